@@ -1,0 +1,61 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../shared/api-error.ts';
+
+/** The OpenAI error envelope the local runtime answers with. */
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/**
+ * Maps anything thrown by a route to the OpenAI envelope. Fastify's own client errors
+ * (bad JSON, body too large, wrong content type) become their 4xx; anything unknown is a 500
+ * whose message is generic, so internals never leak to the client (they go to the log).
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fe = error as Partial<FastifyError> | undefined;
+  switch (fe?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return ApiError.invalidRequest(`Malformed JSON body: ${fe.message ?? 'could not parse'}`, null, 'invalid_json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return ApiError.tooLarge('Request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError({
+        status: 415,
+        type: 'invalid_request_error',
+        code: 'unsupported_media_type',
+        message: 'Send the body as application/json.',
+      });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ApiError.invalidRequest('Content-Length does not match the body.', null, 'invalid_content_length');
+    default:
+      break;
+  }
+  const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    return new ApiError({ status, type: 'invalid_request_error', code: 'invalid_request', message: fe?.message ?? 'Bad request' });
+  }
+  return new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.' });
+}
+
+export function openAIErrorBody(error: ApiError): OpenAIErrorBody {
+  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+}
+
+export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).send(openAIErrorBody(error));
+}
+
+export function installOpenAIErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
+    return sendApiError(reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(reply, ApiError.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`, 'unknown_route')),
+  );
+}

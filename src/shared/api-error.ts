@@ -1,0 +1,70 @@
+/**
+ * The one error type that crosses the wire. Domain code throws an ApiError with a stable
+ * `code`, an HTTP `status` and an OpenAI-style `type`; each face of svc (local runtime,
+ * hosted tier) maps it to its own envelope in exactly one error handler. Errors that stay
+ * inside the process are plain Errors and surface as an opaque 500 (never echoed).
+ */
+export interface ApiErrorOptions {
+  status: number;
+  type: string;
+  code: string;
+  message: string;
+  /** The request field the error is about (OpenAI's `param`), when there is one. */
+  param?: string | null;
+  /** Sent as `Retry-After` (seconds) on 429/503. */
+  retryAfterSeconds?: number;
+  /** Extra response headers (e.g. backpressure class). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly param: string | null;
+  readonly retryAfterSeconds: number | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(options: ApiErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.status = options.status;
+    this.type = options.type;
+    this.code = options.code;
+    this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers ?? {};
+  }
+
+  /** Whether a client may retry the same request later and expect it to succeed. */
+  get isRetryable(): boolean {
+    return this.status === 429 || this.status === 503;
+  }
+
+  static invalidRequest(message: string, param: string | null = null, code = 'invalid_request'): ApiError {
+    return new ApiError({ status: 400, type: 'invalid_request_error', code, message, param });
+  }
+
+  static unprocessable(message: string, param: string | null = null, code = 'invalid_problem'): ApiError {
+    return new ApiError({ status: 422, type: 'invalid_request_error', code, message, param });
+  }
+
+  static notFound(message: string, code = 'not_found', param: string | null = null): ApiError {
+    return new ApiError({ status: 404, type: 'invalid_request_error', code, message, param });
+  }
+
+  static tooLarge(message: string, param: string | null = null, code = 'request_too_large'): ApiError {
+    return new ApiError({ status: 413, type: 'invalid_request_error', code, message, param });
+  }
+
+  static busy(message: string, retryAfterSeconds: number, status: 429 | 503 = 503, code = 'server_busy'): ApiError {
+    return new ApiError({
+      status,
+      type: status === 429 ? 'rate_limit_error' : 'server_error',
+      code,
+      message,
+      retryAfterSeconds,
+    });
+  }
+}
