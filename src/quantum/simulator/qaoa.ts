@@ -1,0 +1,151 @@
+import { applyDiagonalPhase, applyMixerX } from './gates.ts';
+import { expectationDiagonal } from './measure.ts';
+import { assertFits } from './memory-guard.ts';
+import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
+import type { PreparedDiagonal } from './prepared-diagonal.ts';
+import { DEFAULT_LOW_BITS, DEFAULT_TILE, runQaoaShare } from './qaoa-kernel.ts';
+import type { QaoaJob } from './qaoa-kernel.ts';
+import { StateVector } from './state-vector.ts';
+
+export interface QaoaOptions {
+  /** Threads to use (the caller plus helper workers); default: automatic (see PARALLEL_MIN_QUBITS). */
+  threads?: number;
+  /** Block size exponent for the in-cache low-qubit pass (tuning; default 13). */
+  lowBits?: number;
+  /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default 8). */
+  tile?: number;
+  /** Memory budget override in bytes (defaults to the machine budget). */
+  budgetBytes?: number;
+}
+
+function checkAngles(gammas: readonly number[], betas: readonly number[]): void {
+  if (gammas.length !== betas.length) {
+    throw new RangeError(`QAOA needs as many gammas as betas (${gammas.length} vs ${betas.length})`);
+  }
+  for (const a of [...gammas, ...betas]) if (!Number.isFinite(a)) throw new RangeError('QAOA angles must be finite');
+}
+
+function toPrepared(n: number, diag: Float64Array | PreparedDiagonal): PreparedDiagonal {
+  const prepared = isPreparedDiagonal(diag) ? diag : prepareDiagonal(diag);
+  if (prepared.qubits !== n) throw new RangeError(`diagonal is for ${prepared.qubits} qubits, not ${n}`);
+  return prepared;
+}
+
+function makeJob(
+  state: StateVector,
+  d: PreparedDiagonal,
+  gammas: readonly number[],
+  betas: readonly number[],
+  expectation: boolean,
+  options: QaoaOptions,
+): QaoaJob {
+  return {
+    n: state.qubits,
+    re: state.re,
+    im: state.im,
+    index: d.index,
+    raw: d.raw,
+    values: d.values,
+    gammas: Float64Array.from(gammas),
+    betas: Float64Array.from(betas),
+    expectation,
+    lowBits: options.lowBits ?? DEFAULT_LOW_BITS,
+    tile: options.tile ?? DEFAULT_TILE,
+  };
+}
+
+const noBarrier = (): void => {};
+
+/** Mean of the diagonal: ⟨+|C|+⟩, the p = 0 case. */
+function uniformMean(d: PreparedDiagonal): number {
+  let sum = 0;
+  const size = 2 ** d.qubits;
+  if (d.index) for (let z = 0; z < size; z++) sum += d.values[d.index[z]!]!;
+  else for (let z = 0; z < size; z++) sum += d.raw![z]!;
+  return sum / size;
+}
+
+/**
+ * The QAOA state e^{-iβ_p B} e^{-iγ_p C} … e^{-iβ_1 B} e^{-iγ_1 C} |+>^n with B = Σ X_q and
+ * C = diag (the cost of each basis state). Pass a PreparedDiagonal (prepareDiagonal) when the
+ * same cost is evaluated many times: a Float64Array is prepared again on every call.
+ */
+export function qaoaState(
+  n: number,
+  diag: Float64Array | PreparedDiagonal,
+  gammas: readonly number[],
+  betas: readonly number[],
+  options: QaoaOptions = {},
+): StateVector {
+  checkAngles(gammas, betas);
+  const d = toPrepared(n, diag);
+  if (gammas.length === 0) return StateVector.uniform(n, { budgetBytes: options.budgetBytes });
+  const state = StateVector.allocate(n, { budgetBytes: options.budgetBytes });
+  runQaoaShare(makeJob(state, d, gammas, betas, false, options), 0, 1, noBarrier);
+  return state;
+}
+
+/**
+ * ⟨ψ(γ, β)|C|ψ(γ, β)⟩ for the QAOA state above: the function a QAOA optimiser evaluates.
+ * Reuses one scratch state per thread between calls, so repeated evaluation allocates nothing.
+ */
+export function qaoaExpectation(
+  n: number,
+  diag: Float64Array | PreparedDiagonal,
+  gammas: readonly number[],
+  betas: readonly number[],
+  options: QaoaOptions = {},
+): number {
+  checkAngles(gammas, betas);
+  const d = toPrepared(n, diag);
+  if (gammas.length === 0) return uniformMean(d);
+  const state = scratchState(n, false, options.budgetBytes);
+  return runQaoaShare(makeJob(state, d, gammas, betas, true, options), 0, 1, noBarrier);
+}
+
+/**
+ * The same evaluation as plain gate-level passes (H on every qubit, one diagonal-phase pass and
+ * n RX passes per layer, then the expectation): the reference the fast kernel is checked
+ * against, and the "gate-by-gate" baseline of the benchmark's diagonal path.
+ */
+export function qaoaExpectationReference(
+  n: number,
+  diag: Float64Array,
+  gammas: readonly number[],
+  betas: readonly number[],
+): number {
+  checkAngles(gammas, betas);
+  const s = StateVector.uniform(n);
+  for (let l = 0; l < gammas.length; l++) {
+    applyDiagonalPhase(s, diag, gammas[l]!);
+    applyMixerX(s, betas[l]!);
+  }
+  return expectationDiagonal(s, diag);
+}
+
+// One scratch state per thread (per module instance), released after a quiet spell so a daemon
+// does not keep a large vector alive after a solve.
+let scratch: StateVector | null = null;
+let scratchTimer: NodeJS.Timeout | null = null;
+const SCRATCH_IDLE_MS = 20_000;
+
+export function scratchState(n: number, shared: boolean, budgetBytes?: number): StateVector {
+  if (!scratch || scratch.qubits !== n || scratch.shared !== shared) {
+    scratch = null;
+    assertFits(n, 1, budgetBytes);
+    scratch = StateVector.allocate(n, { shared, budgetBytes });
+  }
+  if (scratchTimer) scratchTimer.refresh();
+  else {
+    scratchTimer = setTimeout(releaseScratch, SCRATCH_IDLE_MS);
+    scratchTimer.unref();
+  }
+  return scratch;
+}
+
+/** Drops the cached scratch state now (it is dropped anyway after 20 s unused). */
+export function releaseScratch(): void {
+  scratch = null;
+  if (scratchTimer) clearTimeout(scratchTimer);
+  scratchTimer = null;
+}
