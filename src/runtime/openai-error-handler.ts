@@ -52,7 +52,8 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 export function installOpenAIErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'unhandled error');
+    // 5xx bodies stay generic; the cause goes to the log for the operator.
+    if (apiError.status >= 500) request.log.error({ err: error instanceof ApiError && error.cause !== undefined ? error.cause : error }, apiError.message);
     return sendApiError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -14,9 +14,13 @@ export function parseWithSchema<S extends z.ZodType>(
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const path = [options.prefix, ...(issue?.path ?? []).map(String)].filter((p) => p !== undefined && p !== '').join('.');
+  // An unknown field is reported at the object's path; name the field itself.
+  const unknownKey = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const path = [options.prefix, ...(issue?.path ?? []).map(String), unknownKey].filter((p) => p !== undefined && p !== '').join('.');
   const where = path === '' ? 'request body' : `'${path}'`;
-  const message = `Invalid ${where}: ${issue?.message ?? 'invalid value'}`;
+  const message = unknownKey !== undefined
+    ? `Unrecognized request argument supplied: ${path}`
+    : `Invalid ${where}: ${issue?.message ?? 'invalid value'}`;
   const param = path === '' ? null : path;
   throw options.status === 422 ? ApiError.unprocessable(message, param) : ApiError.invalidRequest(message, param);
 }

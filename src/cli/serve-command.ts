@@ -1,0 +1,63 @@
+import { Option, type Command } from 'commander';
+import pino from 'pino';
+import { startDaemon } from '../runtime/daemon.ts';
+import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions } from '../runtime/runtime-config.ts';
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** `svc serve`: the local daemon. Every flag has an SVC_* environment variable. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the local daemon: the OpenAI-compatible API, health and solve endpoints on loopback')
+    .addOption(new Option('-p, --port <port>', 'port to listen on; repeat for several (0 picks a free one) [default: 11435 and 11440]').env('SVC_PORT').argParser(collect))
+    .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
+    .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'))
+    .addOption(new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect))
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
+    .addOption(new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'))
+    .addOption(new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'))
+    .addOption(new Option('--queue-size <n>', 'requests that may wait for a model before 503 [default: 32]').env('SVC_QUEUE_SIZE'))
+    .addOption(new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'))
+    .addOption(new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'))
+    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: llama.cpp\'s choice]').env('SVC_THREADS'))
+    .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
+    .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
+    .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
+    .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
+    .action(async (raw: RawRuntimeOptions) => {
+      let config;
+      try {
+        config = resolveRuntimeConfig(raw);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        process.stderr.write(`svc serve: ${error.message}\n`);
+        process.exit(2);
+      }
+      const log = pino({ level: config.logLevel });
+      let daemon;
+      try {
+        daemon = await startDaemon(config, log);
+      } catch (error) {
+        const e = error as NodeJS.ErrnoException;
+        log.fatal({ err: e }, e.code === 'EADDRINUSE' ? `a port is already in use (${e.message}); is another svc running? choose one with --port` : `cannot start: ${e.message}`);
+        process.exitCode = 1;
+        return;
+      }
+      let signals = 0;
+      const stop = (signal: NodeJS.Signals) => {
+        signals++;
+        if (signals > 1) {
+          log.warn({ signal }, 'second signal: exiting now');
+          process.exit(130);
+        }
+        log.info({ signal }, 'signal received');
+        void daemon.close().then(() => process.exit(0), (error: unknown) => {
+          log.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        });
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,420 @@
+import {
+  getLlama,
+  LlamaChat,
+  LlamaCompletion,
+  LlamaLogLevel,
+  type ChatHistoryItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaEmbeddingContext,
+  type LlamaModel,
+  type Token,
+} from 'node-llama-cpp';
+import { AdmissionQueue, QueueFullError } from '../shared/admission-queue.ts';
+import { ApiError } from '../shared/api-error.ts';
+import type {
+  ChatMessage,
+  EmbedResult,
+  FinishReason,
+  GenerateOptions,
+  GenerateResult,
+  LanguageModel,
+  ModelDescriptor,
+  ModelRegistry,
+} from './language-model.ts';
+import type { ModelCatalog } from './model-catalog.ts';
+
+export type GpuChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
+
+export interface LlamaEngineOptions {
+  /** Parallel sequences per model (continuous batching width). */
+  parallel: number;
+  /** Requests allowed to wait for a free sequence before new ones get 503. */
+  queueSize: number;
+  /** Context size per sequence; default: the model's training context, capped at 4096. */
+  contextSize?: number | undefined;
+  /** Idle time before a model is unloaded; 0 unloads after each request, Infinity never. */
+  keepAliveMs: number;
+  gpu: GpuChoice;
+  threads?: number | undefined;
+  log: EngineLogger;
+}
+
+export interface EngineLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+const DEFAULT_CONTEXT_CAP = 4096;
+
+/**
+ * Owns the llama.cpp binding and one host per model. The binding loads lazily on the first
+ * request (never at start-up, so `svc serve` starts instantly and without a model).
+ */
+export class LlamaEngine implements ModelRegistry {
+  readonly #options: LlamaEngineOptions;
+  readonly #catalog: ModelCatalog;
+  readonly #hosts = new Map<string, LlamaModelHost>();
+  #llama: Promise<Llama> | undefined;
+
+  constructor(catalog: ModelCatalog, options: LlamaEngineOptions) {
+    this.#catalog = catalog;
+    this.#options = options;
+  }
+
+  list(): ModelDescriptor[] {
+    return this.#catalog.list();
+  }
+
+  /** The model with this id, or undefined when no such model is configured. */
+  model(id: string): LanguageModel | undefined {
+    const existing = this.#hosts.get(id);
+    if (existing !== undefined) return existing;
+    const descriptor = this.#catalog.get(id);
+    if (descriptor === undefined) return undefined;
+    const host = new LlamaModelHost(id, descriptor.path, () => this.#binding(), this.#options);
+    this.#hosts.set(id, host);
+    return host;
+  }
+
+  /** Ids of models currently resident in memory. */
+  loadedModels(): string[] {
+    return [...this.#hosts.values()].filter((h) => h.loaded).map((h) => h.id);
+  }
+
+  /** Active and waiting requests across all models (for health and shutdown). */
+  load(): { active: number; waiting: number } {
+    let active = 0;
+    let waiting = 0;
+    for (const h of this.#hosts.values()) {
+      active += h.active;
+      waiting += h.waiting;
+    }
+    return { active, waiting };
+  }
+
+  #binding(): Promise<Llama> {
+    this.#llama ??= getLlama({
+      gpu: this.#options.gpu === 'cpu' ? false : this.#options.gpu,
+      // Never compile or download at run time: the prebuilt binary ships in the npm package.
+      build: 'never',
+      progressLogs: false,
+      logLevel: LlamaLogLevel.warn,
+      logger: (level, message) => {
+        const text = message.trim();
+        if (text !== '') this.#options.log.debug({ llamaLevel: level }, `llama.cpp: ${text}`);
+      },
+      ...(this.#options.threads !== undefined ? { maxThreads: this.#options.threads } : {}),
+    }).catch((error: unknown) => {
+      this.#llama = undefined;
+      throw error;
+    });
+    return this.#llama;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#hosts.values()].map((h) => h.unload()));
+    if (this.#llama !== undefined) {
+      const llama = await this.#llama.catch(() => undefined);
+      await llama?.dispose();
+      this.#llama = undefined;
+    }
+  }
+}
+
+interface Loaded {
+  model: LlamaModel;
+  context: LlamaContext;
+  embedding?: Promise<LlamaEmbeddingContext>;
+}
+
+function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
+    switch (m.role) {
+      case 'system': return { type: 'system', text: m.content };
+      case 'user': return { type: 'user', text: m.content };
+      case 'assistant': return { type: 'model', response: [m.content] };
+    }
+  });
+  // An empty model turn at the end is where the reply is generated.
+  history.push({ type: 'model', response: [] });
+  return history;
+}
+
+function finishReasonOf(stopReason: string): FinishReason {
+  if (stopReason === 'maxTokens') return 'length';
+  if (stopReason === 'abort') return 'abort';
+  return 'stop';
+}
+
+/**
+ * One GGUF model: loads on first use, serves up to `parallel` generations as parallel
+ * sequences of one llama.cpp context (llama.cpp batches them into shared decode steps),
+ * queues up to `queueSize` more, and unloads after `keepAliveMs` idle.
+ */
+export class LlamaModelHost implements LanguageModel {
+  readonly id: string;
+  readonly #path: string;
+  readonly #binding: () => Promise<Llama>;
+  readonly #options: LlamaEngineOptions;
+  readonly #admission: AdmissionQueue;
+  readonly #embedAdmission: AdmissionQueue;
+  #state: Promise<Loaded> | undefined;
+  #loaded = false;
+  #active = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #freeSequences: LlamaContextSequence[] = [];
+
+  constructor(id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions) {
+    this.id = id;
+    this.#path = path;
+    this.#binding = binding;
+    this.#options = options;
+    this.#admission = new AdmissionQueue(options.parallel, options.queueSize);
+    this.#embedAdmission = new AdmissionQueue(1, options.queueSize);
+  }
+
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  get waiting(): number {
+    return this.#admission.waiting + this.#embedAdmission.waiting;
+  }
+
+  chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+      const chat = new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
+      try {
+        const history = toHistory(messages);
+        const promptTokens = chat.chatWrapper
+          .generateContextState({ chatHistory: history })
+          .contextText.tokenize(loaded.model.tokenizer).length;
+        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens);
+        let completionTokens = 0;
+        const result = await chat.generateResponse(history, {
+          ...this.#sampling(options, maxTokens),
+          onToken: (tokens) => { completionTokens += tokens.length; },
+          ...(options.onText !== undefined ? { onTextChunk: options.onText } : {}),
+        });
+        return {
+          text: result.response,
+          finishReason: finishReasonOf(result.metadata.stopReason),
+          usage: { promptTokens, completionTokens },
+        };
+      } finally {
+        chat.dispose({ disposeSequence: false });
+      }
+    });
+  }
+
+  complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
+    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+      const completion = new LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
+      try {
+        const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
+        const promptTokens = loaded.model.tokenize(prompt).length + bos;
+        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens);
+        let completionTokens = 0;
+        const result = await completion.generateCompletionWithMeta(prompt, {
+          ...this.#sampling(options, maxTokens),
+          onToken: (tokens) => { completionTokens += tokens.length; },
+          ...(options.onText !== undefined ? { onTextChunk: options.onText } : {}),
+        });
+        return {
+          text: result.response,
+          finishReason: finishReasonOf(result.metadata.stopReason),
+          usage: { promptTokens, completionTokens },
+        };
+      } finally {
+        completion.dispose({ disposeSequence: false });
+      }
+    });
+  }
+
+  async embed(inputs: readonly (string | readonly number[])[], signal?: AbortSignal): Promise<EmbedResult> {
+    const release = await this.#admit(this.#embedAdmission, signal);
+    this.#enter();
+    try {
+      const loaded = await this.#load();
+      loaded.embedding ??= loaded.model.createEmbeddingContext({
+        contextSize: this.#contextSize(loaded.model),
+        ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
+      });
+      const context = await loaded.embedding;
+      const vectors: number[][] = [];
+      let promptTokens = 0;
+      for (const [index, input] of inputs.entries()) {
+        signal?.throwIfAborted();
+        const tokens = typeof input === 'string' ? loaded.model.tokenize(input) : this.#checkTokens(loaded.model, input, index);
+        if (tokens.length === 0) throw ApiError.invalidRequest(`input[${index}] is empty.`, 'input');
+        if (tokens.length > context.model.trainContextSize || tokens.length > this.#contextSize(loaded.model)) {
+          throw new ApiError({
+            status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'input',
+            message: `input[${index}] has ${tokens.length} tokens; this model embeds at most ${this.#contextSize(loaded.model)}.`,
+          });
+        }
+        promptTokens += tokens.length;
+        const embedding = await context.getEmbeddingFor(tokens);
+        vectors.push([...embedding.vector]);
+      }
+      return { vectors, promptTokens };
+    } finally {
+      this.#leave();
+      release();
+    }
+  }
+
+  #checkTokens(model: LlamaModel, input: readonly number[], index: number): Token[] {
+    const vocabulary = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? Number.POSITIVE_INFINITY;
+    const bad = input.find((t) => t >= vocabulary);
+    if (bad !== undefined) throw ApiError.invalidRequest(`input[${index}] holds token id ${bad}, outside this model's vocabulary of ${vocabulary}.`, 'input');
+    return input as Token[];
+  }
+
+  #sampling(options: GenerateOptions, maxTokens: number) {
+    return {
+      maxTokens,
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.stop !== undefined && options.stop.length > 0 ? { customStopTriggers: options.stop } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal, stopOnAbortSignal: true } : {}),
+      ...(options.frequencyPenalty || options.presencePenalty
+        ? { repeatPenalty: { frequencyPenalty: options.frequencyPenalty ?? 0, presencePenalty: options.presencePenalty ?? 0, penalty: 1 } }
+        : {}),
+    };
+  }
+
+  /** Tokens left for the reply; a prompt that does not fit is the client's error (400), as with OpenAI. */
+  #budget(promptTokens: number, contextSize: number, requested: number | undefined): number {
+    const room = contextSize - promptTokens;
+    if (room < 1) {
+      throw new ApiError({
+        status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages',
+        message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize} per request.`,
+      });
+    }
+    return requested === undefined ? room : Math.min(requested, room);
+  }
+
+  async #admit(queue: AdmissionQueue, signal: AbortSignal | undefined): Promise<() => void> {
+    try {
+      return await queue.acquire(signal);
+    } catch (error) {
+      if (error instanceof QueueFullError) {
+        throw ApiError.busy(
+          `Model '${this.id}' is busy: ${queue.capacity} requests are running and ${queue.maxWaiting} are waiting. Retry shortly.`,
+          1, 503, 'model_overloaded',
+        );
+      }
+      throw error;
+    }
+  }
+
+  async #withSequence<T>(
+    signal: AbortSignal | undefined,
+    queue: AdmissionQueue,
+    run: (loaded: Loaded, sequence: LlamaContextSequence) => Promise<T>,
+  ): Promise<T> {
+    const release = await this.#admit(queue, signal);
+    this.#enter();
+    let sequence: LlamaContextSequence | undefined;
+    let healthy = false;
+    try {
+      const loaded = await this.#load();
+      // LIFO reuse: the most recently used sequence most likely holds this conversation's
+      // prefix, which LlamaChat reuses instead of evaluating the prompt again.
+      sequence = this.#freeSequences.pop() ?? loaded.context.getSequence();
+      const result = await run(loaded, sequence);
+      healthy = true;
+      return result;
+    } catch (error) {
+      // Client errors thrown before generation leave the sequence intact.
+      healthy = error instanceof ApiError;
+      throw error;
+    } finally {
+      if (sequence !== undefined) {
+        if (healthy && !sequence.disposed) this.#freeSequences.push(sequence);
+        else if (!sequence.disposed) sequence.dispose();
+      }
+      this.#leave();
+      release();
+    }
+  }
+
+  #enter(): void {
+    this.#active++;
+    if (this.#idleTimer !== undefined) {
+      clearTimeout(this.#idleTimer);
+      this.#idleTimer = undefined;
+    }
+  }
+
+  #leave(): void {
+    this.#active--;
+    if (this.#active > 0 || !Number.isFinite(this.#options.keepAliveMs)) return;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#active === 0) void this.unload();
+    }, this.#options.keepAliveMs);
+    this.#idleTimer.unref();
+  }
+
+  #contextSize(model: LlamaModel): number {
+    return this.#options.contextSize ?? Math.min(model.trainContextSize, DEFAULT_CONTEXT_CAP);
+  }
+
+  #load(): Promise<Loaded> {
+    this.#state ??= (async () => {
+      const started = performance.now();
+      const llama = await this.#binding();
+      const model = await llama.loadModel({ modelPath: this.#path });
+      try {
+        const context = await model.createContext({
+          sequences: this.#options.parallel,
+          contextSize: this.#contextSize(model),
+          ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
+        });
+        this.#loaded = true;
+        this.#options.log.info(
+          { model: this.id, ms: Math.round(performance.now() - started), parallel: this.#options.parallel, contextSize: context.contextSize },
+          'model loaded',
+        );
+        return { model, context };
+      } catch (error) {
+        await model.dispose();
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      this.#state = undefined;
+      throw new ApiError({
+        status: 500, type: 'server_error', code: 'model_load_failed',
+        message: `Model '${this.id}' could not be loaded; see the daemon log.`, cause: error,
+      });
+    });
+    return this.#state;
+  }
+
+  /** Frees the model's memory. Safe to call at any time; in-flight work finishes first at shutdown. */
+  async unload(): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) return;
+    this.#state = undefined;
+    this.#loaded = false;
+    this.#freeSequences.length = 0;
+    const loaded = await state.catch(() => undefined);
+    if (loaded === undefined) return;
+    const embedding = await loaded.embedding?.catch(() => undefined);
+    await embedding?.dispose();
+    await loaded.context.dispose();
+    await loaded.model.dispose();
+    this.#options.log.info({ model: this.id }, 'model unloaded');
+  }
+}

@@ -1,0 +1,65 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { ModelRegistry } from '../inference/language-model.ts';
+import { chatCompletionsRoute } from './chat-completions-route.ts';
+import { comingSoonRoutes } from './coming-soon-routes.ts';
+import { completionsRoute } from './completions-route.ts';
+import { embeddingsRoute } from './embeddings-route.ts';
+import { healthRoute, type HealthReporter } from './health-route.ts';
+import { installLoopbackGuard } from './loopback-guard.ts';
+import { modelsRoutes } from './models-routes.ts';
+import { installOpenAIErrorHandler } from './openai-error-handler.ts';
+import { installRequestLog } from './request-log.ts';
+
+export interface LocalAppOptions {
+  models: ModelRegistry;
+  health: HealthReporter;
+  /** Aborted when the daemon begins to shut down: generations stop, streams end. */
+  shutdownSignal: AbortSignal;
+  /** Largest request body accepted on the OpenAI routes, in bytes. */
+  bodyLimit: number;
+  /** Time allowed to receive a whole request (slow clients are cut off), ms. */
+  requestTimeoutMs: number;
+  /** A pino logger; none means silent (tests that use inject). */
+  logger?: FastifyBaseLogger | undefined;
+  fingerprint: string;
+  /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
+  apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+}
+
+/**
+ * Assembles the local runtime from plugins (after fastify/demo: this file builds, server.ts
+ * listens). The loopback guard and error envelope cover every route.
+ */
+export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.logger !== undefined ? { loggerInstance: options.logger } : { logger: false }),
+    // Fastify's two lines per request are replaced by request-log.ts's one.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit,
+    requestTimeout: options.requestTimeoutMs,
+    // Streams can run for minutes; the request timeout above bounds only the upload.
+    connectionTimeout: 0,
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  installOpenAIErrorHandler(app);
+  installLoopbackGuard(app);
+  installRequestLog(app);
+
+  await app.register(healthRoute, { report: options.health });
+  const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint };
+  await app.register(
+    async (v1) => {
+      await v1.register(modelsRoutes, { models: options.models });
+      await v1.register(chatCompletionsRoute, routeOptions);
+      await v1.register(completionsRoute, routeOptions);
+      await v1.register(embeddingsRoute, { models: options.models });
+      await v1.register(comingSoonRoutes);
+    },
+    { prefix: '/v1' },
+  );
+  for (const plugin of options.apiPlugins ?? []) await app.register(plugin, { prefix: '/api' });
+  return app;
+}

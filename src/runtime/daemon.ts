@@ -1,0 +1,142 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { LlamaEngine } from '../inference/llama-engine.ts';
+import { ModelCatalog } from '../inference/model-catalog.ts';
+import { buildLocalApp } from './app.ts';
+import type { RuntimeConfig } from './runtime-config.ts';
+import { SVC_VERSION } from '../shared/version.ts';
+
+export interface Daemon {
+  /** `http://127.0.0.1:11435`, `http://[::1]:11435`, … */
+  urls: string[];
+  app: FastifyInstance;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), unloads models. */
+  close(): Promise<void>;
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen({ port, host, exclusive: true }, () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : port);
+    });
+  });
+}
+
+/**
+ * Starts `svc serve`: one Fastify app served on every configured port × loopback address.
+ * Port 0 picks a free port once, then binds every address on that same port.
+ */
+export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
+  await mkdir(join(config.dataDir, 'models'), { recursive: true });
+  const catalog = await ModelCatalog.load(config.models, join(config.dataDir, 'models'));
+  const engine = new LlamaEngine(catalog, {
+    parallel: config.parallel,
+    queueSize: config.queueSize,
+    contextSize: config.contextSize,
+    keepAliveMs: config.keepAliveMs,
+    gpu: config.gpu,
+    threads: config.threads,
+    log: log.child({ component: 'inference' }),
+  });
+  const shutdown = new AbortController();
+  const urls: string[] = [];
+  const app = await buildLocalApp({
+    models: engine,
+    shutdownSignal: shutdown.signal,
+    bodyLimit: config.bodyLimit,
+    requestTimeoutMs: Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0,
+    logger: log,
+    fingerprint: `svc-${SVC_VERSION}`,
+    health: () => ({
+      version: SVC_VERSION,
+      model: {
+        engine: 'llama.cpp',
+        available: catalog.list().map((m) => m.id),
+        loaded: engine.loadedModels(),
+        ...engine.load(),
+      },
+      substrate: 'local',
+      network: { listen: urls, loopback_only: true },
+      telemetry: config.telemetry,
+      // Nothing in this build dials out: no upstream is configured and telemetry is off.
+      outbound_connections: [],
+      cpus: availableParallelism(),
+    }),
+  });
+  await app.ready();
+
+  // Every (port, host) pair gets its own http.Server sharing Fastify's router.
+  const servers: Server[] = [];
+  for (const requestedPort of config.ports) {
+    let port = requestedPort;
+    for (const [i, host] of config.hosts.entries()) {
+      const server = i === 0 && servers.length === 0 ? app.server : createServer(app.routing);
+      server.requestTimeout = app.server.requestTimeout;
+      server.keepAliveTimeout = app.server.keepAliveTimeout;
+      try {
+        port = await listen(server, port, host);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // ::1 is missing on hosts without IPv6; serve IPv4 alone rather than fail.
+        if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) {
+          log.warn({ host, port }, `cannot listen on ${urlOf(host, port)} (${code}); continuing without it`);
+          continue;
+        }
+        await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+        await engine.close();
+        throw error;
+      }
+      servers.push(server);
+      urls.push(urlOf(host, port));
+    }
+  }
+
+  const models = catalog.list().map((m) => m.id);
+  log.info({ addresses: urls, models, dataDir: config.dataDir }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
+  if (models.length === 0) {
+    log.warn(
+      { modelsDir: join(config.dataDir, 'models') },
+      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory',
+    );
+  } else {
+    log.info({ models }, `models: ${models.join(', ')}`);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new requests, finishing in-flight ones');
+      const extra = servers.filter((s) => s !== app.server);
+      for (const s of extra) {
+        s.close();
+        s.closeIdleConnections();
+      }
+      const grace = setTimeout(() => {
+        log.warn('grace period over: stopping generations');
+        shutdown.abort(new Error('daemon shutting down'));
+        setTimeout(() => {
+          for (const s of servers) s.closeAllConnections();
+        }, 1000).unref();
+      }, Number.isFinite(config.shutdownGraceMs) ? config.shutdownGraceMs : 2 ** 31 - 1);
+      grace.unref();
+      await Promise.all([app.close(), ...extra.map((s) => new Promise((r) => s.close(r)))]);
+      clearTimeout(grace);
+      await engine.close();
+      log.info('stopped');
+    })();
+    return closing;
+  };
+  return { urls, app, close };
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import type { ModelRegistry } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { parseWithSchema } from '../shared/parse-with-schema.ts';
+import { abortOnDisconnect } from './abort-on-disconnect.ts';
+import { lookupModel } from './model-lookup.ts';
+import { embeddingRequestSchema } from './openai-schemas.ts';
+
+/** float32 little-endian bytes, base64: what OpenAI returns for `encoding_format: "base64"`. */
+export function toBase64Float32(vector: readonly number[]): string {
+  const floats = Float32Array.from(vector);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+}
+
+export async function embeddingsRoute(app: FastifyInstance, options: { models: ModelRegistry }): Promise<void> {
+  app.post('/embeddings', async (request, reply) => {
+    const body = parseWithSchema(embeddingRequestSchema, request.body);
+    const model = lookupModel(options.models, body.model);
+    request.model = model.id;
+    const input = body.input;
+    // A flat number array is one tokenized input; an array of arrays is several.
+    const inputs: (string | number[])[] = typeof input === 'string'
+      ? [input]
+      : input.length > 0 && typeof input[0] === 'number' ? [input as number[]] : (input as (string | number[])[]);
+    const result = await model.embed(inputs, abortOnDisconnect(reply));
+    if (body.dimensions != null && body.dimensions !== result.vectors[0]?.length) {
+      throw ApiError.invalidRequest(
+        `This model's embeddings have ${result.vectors[0]?.length ?? 0} dimensions and cannot be shortened to ${body.dimensions}.`,
+        'dimensions', 'unsupported_value',
+      );
+    }
+    const base64 = body.encoding_format === 'base64';
+    return {
+      object: 'list',
+      data: result.vectors.map((vector, index) => ({
+        object: 'embedding',
+        index,
+        embedding: base64 ? toBase64Float32(vector) : vector,
+      })),
+      model: model.id,
+      usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+    };
+  });
+}

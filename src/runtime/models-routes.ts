@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { ModelDescriptor, ModelRegistry } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+
+function toOpenAIModel(m: ModelDescriptor) {
+  return { id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy };
+}
+
+export async function modelsRoutes(app: FastifyInstance, options: { models: ModelRegistry }): Promise<void> {
+  app.get('/models', async () => ({ object: 'list', data: options.models.list().map(toOpenAIModel) }));
+
+  // Ids may contain slashes (`org/model`), so match the rest of the path.
+  app.get<{ Params: { '*': string } }>('/models/*', async (request) => {
+    const id = decodeURIComponent(request.params['*']);
+    const model = options.models.list().find((m) => m.id === id);
+    if (model === undefined) {
+      throw new ApiError({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `The model '${id}' does not exist.` });
+    }
+    return toOpenAIModel(model);
+  });
+}

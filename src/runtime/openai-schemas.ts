@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * Request schemas of the OpenAI-shaped local API. Objects are strict: an argument we do not
+ * know is a 400 naming it, as OpenAI answers, rather than silently ignored. Arguments OpenAI
+ * clients commonly send that we accept but cannot honour beyond their default are listed and
+ * checked in the route, with a message that says so.
+ */
+const nullish = <T extends z.ZodType>(schema: T) => schema.nullish();
+
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
+const anyPart = z.looseObject({ type: z.string() });
+
+const messageContent = z.union([z.string(), z.array(z.union([textPart, anyPart]))]);
+
+export const chatMessageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: messageContent.nullish(),
+  name: z.string().optional(),
+});
+
+const stopSchema = nullish(z.union([z.string(), z.array(z.string()).max(4, 'at most 4 stop sequences')]));
+const temperature = nullish(z.number().min(0).max(2));
+const topP = nullish(z.number().min(0).max(1));
+const maxTokens = nullish(z.number().int().min(1));
+const penalty = nullish(z.number().min(-2).max(2));
+const seed = nullish(z.number().int().min(-(2 ** 53) + 1).max(2 ** 53 - 1));
+
+/** Fields accepted for compatibility whose only supported value is the default / empty. */
+const compatibilityFields = {
+  logprobs: nullish(z.boolean()),
+  top_logprobs: nullish(z.number().int()),
+  logit_bias: nullish(z.record(z.string(), z.number())),
+  user: nullish(z.string()),
+  store: nullish(z.boolean()),
+  metadata: nullish(z.record(z.string(), z.string())),
+  service_tier: nullish(z.string()),
+  parallel_tool_calls: nullish(z.boolean()),
+};
+
+export const chatCompletionRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  max_tokens: maxTokens,
+  max_completion_tokens: maxTokens,
+  temperature,
+  top_p: topP,
+  seed,
+  stop: stopSchema,
+  stream: nullish(z.boolean()),
+  stream_options: nullish(z.strictObject({ include_usage: z.boolean().optional() })),
+  n: nullish(z.number().int().min(1).max(128)),
+  frequency_penalty: penalty,
+  presence_penalty: penalty,
+  response_format: nullish(z.looseObject({ type: z.string() })),
+  tools: nullish(z.array(z.unknown())),
+  tool_choice: nullish(z.unknown()),
+  functions: nullish(z.array(z.unknown())),
+  function_call: nullish(z.unknown()),
+  ...compatibilityFields,
+});
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
+
+export const completionRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  prompt: z.union([z.string(), z.array(z.string()).min(1).max(32)]),
+  max_tokens: maxTokens,
+  temperature,
+  top_p: topP,
+  seed,
+  stop: stopSchema,
+  stream: nullish(z.boolean()),
+  stream_options: nullish(z.strictObject({ include_usage: z.boolean().optional() })),
+  n: nullish(z.number().int().min(1).max(128)),
+  echo: nullish(z.boolean()),
+  suffix: nullish(z.string()),
+  best_of: nullish(z.number().int().min(1)),
+  frequency_penalty: penalty,
+  presence_penalty: penalty,
+  logprobs: nullish(z.number().int().min(0).max(5)),
+  logit_bias: nullish(z.record(z.string(), z.number())),
+  user: nullish(z.string()),
+});
+export type CompletionRequest = z.infer<typeof completionRequestSchema>;
+
+export const embeddingRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  input: z.union([
+    z.string(),
+    z.array(z.string()).min(1).max(2048),
+    z.array(z.number().int().min(0)).min(1),
+    z.array(z.array(z.number().int().min(0)).min(1)).min(1).max(2048),
+  ]),
+  encoding_format: nullish(z.enum(['float', 'base64'])),
+  dimensions: nullish(z.number().int().min(1)),
+  user: nullish(z.string()),
+});
+export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;

@@ -1,0 +1,126 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { GpuChoice } from '../inference/llama-engine.ts';
+import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
+import { isLoopbackHostname } from './loopback-guard.ts';
+
+/** The daemon's settings after flags, environment and defaults are merged and checked. */
+export interface RuntimeConfig {
+  ports: number[];
+  hosts: string[];
+  dataDir: string;
+  models: ModelSpec[];
+  logLevel: LogLevel;
+  keepAliveMs: number;
+  parallel: number;
+  queueSize: number;
+  contextSize: number | undefined;
+  gpu: GpuChoice;
+  threads: number | undefined;
+  bodyLimit: number;
+  requestTimeoutMs: number;
+  shutdownGraceMs: number;
+  telemetry: 'none';
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEFAULT_PORTS = [11435, 11440];
+export const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
+
+/** What the CLI hands over: raw strings from flags or their environment variables. */
+export interface RawRuntimeOptions {
+  port?: string[] | undefined;
+  host?: string[] | undefined;
+  dataDir?: string | undefined;
+  model?: string[] | undefined;
+  logLevel?: string | undefined;
+  keepAlive?: string | undefined;
+  parallel?: string | undefined;
+  queueSize?: string | undefined;
+  contextSize?: string | undefined;
+  gpu?: string | undefined;
+  threads?: string | undefined;
+  bodyLimit?: string | undefined;
+  requestTimeout?: string | undefined;
+  shutdownTimeout?: string | undefined;
+  telemetry?: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Durations as Ollama's keep_alive takes them: `300`, `30s`, `5m`, `1h`, `500ms`; `0` means
+ * "right away"; a negative value or `forever` means never.
+ */
+export function parseDuration(value: string, what: string): number {
+  const text = value.trim().toLowerCase();
+  if (text === 'forever' || text === 'inf' || /^-\d+(\.\d+)?[a-z]*$/.test(text)) return Number.POSITIVE_INFINITY;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  if (match === null) throw new ConfigError(`${what}: '${value}' is not a duration (try 30s, 5m, 1h, 0 or forever).`);
+  const n = Number(match[1]);
+  const unit = match[2] ?? 's';
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+}
+
+/** Byte sizes: `1048576`, `512kb`, `16mb`, `1gb`. */
+export function parseBytes(value: string, what: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(value.trim());
+  if (match === null) throw new ConfigError(`${what}: '${value}' is not a size (try 16mb).`);
+  const unit = (match[2] ?? 'b').toLowerCase()[0] as 'b' | 'k' | 'm' | 'g';
+  return Math.floor(Number(match[1]) * { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[unit]);
+}
+
+/** Repeatable options may also arrive as one comma-separated environment variable. */
+function list(values: string[] | undefined): string[] {
+  return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+}
+
+function integer(value: string | undefined, what: string, min: number, max: number): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const result = z.coerce.number().int().min(min).max(max).safeParse(value);
+  if (!result.success) throw new ConfigError(`${what}: '${value}' must be a whole number from ${min} to ${max}.`);
+  return result.data;
+}
+
+export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
+  const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
+  const hosts = list(raw.host);
+  for (const host of hosts) {
+    if (!isLoopbackHostname(host)) {
+      throw new ConfigError(
+        `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. Use the hosted tier (\`svc hosted\`) to serve a network.`,
+      );
+    }
+  }
+  const logLevel = (raw.logLevel ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level: '${raw.logLevel}' is not one of ${LOG_LEVELS.join(', ')}.`);
+  const gpu = (raw.gpu ?? 'auto').toLowerCase();
+  const gpuChoices = ['auto', 'cpu', 'cuda', 'vulkan', 'metal'];
+  if (!gpuChoices.includes(gpu)) throw new ConfigError(`--gpu: '${raw.gpu}' is not one of ${gpuChoices.join(', ')}.`);
+  const telemetry = (raw.telemetry ?? 'none').toLowerCase();
+  if (telemetry !== 'none') {
+    throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
+  }
+  return {
+    ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
+    hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
+    dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
+    models: list(raw.model).map(parseModelSpec),
+    logLevel: logLevel as LogLevel,
+    keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
+    parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
+    queueSize: integer(raw.queueSize, '--queue-size', 0, 10_000) ?? 32,
+    contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
+    gpu: gpu as GpuChoice,
+    threads: integer(raw.threads, '--threads', 1, 1024),
+    bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),
+    requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
+    shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
+    telemetry: 'none',
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Starts `svc serve` as a real child process on port 0 (the way users run it) and reads the
+ * bound address from its start-up log line. Each daemon gets its own data directory.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { writeTinyGguf } from './tiny-gguf.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NODE = process.execPath;
+
+export interface DaemonProcess {
+  url: string;
+  urls: string[];
+  port: number;
+  child: ChildProcessWithoutNullStreams;
+  /** Every JSON log line so far. */
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** The shared tiny model fixture (written once per machine; the bytes are deterministic). */
+export function tinyModelPath(): string {
+  return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-v1.gguf'));
+}
+
+export function runCli(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
+  return spawn(NODE, [join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, SVC_GPU: 'cpu', SVC_THREADS: '1', ...env },
+  });
+}
+
+export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean } = {}): Promise<DaemonProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
+  const child = runCli(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], options.env);
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    resolve(code);
+  }));
+  const ready = new Promise<string[]>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start in 30 s; stderr: ${stderr}`)), 30_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (Array.isArray(entry.addresses)) {
+        clearTimeout(timer);
+        resolve(entry.addresses as string[]);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`daemon exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+  const urls = await ready;
+  const url = urls[0]!;
+  return {
+    url,
+    urls,
+    port: Number(new URL(url).port),
+    child,
+    logs,
+    stderr: () => stderr,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * Writes a tiny random-weight GGUF v3 model (llama architecture, SentencePiece-style
+ * vocabulary, a ChatML chat template) so the tests and benchmarks run real llama.cpp
+ * inference with no download. Weights come from a seeded PRNG, so every run of the suite
+ * sees the same model and greedy decoding is reproducible.
+ *
+ * Format reference: the GGUF spec (header, key/value metadata, tensor infos, aligned data).
+ */
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
+const ALIGNMENT = 32;
+
+const enum_ = {
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+} as const;
+
+const GGML_TYPE_F32 = 0;
+
+type MetaValue =
+  | { t: 'u32'; v: number }
+  | { t: 'f32'; v: number }
+  | { t: 'bool'; v: boolean }
+  | { t: 'str'; v: string }
+  | { t: 'str[]'; v: readonly string[] }
+  | { t: 'f32[]'; v: readonly number[] }
+  | { t: 'i32[]'; v: readonly number[] };
+
+export interface TinyGgufOptions {
+  embedding?: number;
+  blocks?: number;
+  heads?: number;
+  feedForward?: number;
+  contextLength?: number;
+  seed?: number;
+  name?: string;
+}
+
+class ByteWriter {
+  private chunks: Buffer[] = [];
+  length = 0;
+  private push(b: Buffer): void {
+    this.chunks.push(b);
+    this.length += b.length;
+  }
+  u32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.push(b);
+  }
+  i32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(v);
+    this.push(b);
+  }
+  u64(v: number): void {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.push(b);
+  }
+  f32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeFloatLE(v);
+    this.push(b);
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    this.push(b);
+  }
+  bytes(b: Buffer): void {
+    this.push(b);
+  }
+  pad(): void {
+    const rem = this.length % ALIGNMENT;
+    if (rem !== 0) this.push(Buffer.alloc(ALIGNMENT - rem));
+  }
+  toBuffer(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+function writeMeta(w: ByteWriter, key: string, value: MetaValue): void {
+  w.str(key);
+  switch (value.t) {
+    case 'u32': w.u32(enum_.UINT32); w.u32(value.v); break;
+    case 'f32': w.u32(enum_.FLOAT32); w.f32(value.v); break;
+    case 'bool': w.u32(enum_.BOOL); w.bytes(Buffer.from([value.v ? 1 : 0])); break;
+    case 'str': w.u32(enum_.STRING); w.str(value.v); break;
+    case 'str[]': w.u32(enum_.ARRAY); w.u32(enum_.STRING); w.u64(value.v.length); for (const s of value.v) w.str(s); break;
+    case 'f32[]': w.u32(enum_.ARRAY); w.u32(enum_.FLOAT32); w.u64(value.v.length); for (const x of value.v) w.f32(x); break;
+    case 'i32[]': w.u32(enum_.ARRAY); w.u32(enum_.INT32); w.u64(value.v.length); for (const x of value.v) w.i32(x); break;
+  }
+}
+
+/** mulberry32: small, fast, seedable; quality is ample for random weights. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = [
+  'the', 'a', 'and', 'of', 'to', 'in', 'is', 'it', 'you', 'that', 'he', 'was', 'for', 'on', 'are', 'with',
+  'as', 'I', 'his', 'they', 'be', 'at', 'one', 'have', 'this', 'from', 'or', 'had', 'by', 'hot', 'word',
+  'but', 'what', 'some', 'we', 'can', 'out', 'other', 'were', 'all', 'there', 'when', 'up', 'use', 'your',
+  'how', 'said', 'an', 'each', 'she', 'which', 'do', 'their', 'time', 'if', 'will', 'way', 'about', 'many',
+  'then', 'them', 'write', 'would', 'like', 'so', 'these', 'her', 'long', 'make', 'thing', 'see', 'him',
+  'two', 'has', 'look', 'more', 'day', 'could', 'go', 'come', 'did', 'number', 'sound', 'no', 'most',
+  'people', 'my', 'over', 'know', 'water', 'than', 'call', 'first', 'who', 'may', 'down', 'side', 'been',
+  'now', 'find', 'hello', 'world', 'quantum', 'model', 'token', 'local', 'runtime', 'fast',
+];
+
+/** The vocabulary: specials, ChatML controls, the 256 byte tokens, then word pieces. */
+export function tinyVocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
+  const tokens: string[] = ['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>'];
+  const types: number[] = [2, 3, 3, 3, 3];
+  for (let b = 0; b < 256; b++) {
+    tokens.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+    types.push(6);
+  }
+  const pieces = new Set<string>(['▁']);
+  for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?:;\'"-') {
+    pieces.add(c);
+    pieces.add(`▁${c}`);
+  }
+  for (const word of WORDS) pieces.add(`▁${word}`);
+  for (const p of pieces) {
+    tokens.push(p);
+    types.push(1);
+  }
+  // SentencePiece prefers the highest-scoring piece: longer pieces win.
+  const scores = tokens.map((t, i) => (types[i] === 1 ? -1000 + [...t].length * 10 - i * 1e-3 : 0));
+  return { tokens, scores, types };
+}
+
+const CHATML_TEMPLATE =
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+/** Builds the GGUF bytes in memory. */
+export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
+  const nEmbd = options.embedding ?? 64;
+  const nBlocks = options.blocks ?? 2;
+  const nHead = options.heads ?? 4;
+  const nFf = options.feedForward ?? 128;
+  const nCtx = options.contextLength ?? 4096;
+  const headDim = nEmbd / nHead;
+  const rand = prng(options.seed ?? 1234);
+  const vocab = tinyVocabulary();
+  const nVocab = vocab.tokens.length;
+
+  const tensors: { name: string; dims: number[]; data: Float32Array }[] = [];
+  const gaussian = (): number => {
+    // Irwin–Hall approximation of a standard normal: plenty for random weights.
+    let s = 0;
+    for (let i = 0; i < 6; i++) s += rand();
+    return (s - 3) * Math.SQRT2;
+  };
+  const matrix = (name: string, cols: number, rows: number, scale: number): void => {
+    const data = new Float32Array(cols * rows);
+    for (let i = 0; i < data.length; i++) data[i] = gaussian() * scale;
+    tensors.push({ name, dims: [cols, rows], data });
+  };
+  const ones = (name: string, n: number): void => {
+    tensors.push({ name, dims: [n], data: new Float32Array(n).fill(1) });
+  };
+
+  matrix('token_embd.weight', nEmbd, nVocab, 1);
+  for (let b = 0; b < nBlocks; b++) {
+    ones(`blk.${b}.attn_norm.weight`, nEmbd);
+    matrix(`blk.${b}.attn_q.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
+    matrix(`blk.${b}.attn_k.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
+    matrix(`blk.${b}.attn_v.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
+    matrix(`blk.${b}.attn_output.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
+    ones(`blk.${b}.ffn_norm.weight`, nEmbd);
+    matrix(`blk.${b}.ffn_gate.weight`, nEmbd, nFf, 1 / Math.sqrt(nEmbd));
+    matrix(`blk.${b}.ffn_up.weight`, nEmbd, nFf, 1 / Math.sqrt(nEmbd));
+    matrix(`blk.${b}.ffn_down.weight`, nFf, nEmbd, 1 / Math.sqrt(nFf));
+  }
+  ones('output_norm.weight', nEmbd);
+  matrix('output.weight', nEmbd, nVocab, 1);
+  // Zero the output rows of the special and control tokens: their logit is then 0 while the
+  // word pieces' logits spread with a standard deviation of ~8, so generation practically
+  // never ends on its own. Tests steer the finish reason with max_tokens and stop sequences.
+  const output = tensors.at(-1)!.data;
+  for (let id = 0; id < nVocab; id++) {
+    if (vocab.types[id] !== 1) output.fill(0, id * nEmbd, (id + 1) * nEmbd);
+  }
+
+  const w = new ByteWriter();
+  const meta: [string, MetaValue][] = [
+    ['general.architecture', { t: 'str', v: 'llama' }],
+    ['general.name', { t: 'str', v: options.name ?? 'svc-tiny' }],
+    ['general.alignment', { t: 'u32', v: ALIGNMENT }],
+    ['general.file_type', { t: 'u32', v: 0 }],
+    ['llama.context_length', { t: 'u32', v: nCtx }],
+    ['llama.embedding_length', { t: 'u32', v: nEmbd }],
+    ['llama.block_count', { t: 'u32', v: nBlocks }],
+    ['llama.feed_forward_length', { t: 'u32', v: nFf }],
+    ['llama.attention.head_count', { t: 'u32', v: nHead }],
+    ['llama.attention.head_count_kv', { t: 'u32', v: nHead }],
+    ['llama.attention.layer_norm_rms_epsilon', { t: 'f32', v: 1e-5 }],
+    ['llama.rope.dimension_count', { t: 'u32', v: headDim }],
+    ['tokenizer.ggml.model', { t: 'str', v: 'llama' }],
+    ['tokenizer.ggml.tokens', { t: 'str[]', v: vocab.tokens }],
+    ['tokenizer.ggml.scores', { t: 'f32[]', v: vocab.scores }],
+    ['tokenizer.ggml.token_type', { t: 'i32[]', v: vocab.types }],
+    ['tokenizer.ggml.bos_token_id', { t: 'u32', v: 1 }],
+    ['tokenizer.ggml.eos_token_id', { t: 'u32', v: 2 }],
+    ['tokenizer.ggml.unknown_token_id', { t: 'u32', v: 0 }],
+    ['tokenizer.ggml.add_bos_token', { t: 'bool', v: true }],
+    ['tokenizer.ggml.add_eos_token', { t: 'bool', v: false }],
+    ['tokenizer.chat_template', { t: 'str', v: CHATML_TEMPLATE }],
+  ];
+  w.u32(GGUF_MAGIC);
+  w.u32(3);
+  w.u64(tensors.length);
+  w.u64(meta.length);
+  for (const [k, v] of meta) writeMeta(w, k, v);
+
+  let offset = 0;
+  const offsets: number[] = [];
+  for (const t of tensors) {
+    offsets.push(offset);
+    const size = t.data.byteLength;
+    offset += Math.ceil(size / ALIGNMENT) * ALIGNMENT;
+  }
+  tensors.forEach((t, i) => {
+    w.str(t.name);
+    w.u32(t.dims.length);
+    for (const d of t.dims) w.u64(d);
+    w.u32(GGML_TYPE_F32);
+    w.u64(offsets[i]!);
+  });
+  w.pad();
+  for (const t of tensors) {
+    w.bytes(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    w.pad();
+  }
+  return w.toBuffer();
+}
+
+/** Writes the tiny model to `path` (once; the bytes are deterministic) and returns the path. */
+export function writeTinyGguf(path: string, options: TinyGgufOptions = {}): string {
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, buildTinyGguf(options));
+  }
+  return path;
+}
