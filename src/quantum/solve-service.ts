@@ -1,0 +1,323 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { ApiError } from '../shared/api-error.ts';
+import { newId } from '../shared/new-id.ts';
+import { parseWithSchema } from '../shared/parse-with-schema.ts';
+import { maxQubits } from './simulator/memory-guard.ts';
+import {
+  BATCH_MAX_PROBLEMS,
+  PROBLEM_MAX_BYTES,
+  SOLVER_NAMES,
+  batchRequestSchema,
+  solveRequestSchema,
+  type BatchResponse,
+  type SolveMeta,
+  type SolveResponse,
+  type Substrate,
+} from './solve-schemas.ts';
+import type { WorkerReply, WorkerRequest } from './solve-worker.ts';
+import { assertSolverName, validateProblem, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
+
+/**
+ * The solve service: validates solve and batch requests against the contract and runs each
+ * problem on a pool of worker threads (one per core by default), so the daemon's event loop
+ * stays free while a large simulation runs. Work beyond the pool waits in a bounded queue;
+ * a request that does not fit gets 429 with Retry-After. A batch is admitted whole or not at
+ * all, its problems run in parallel across the pool and come back in request order.
+ *
+ * No hardware provider can be configured yet: `vendor-eagle` is answered with 503.
+ */
+export interface SolveServiceOptions {
+  /** Worker threads; default: the machine's available parallelism. */
+  workers?: number;
+  /** Problems that may wait for a worker beyond those running; default 4 per worker. */
+  maxQueue?: number;
+  /** A problem running longer is stopped (its worker replaced) and answered with 503; default 120 s. */
+  jobTimeoutMs?: number;
+}
+
+export interface SolverCapability {
+  solvers: string[];
+  substrate: 'simulated';
+  substrates: { local: 'available'; 'vendor-eagle': 'not_configured' };
+  max_qubits: number;
+  workers: number;
+}
+
+/** What `/health` reports under `quantum`: the solvers, the substrate and this machine's qubit ceiling. */
+export function solverCapability(workers = availableParallelism()): SolverCapability {
+  return {
+    solvers: [...SOLVER_NAMES],
+    substrate: 'simulated',
+    substrates: { local: 'available', 'vendor-eagle': 'not_configured' },
+    max_qubits: maxQubits(),
+    workers,
+  };
+}
+
+interface Job {
+  id: number;
+  request: WorkerRequest;
+  resolve: (result: { solution: Record<string, unknown>; meta: SolveMeta }) => void;
+  reject: (error: unknown) => void;
+  started?: number;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  job: Job | null;
+  timer: NodeJS.Timeout | null;
+}
+
+const internalError = (cause: unknown): ApiError =>
+  new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
+
+export class SolveService {
+  readonly workers: number;
+  readonly maxQueue: number;
+  readonly jobTimeoutMs: number;
+  readonly #pool: PoolWorker[] = [];
+  readonly #queue: Job[] = [];
+  #nextJob = 1;
+  #closed = false;
+  /** Moving average of problem run time, for Retry-After. */
+  #averageMs = 1000;
+
+  constructor(options: SolveServiceOptions = {}) {
+    this.workers = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
+    this.maxQueue = Math.max(0, Math.floor(options.maxQueue ?? 4 * this.workers));
+    this.jobTimeoutMs = options.jobTimeoutMs ?? 120_000;
+  }
+
+  capability(): SolverCapability {
+    return solverCapability(this.workers);
+  }
+
+  /** Problems running and waiting now. */
+  get load(): { running: number; queued: number } {
+    return { running: this.#pool.filter((w) => w.job !== null).length, queued: this.#queue.length };
+  }
+
+  /** `POST /api/solve`. With `batch: true` the problem is an array and the answer a batch response. */
+  async solve(body: unknown): Promise<SolveResponse | BatchResponse> {
+    const request = this.#envelope(body, solveRequestSchema);
+    if (request.batch) {
+      if (!Array.isArray(request.problem)) throw ApiError.invalidRequest("With 'batch: true', 'problem' must be an array of problems.", 'problem', 'invalid_problem');
+      return this.#runBatch(request.solver, request.problem, 'problem', request.substrate, request.shots, request.seed);
+    }
+    if (Array.isArray(request.problem)) {
+      throw ApiError.invalidRequest("Malformed 'problem': an array needs 'batch: true' (or POST /api/solve/batch).", 'problem', 'invalid_problem');
+    }
+    const solver = assertSolverName(request.solver);
+    checkSize(request.problem, 'problem');
+    const validated = validateProblem(solver, request.problem, 'problem');
+    this.#checkSubstrate(request.substrate);
+    this.#admit(1);
+    const result = await this.#submit(validated, { shots: request.shots, seed: request.seed });
+    return {
+      id: newId('qj_'),
+      solver,
+      substrate: request.substrate,
+      status: 'completed',
+      solution: result.solution,
+      meta: result.meta,
+      ...(request.seed === undefined ? {} : { seed: request.seed }),
+    };
+  }
+
+  /** `POST /api/solve/batch`. */
+  async solveBatch(body: unknown): Promise<BatchResponse> {
+    const request = this.#envelope(body, batchRequestSchema);
+    return this.#runBatch(request.solver, request.problems, 'problems', request.substrate, request.shots, request.seed);
+  }
+
+  /** Stops the workers; running and queued problems fail with 503. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
+    for (const job of this.#queue.splice(0)) job.reject(closing);
+    await Promise.all(
+      this.#pool.splice(0).map(async (w) => {
+        if (w.timer) clearTimeout(w.timer);
+        w.job?.reject(closing);
+        w.job = null;
+        await w.worker.terminate();
+      }),
+    );
+  }
+
+  #envelope<S extends typeof solveRequestSchema | typeof batchRequestSchema>(body: unknown, schema: S): ReturnType<S['parse']> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw ApiError.invalidRequest('The request body must be a JSON object.', null, 'invalid_request');
+    }
+    // an unknown solver is a 400 whatever else is wrong
+    assertSolverName((body as { solver?: unknown }).solver);
+    return parseWithSchema(schema, body, { status: 400 }) as ReturnType<S['parse']>;
+  }
+
+  async #runBatch(solverName: string, problems: unknown[], field: string, substrate: Substrate, shots: number, seed: number | undefined): Promise<BatchResponse> {
+    const started = performance.now();
+    const solver = assertSolverName(solverName);
+    if (problems.length > BATCH_MAX_PROBLEMS) {
+      throw ApiError.tooLarge(`A batch holds at most ${BATCH_MAX_PROBLEMS} problems; this one has ${problems.length}.`, field, 'batch_too_large');
+    }
+    if (problems.length === 0) throw ApiError.invalidRequest(`'${field}' must hold at least one problem.`, field, 'invalid_problem');
+    problems.forEach((p, i) => checkSize(p, `${field}.${i}`));
+    const validated = problems.map((p, i) => validateProblem(solver, p, `${field}.${i}`));
+    this.#checkSubstrate(substrate);
+    this.#admit(validated.length);
+    // every problem is admitted before any runs, so none is left behind by a refusal
+    const settled = await Promise.allSettled(validated.map((v, i) => this.#submit(v, { shots, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
+    const failed = settled.findIndex((s) => s.status === 'rejected');
+    if (failed >= 0) {
+      const reason = (settled[failed] as PromiseRejectedResult).reason;
+      if (reason instanceof ApiError && reason.status < 500) {
+        throw new ApiError({ status: reason.status, type: reason.type, code: reason.code, message: `${field}.${failed}: ${reason.message}`, param: reason.param === 'problem' || reason.param === null ? `${field}.${failed}` : reason.param.replace(/^problem/, `${field}.${failed}`) });
+      }
+      throw reason;
+    }
+    return {
+      id: newId('qb_'),
+      solver,
+      substrate,
+      status: 'completed',
+      results: settled.map((s, index) => {
+        const r = (s as PromiseFulfilledResult<{ solution: Record<string, unknown>; meta: SolveMeta }>).value;
+        return { index, status: 'completed' as const, solution: r.solution, meta: r.meta };
+      }),
+      total_elapsed_ms: Math.round(performance.now() - started),
+      ...(seed === undefined ? {} : { seed }),
+    };
+  }
+
+  #checkSubstrate(substrate: Substrate): void {
+    if (substrate === 'vendor-eagle') {
+      throw new ApiError({
+        status: 503,
+        type: 'server_error',
+        code: 'substrate_unavailable',
+        param: 'substrate',
+        message:
+          "The 'vendor-eagle' hardware substrate is unavailable: it needs a hardware provider and an enterprise plan, " +
+          "and none is configured on this runtime. Retry with substrate 'local' (the simulator).",
+      });
+    }
+  }
+
+  /** Refuses with 429 unless `count` problems can start or wait now. */
+  #admit(count: number): void {
+    if (this.#closed) throw ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
+    const idle = this.workers - this.load.running;
+    const room = Math.max(0, idle) + (this.maxQueue - this.#queue.length);
+    if (count <= room) return;
+    const ahead = this.#queue.length + this.load.running;
+    const seconds = Math.max(1, Math.ceil((this.#averageMs * Math.ceil(ahead / this.workers)) / 1000));
+    throw ApiError.busy(
+      `The local solve queue is full (${this.load.running} running, ${this.#queue.length} waiting, room for ${this.maxQueue}). Retry after ${seconds} s.`,
+      seconds,
+      429,
+      'solve_queue_full',
+    );
+  }
+
+  #submit(validated: ValidatedProblem, options: RunOptions): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }> {
+    return new Promise((resolve, reject) => {
+      const id = this.#nextJob++;
+      const job: Job = { id, request: { id, validated, options }, resolve, reject };
+      const idle = this.#idleWorker();
+      if (idle) this.#start(idle, job);
+      else this.#queue.push(job);
+    });
+  }
+
+  #idleWorker(): PoolWorker | undefined {
+    const idle = this.#pool.find((w) => w.job === null);
+    if (idle) return idle;
+    if (this.#pool.length < this.workers) return this.#spawn();
+    return undefined;
+  }
+
+  #spawn(): PoolWorker {
+    const worker = new Worker(new URL('./solve-worker.ts', import.meta.url));
+    const entry: PoolWorker = { worker, job: null, timer: null };
+    worker.on('message', (reply: WorkerReply) => this.#finish(entry, reply));
+    worker.on('error', (error) => this.#fail(entry, internalError(error)));
+    worker.on('exit', (code) => {
+      if (entry.job !== null) this.#fail(entry, internalError(new Error(`solve worker exited with code ${code}`)));
+    });
+    worker.unref();
+    this.#pool.push(entry);
+    return entry;
+  }
+
+  #start(entry: PoolWorker, job: Job): void {
+    entry.job = job;
+    entry.worker.ref();
+    job.started = performance.now();
+    entry.timer = setTimeout(() => {
+      this.#fail(
+        entry,
+        new ApiError({
+          status: 503,
+          type: 'server_error',
+          code: 'solve_timeout',
+          message: `The solve ran longer than the local limit of ${Math.round(this.jobTimeoutMs / 1000)} s and was stopped; send a smaller problem or fewer shots.`,
+          retryAfterSeconds: 1,
+        }),
+      );
+    }, this.jobTimeoutMs);
+    entry.worker.postMessage(job.request);
+  }
+
+  #finish(entry: PoolWorker, reply: WorkerReply): void {
+    const job = entry.job;
+    if (job === null || job.id !== reply.id) return;
+    this.#release(entry);
+    if (job.started !== undefined) this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - job.started);
+    if (reply.ok) job.resolve(reply.result);
+    else if (reply.apiError !== null) job.reject(new ApiError(reply.apiError));
+    else job.reject(internalError(new Error(reply.detail)));
+    this.#drain();
+  }
+
+  /** A worker failed or overran: answer its job, replace the worker. */
+  #fail(entry: PoolWorker, error: ApiError): void {
+    const job = entry.job;
+    this.#release(entry);
+    const at = this.#pool.indexOf(entry);
+    if (at >= 0) this.#pool.splice(at, 1);
+    entry.worker.removeAllListeners();
+    entry.worker.on('error', () => {});
+    void entry.worker.terminate();
+    job?.reject(error);
+    this.#drain();
+  }
+
+  #release(entry: PoolWorker): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = null;
+    entry.job = null;
+    entry.worker.unref();
+  }
+
+  #drain(): void {
+    if (this.#closed) return;
+    while (this.#queue.length > 0) {
+      const idle = this.#idleWorker();
+      if (!idle) return;
+      this.#start(idle, this.#queue.shift()!);
+    }
+  }
+}
+
+function checkSize(problem: unknown, param: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(problem) ?? '', 'utf8');
+  if (bytes > PROBLEM_MAX_BYTES) {
+    throw ApiError.tooLarge(`'${param}' is ${bytes} bytes of JSON; a problem may be at most ${PROBLEM_MAX_BYTES} bytes (1 MB).`, param, 'problem_too_large');
+  }
+}
+
+/** The service with defaults sized to this machine. */
+export function createSolveService(options: SolveServiceOptions = {}): SolveService {
+  return new SolveService(options);
+}

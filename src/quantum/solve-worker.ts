@@ -1,0 +1,29 @@
+/**
+ * A solve worker thread: receives validated problems from SolveService, runs them with the
+ * solver registry and posts back the result or the error (ApiErrors by value, anything else as
+ * an opaque failure whose message is for the log only).
+ */
+import { parentPort } from 'node:worker_threads';
+import { ApiError } from '../shared/api-error.ts';
+import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
+
+export interface WorkerRequest {
+  id: number;
+  validated: ValidatedProblem;
+  options: RunOptions;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; result: ReturnType<typeof runValidated> }
+  | { id: number; ok: false; apiError: { status: number; type: string; code: string; message: string; param: string | null } | null; detail: string };
+
+parentPort?.on('message', (request: WorkerRequest) => {
+  let reply: WorkerReply;
+  try {
+    reply = { id: request.id, ok: true, result: runValidated(request.validated, request.options) };
+  } catch (error) {
+    const apiError = error instanceof ApiError ? { status: error.status, type: error.type, code: error.code, message: error.message, param: error.param } : null;
+    reply = { id: request.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+  parentPort?.postMessage(reply);
+});

@@ -1,0 +1,167 @@
+import { ApiError } from '../../shared/api-error.ts';
+import { Circuit } from '../simulator/circuit.ts';
+import { sampleCounts } from '../simulator/measure.ts';
+import { assertFits, maxQubits } from '../simulator/memory-guard.ts';
+import { StateVector } from '../simulator/state-vector.ts';
+import type { PatternSearchProblem, SolverOutput } from '../solve-schemas.ts';
+import { summarizeCircuit } from './circuit-summary.ts';
+import type { SolverContext } from './solver-context.ts';
+
+/**
+ * grover / pattern_search. `dataset` holds one record per line (LF or CRLF; one trailing newline
+ * does not make an extra record). Record r matches when `target.pattern` occurs in it as a
+ * case-sensitive substring, or, written as `/source/flags`, when that JavaScript regular
+ * expression matches. The oracle marks the matching indices of the ⌈log2 N⌉-qubit register
+ * (N = search_space_size ≥ record count; indices past the last record are empty and never match).
+ *
+ * Grover: H on every qubit, then k = ⌊π/4·√(N/M)⌋ rounds of oracle + diffusion (H X MCZ X H),
+ * then `shots` measurements. M, the number of marked records, is what the oracle marks: on a
+ * simulator it is known once the oracle is built (no quantum counting is run). The simulation
+ * applies each round as its exact effect — a sign flip of the marked amplitudes and a reflection
+ * about the mean, O(2^n) per round — which tests check equals running the gate circuit.
+ */
+
+/** Above this many qubits the k·2^n simulation is too slow for a request: a classical scan answers. */
+export const GROVER_MAX_QUBITS = 20;
+/** The gate-level circuit is materialised up to this many ops; beyond, the oracle is one labelled diagonal. */
+const MAX_GATE_OPS = 200_000;
+
+export function splitRecords(dataset: string): string[] {
+  const lines = dataset.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+export function recordMatcher(pattern: string): (record: string) => boolean {
+  const regex = /^\/(.+)\/([dgimsuvy]*)$/s.exec(pattern);
+  if (regex === null) return (record) => record.includes(pattern);
+  let re: RegExp;
+  try {
+    re = new RegExp(regex[1]!, regex[2]!.replace(/[gy]/g, ''));
+  } catch (error) {
+    throw ApiError.unprocessable(`Invalid 'problem.target.pattern': ${(error as Error).message}`, 'problem.target.pattern');
+  }
+  return (record) => re.test(record);
+}
+
+export function groverIterations(size: number, marked: number): number {
+  return Math.floor((Math.PI / 4) * Math.sqrt(size / Math.max(1, marked)));
+}
+
+/** The Grover circuit as gates: oracle = X on the 0-bits, MCZ, X again, per marked index. */
+export function groverCircuit(qubits: number, marked: readonly number[], iterations: number, oracleDiagonal?: Float64Array): Circuit {
+  const c = new Circuit(qubits);
+  const all = [...Array(qubits).keys()];
+  for (const q of all) c.h(q);
+  for (let k = 0; k < iterations; k++) {
+    if (oracleDiagonal !== undefined) {
+      c.diagonal(oracleDiagonal, Math.PI, 'oracle');
+    } else {
+      for (const z of marked) {
+        const zeros = all.filter((q) => ((z >> q) & 1) === 0);
+        for (const q of zeros) c.x(q);
+        c.mcz(all);
+        for (const q of zeros) c.x(q);
+      }
+    }
+    for (const q of all) c.h(q);
+    for (const q of all) c.x(q);
+    c.mcz(all);
+    for (const q of all) c.x(q);
+    for (const q of all) c.h(q);
+  }
+  return c.measureAll();
+}
+
+/** Runs Grover by its exact effect per round (see the file comment); returns the final state. */
+export function groverState(qubits: number, marked: readonly number[], iterations: number): StateVector {
+  const s = StateVector.uniform(qubits);
+  const re = s.re;
+  const size = re.length;
+  for (let k = 0; k < iterations; k++) {
+    for (const z of marked) re[z] = -re[z]!;
+    let sum = 0;
+    for (let i = 0; i < size; i++) sum += re[i]!;
+    const twiceMean = (2 * sum) / size;
+    for (let i = 0; i < size; i++) re[i] = twiceMean - re[i]!;
+  }
+  // The diffusion above is 2|s⟩⟨s| - I; the gate form H X MCZ X H equals I - 2|s⟩⟨s| (a global
+  // phase of -1 per round), which no measurement can see. Match the circuit's sign anyway.
+  if (iterations % 2 === 1) for (let i = 0; i < size; i++) re[i] = -re[i]!;
+  return s;
+}
+
+export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverContext): SolverOutput {
+  const records = splitRecords(problem.dataset);
+  const size = problem.search_space_size;
+  if (size < records.length) {
+    throw ApiError.unprocessable(
+      `Invalid 'problem.search_space_size': the dataset has ${records.length} records, so the search space must be at least ${records.length}`,
+      'problem.search_space_size',
+    );
+  }
+  const matches = recordMatcher(problem.target.pattern);
+  const marked: number[] = [];
+  records.forEach((r, i) => {
+    if (matches(r)) marked.push(i);
+  });
+  const qubits = Math.max(1, Math.ceil(Math.log2(size)));
+  const minConfidence = problem.target.min_confidence;
+  const base = { match_count: marked.length, search_space_size: size, records: records.length };
+
+  if (qubits > Math.min(GROVER_MAX_QUBITS, maxQubits())) {
+    // A linear scan is the exact classical answer; confidence is 1 when something matched.
+    const found = marked.length > 0 && minConfidence <= 1;
+    return {
+      solution: { method: 'classical_scan', reason: `${qubits} qubits exceed the Grover simulation ceiling of ${Math.min(GROVER_MAX_QUBITS, maxQubits())}`, found, target_index: found ? marked[0]! : -1, confidence: found ? 1 : 0, ...base, qubits },
+      meta: { shots: 0, optimal_count: 0, energy: found ? -1 : 0, depth: 0 },
+    };
+  }
+  assertFits(qubits, 2);
+  const iterations = groverIterations(2 ** qubits, marked.length);
+  const state = groverState(qubits, marked, iterations);
+  let successProbability = 0;
+  for (const z of marked) successProbability += state.re[z]! ** 2;
+  const counts = sampleCounts(state, ctx.shots, ctx.rng);
+  const markedSet = new Set(marked);
+  let hits = 0;
+  let target = -1;
+  for (const [z, c] of counts) {
+    if (!markedSet.has(z)) continue;
+    hits += c;
+    if (target < 0 || c > counts.get(target)! || (c === counts.get(target)! && z < target)) target = z;
+  }
+  const confidence = hits / ctx.shots;
+  const found = target >= 0 && confidence >= minConfidence;
+
+  const gateOps = iterations * (marked.length * (2 * qubits + 1) + 4 * qubits + 1);
+  let oracle: Float64Array | undefined;
+  if (gateOps > MAX_GATE_OPS) {
+    oracle = new Float64Array(2 ** qubits);
+    for (const z of marked) oracle[z] = 1;
+  }
+  const circuit = groverCircuit(qubits, marked, iterations, oracle);
+  let summary;
+  try {
+    summary = summarizeCircuit(circuit, problem.options?.include_qasm);
+  } catch {
+    summary = { ...summarizeCircuit(circuit, false), qasm: null, qasm_unavailable: 'the oracle is kept as one diagonal layer at this size' };
+  }
+  const solution: Record<string, unknown> = {
+    method: 'grover',
+    found,
+    target_index: found ? target : -1,
+    confidence,
+    ...(found ? { record: records[target]!.slice(0, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
+    ...base,
+    qubits,
+    iterations,
+    success_probability: successProbability,
+    oracle: oracle === undefined ? 'gates' : 'diagonal',
+    circuit: summary,
+  };
+  return {
+    solution,
+    meta: { shots: ctx.shots, optimal_count: target >= 0 ? counts.get(target)! : 0, energy: -successProbability, depth: summary.depth },
+  };
+}

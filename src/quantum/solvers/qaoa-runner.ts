@@ -1,0 +1,123 @@
+import { Circuit } from '../simulator/circuit.ts';
+import { isingDiagonal, type LinearTerm, type QuadraticTerm } from '../simulator/diagonals.ts';
+import { expectationDiagonal, sampleCounts } from '../simulator/measure.ts';
+import { assertFits } from '../simulator/memory-guard.ts';
+import { prepareDiagonal } from '../simulator/prepared-diagonal.ts';
+import { qaoaExpectation, qaoaState } from '../simulator/qaoa.ts';
+import type { Rng } from '../simulator/rng.ts';
+import { nelderMead } from './nelder-mead.ts';
+
+/** An Ising cost C(s) = constant + Σ h_i s_i + Σ w_ij s_i s_j, s_i = 1 - 2·bit_i. */
+export interface IsingModel {
+  quadratic: QuadraticTerm[];
+  linear: LinearTerm[];
+  constant: number;
+}
+
+/**
+ * Rewrites the QUBO xᵀQx + offset (x_i = bit i, Q n×n row-major, any symmetry) as an Ising
+ * model, using x_i = (1 - s_i)/2; the two agree on every bitstring.
+ */
+export function quboToIsing(n: number, q: Float64Array, offset = 0): IsingModel {
+  const h = new Float64Array(n);
+  let constant = offset;
+  const quadratic: QuadraticTerm[] = [];
+  for (let i = 0; i < n; i++) {
+    const d = q[i * n + i]!;
+    constant += d / 2;
+    h[i] = h[i]! - d / 2;
+    for (let j = i + 1; j < n; j++) {
+      const c = q[i * n + j]! + q[j * n + i]!;
+      if (c === 0) continue;
+      constant += c / 4;
+      h[i] = h[i]! - c / 4;
+      h[j] = h[j]! - c / 4;
+      quadratic.push({ i, j, w: c / 4 });
+    }
+  }
+  const linear: LinearTerm[] = [];
+  h.forEach((v, i) => {
+    if (v !== 0) linear.push({ i, h: v });
+  });
+  return { quadratic, linear, constant };
+}
+
+/**
+ * QAOA on an Ising cost: |+⟩ⁿ, then p layers of exp(-iγC)·exp(-iβΣX), angles optimised
+ * classically (Nelder–Mead on ⟨C⟩ from the exact state vector, from the best of three
+ * linear-ramp starts), then `shots` measurements of the optimised state. The optimiser sees
+ * the cost standardised to mean 0 and standard deviation 1 over all bitstrings, so one angle
+ * range suits kilometres and returns alike; the circuit that runs (and is exported) is that
+ * standardised cost layer, and the reported energy is ⟨C⟩ in the problem's own units.
+ */
+export interface QaoaOptions {
+  layers?: number;
+  shots: number;
+  rng: Rng;
+  maxEvaluations?: number;
+}
+
+export interface QaoaRun {
+  qubits: number;
+  /** The cost of every bitstring, in the problem's units. */
+  diag: Float64Array;
+  gammas: number[];
+  betas: number[];
+  /** ⟨C⟩ of the optimised state, in the cost's units. */
+  energy: number;
+  counts: Map<number, number>;
+  circuit: Circuit;
+  evaluations: number;
+}
+
+export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions): QaoaRun {
+  // the state, the cost diagonal and its standardised copy
+  assertFits(qubits, 2);
+  const layers = options.layers ?? 2;
+  const diag = isingDiagonal(qubits, model.quadratic, model.linear, model.constant);
+  let mean = 0;
+  for (const v of diag) mean += v;
+  mean /= diag.length;
+  let variance = 0;
+  for (const v of diag) variance += (v - mean) ** 2;
+  const std = Math.sqrt(variance / diag.length) || 1;
+  const scaledModel: IsingModel = {
+    quadratic: model.quadratic.map((t) => ({ i: t.i, j: t.j, w: t.w / std })),
+    linear: model.linear.map((t) => ({ i: t.i, h: t.h / std })),
+    constant: (model.constant - mean) / std,
+  };
+  const scaled = new Float64Array(diag.length);
+  for (let i = 0; i < diag.length; i++) scaled[i] = (diag[i]! - mean) / std;
+  const prepared = prepareDiagonal(scaled);
+  const objective = (angles: readonly number[]): number =>
+    qaoaExpectation(qubits, prepared, angles.slice(0, layers), angles.slice(layers));
+
+  let best: { x: number[]; v: number } | undefined;
+  let evaluations = 0;
+  for (const dt of [0.4, 0.8, 1.2]) {
+    const x: number[] = [];
+    for (let k = 0; k < layers; k++) x.push(((k + 0.5) / layers) * dt);
+    for (let k = 0; k < layers; k++) x.push((1 - (k + 0.5) / layers) * dt);
+    const v = objective(x);
+    evaluations++;
+    if (best === undefined || v < best.v) best = { x, v };
+  }
+  const refined = nelderMead(objective, best!.x, { step: 0.15, maxEvaluations: options.maxEvaluations ?? 120 });
+  evaluations += refined.evaluations;
+  const angles = refined.value < best!.v ? refined.x : best!.x;
+  const gammas = angles.slice(0, layers);
+  const betas = angles.slice(layers);
+
+  const circuit = new Circuit(qubits);
+  for (let q = 0; q < qubits; q++) circuit.h(q);
+  for (let k = 0; k < layers; k++) {
+    circuit.costLayer(scaledModel.quadratic, scaledModel.linear, gammas[k]!, scaledModel.constant, 'cost', scaled);
+    circuit.mixerX(betas[k]!);
+  }
+  circuit.measureAll();
+
+  const state = qaoaState(qubits, prepared, gammas, betas);
+  const energy = expectationDiagonal(state, diag);
+  const counts = sampleCounts(state, options.shots, options.rng);
+  return { qubits, diag, gammas, betas, energy, counts, circuit, evaluations };
+}

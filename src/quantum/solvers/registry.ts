@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import { ApiError } from '../../shared/api-error.ts';
+import { parseWithSchema } from '../../shared/parse-with-schema.ts';
+import { cryptoRng, seededRng } from '../simulator/rng.ts';
+import { PROBLEM_SCHEMAS, SOLVER_NAMES, type Problem, type SolveMeta, type SolverName, type SolverOutput } from '../solve-schemas.ts';
+import { solvePatternSearch } from './grover-search.ts';
+import { solveQrng } from './grover-qrng.ts';
+import { toProblemError } from './problem-too-large.ts';
+import { solveRoute } from './qaoa-route.ts';
+import { solveClustering } from './qkmeans-clustering.ts';
+import { solveClassification } from './qsvm-classification.ts';
+import { solvePortfolio } from './qubo-portfolio.ts';
+import type { SolverContext } from './solver-context.ts';
+
+/** (solver, problem.type) → implementation. The schemas live in solve-schemas.ts. */
+type Implementation = (problem: never, ctx: SolverContext) => SolverOutput;
+const IMPLEMENTATIONS: { [S in SolverName]: Record<keyof (typeof PROBLEM_SCHEMAS)[S], Implementation> } = {
+  qaoa: { route_optimization: solveRoute },
+  grover: { pattern_search: solvePatternSearch, qrng: solveQrng },
+  qkmeans: { clustering: solveClustering },
+  qsvm: { classification: solveClassification },
+  qubo: { portfolio_allocation: solvePortfolio },
+};
+
+export function isSolverName(name: unknown): name is SolverName {
+  return typeof name === 'string' && (SOLVER_NAMES as readonly string[]).includes(name);
+}
+
+/** 400 for a solver name outside the contract's five. */
+export function assertSolverName(name: unknown): SolverName {
+  if (isSolverName(name)) return name;
+  throw ApiError.invalidRequest(
+    `Unknown solver ${JSON.stringify(name)}: use one of ${SOLVER_NAMES.join(', ')}.`,
+    'solver',
+    'unknown_solver',
+  );
+}
+
+export interface ValidatedProblem {
+  solver: SolverName;
+  type: string;
+  problem: Problem;
+}
+
+/**
+ * Checks a problem against its solver's schemas: not an object → 400 (malformed problem); a
+ * `type` the solver does not handle or any field that does not match → 422 naming the field.
+ * `param` is the problem's place in the request (`problem`, or `problems.3` in a batch).
+ */
+export function validateProblem(solver: SolverName, problem: unknown, param = 'problem'): ValidatedProblem {
+  if (typeof problem !== 'object' || problem === null || Array.isArray(problem)) {
+    throw ApiError.invalidRequest(`Malformed '${param}': it must be a JSON object with a 'type'.`, param, 'invalid_problem');
+  }
+  const schemas: Record<string, z.ZodType> = PROBLEM_SCHEMAS[solver];
+  const type = (problem as { type?: unknown }).type;
+  const schema = typeof type === 'string' ? schemas[type] : undefined;
+  if (schema === undefined) {
+    const allowed = Object.keys(schemas).map((t) => `'${t}'`).join(' or ');
+    throw ApiError.unprocessable(`Invalid '${param}.type': solver '${solver}' solves ${allowed}, got ${JSON.stringify(type ?? null)}.`, `${param}.type`);
+  }
+  return { solver, type: type as string, problem: parseWithSchema(schema, problem, { status: 422, prefix: param }) as Problem };
+}
+
+export interface RunOptions {
+  shots: number;
+  /** Makes sampling reproducible (qrng excepted: its randomness is always the OS CSPRNG). */
+  seed?: number | undefined;
+}
+
+/** Runs a validated problem in this thread. Capacity refusals become 422 `problem_too_large`. */
+export function runValidated(validated: ValidatedProblem, options: RunOptions): SolverOutput & { meta: SolveMeta } {
+  const started = performance.now();
+  const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed) };
+  const implementations: Record<string, Implementation> = IMPLEMENTATIONS[validated.solver];
+  const implementation = implementations[validated.type]!;
+  let output: SolverOutput;
+  try {
+    output = implementation(validated.problem as never, ctx);
+  } catch (error) {
+    throw toProblemError(error);
+  }
+  return { solution: output.solution, meta: { ...output.meta, elapsed_ms: Math.round(performance.now() - started) } };
+}
+
+/** Validate and run in one call: the plain-library entry point (no HTTP, no worker). */
+export function solveProblem(solver: unknown, problem: unknown, options: RunOptions): SolverOutput & { meta: SolveMeta } {
+  return runValidated(validateProblem(assertSolverName(solver), problem), options);
+}

@@ -1,0 +1,9 @@
+import type { Rng } from '../simulator/rng.ts';
+
+/** What every solver receives besides its problem. */
+export interface SolverContext {
+  /** Measurement shots per circuit the solver samples. */
+  shots: number;
+  /** Measurement randomness: seeded when the request carried `seed`, the OS CSPRNG otherwise. */
+  rng: Rng;
+}
