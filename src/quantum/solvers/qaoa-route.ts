@@ -311,7 +311,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
       solution['infeasible_reason'] = 'no ordering of the stops meets max_distance_km and the time windows (checked exhaustively)';
     } else {
       solution['classical_optimum'] = round(exact);
-      solution['optimality_gap'] = exact > 0 ? round((found - exact) / exact) : 0;
+      solution['optimality_gap'] = exact > 0 ? Math.max(0, round((found - exact) / exact)) : 0;
     }
     if (vehicles > 1) solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';
   }

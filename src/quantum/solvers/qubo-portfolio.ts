@@ -177,7 +177,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     }
     if (exact !== undefined) {
       solution['classical_optimum'] = exact === null ? null : { selected: exact.members.map((i) => assets[i]!.id), objective: round(exact.stats.objective) };
-      if (exact !== null && found !== null) solution['optimality_gap'] = round(found.stats.objective - exact.stats.objective);
+      if (exact !== null && found !== null) solution['optimality_gap'] = Math.max(0, round(found.stats.objective - exact.stats.objective));
     }
     solution['model'] = { weights: 'equal', correlation: model.rho, risk_aversion: model.lambda, objective: 'minimise -expected_return + risk_aversion * risk' };
     return { solution: { ...solution, ...extra }, meta };

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { installOpenAIErrorHandler } from '../../src/runtime/openai-error-handler.ts';
+import { solveRoutes } from '../../src/quantum/solve-routes.ts';
+import { SolveService, solverCapability } from '../../src/quantum/solve-service.ts';
+import { patternProblem, portfolioProblem, routeProblem } from './fixtures.ts';
+
+async function build(service: SolveService): Promise<FastifyInstance> {
+  const app = Fastify();
+  installOpenAIErrorHandler(app);
+  app.get('/ping', async () => ({ status: 'ok' }));
+  await app.register(solveRoutes, { prefix: '/api', service });
+  await app.ready();
+  return app;
+}
+
+const post = (app: FastifyInstance, url: string, payload: unknown) => app.inject({ method: 'POST', url, payload: payload as object });
+
+describe('/api/solve and /api/solve/batch', () => {
+  let service: SolveService;
+  let app: FastifyInstance;
+  before(async () => {
+    service = new SolveService({ workers: 2 });
+    app = await build(service);
+  });
+  after(async () => {
+    await app.close();
+    await service.close();
+  });
+
+  it('solves and answers in the contract shape', async () => {
+    const res = await post(app, '/api/solve', { solver: 'qubo', problem: portfolioProblem() });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.match(body.id, /^qj_[A-Za-z0-9]{24}$/);
+    assert.equal(body.solver, 'qubo');
+    assert.equal(body.substrate, 'local');
+    assert.equal(body.status, 'completed');
+    assert.deepEqual(Object.keys(body.meta).sort(), ['depth', 'elapsed_ms', 'energy', 'optimal_count', 'shots']);
+    assert.equal(body.meta.shots, 1024);
+    assert.ok(Number.isInteger(body.meta.elapsed_ms) && Number.isInteger(body.meta.depth) && Number.isInteger(body.meta.optimal_count));
+    assert.deepEqual(body.solution.selected.sort(), ['BBB', 'CCC', 'FFF']);
+  });
+
+  it('reproduces a solve with the same seed', async () => {
+    const a = (await post(app, '/api/solve', { solver: 'qaoa', problem: routeProblem(3), seed: 9, shots: 512 })).json();
+    const b = (await post(app, '/api/solve', { solver: 'qaoa', problem: routeProblem(3), seed: 9, shots: 512 })).json();
+    assert.deepEqual(a.solution, b.solution);
+    assert.equal(a.meta.optimal_count, b.meta.optimal_count);
+    assert.equal(a.seed, 9);
+  });
+
+  it('runs a batch and keeps request order', async () => {
+    const needles = [5, 1, 14, 0, 9, 3];
+    const res = await post(app, '/api/solve/batch', { solver: 'grover', problems: needles.map((n) => patternProblem(16, n)), shots: 256 });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.match(body.id, /^qb_/);
+    assert.equal(body.status, 'completed');
+    assert.ok(Number.isInteger(body.total_elapsed_ms));
+    assert.deepEqual(body.results.map((r: { index: number }) => r.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(body.results.map((r: { solution: { target_index: number } }) => r.solution.target_index), needles);
+    for (const r of body.results) assert.equal(r.status, 'completed');
+  });
+
+  it('accepts batch: true on /api/solve with an array problem', async () => {
+    const res = await post(app, '/api/solve', { solver: 'grover', batch: true, problem: [patternProblem(8, 2), patternProblem(8, 6)] });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json().results.map((r: { solution: { target_index: number } }) => r.solution.target_index), [2, 6]);
+  });
+
+  const expectError = async (url: string, payload: unknown, status: number, param?: string | null, code?: string) => {
+    const res = typeof payload === 'string' ? await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } }) : await post(app, url, payload);
+    assert.equal(res.statusCode, status, res.body);
+    const { error } = res.json();
+    assert.equal(typeof error.message, 'string');
+    if (param !== undefined) assert.equal(error.param, param);
+    if (code !== undefined) assert.equal(error.code, code);
+    return res;
+  };
+
+  it('400: unknown solver', async () => {
+    await expectError('/api/solve', { solver: 'annealer', problem: routeProblem(2) }, 400, 'solver', 'unknown_solver');
+  });
+  it('400: malformed JSON', async () => {
+    await expectError('/api/solve', '{"solver": "qaoa", "problem": ', 400, null, 'invalid_json');
+  });
+  it('400: malformed problem object', async () => {
+    await expectError('/api/solve', { solver: 'qaoa', problem: 'go' }, 400, 'problem');
+  });
+  it('400: shots over 65536', async () => {
+    await expectError('/api/solve', { solver: 'qubo', problem: portfolioProblem(), shots: 65537 }, 400, 'shots');
+  });
+  it('413: batch over 10 problems', async () => {
+    await expectError('/api/solve/batch', { solver: 'grover', problems: Array.from({ length: 11 }, () => patternProblem(4, 1)) }, 413, 'problems', 'batch_too_large');
+  });
+  it('413: a problem over 1 MB', async () => {
+    const big = { ...patternProblem(4, 1), dataset: 'x'.repeat(1_000_001) };
+    await expectError('/api/solve', { solver: 'grover', problem: big }, 413, 'problem', 'problem_too_large');
+    await expectError('/api/solve/batch', { solver: 'grover', problems: [patternProblem(4, 1), big] }, 413, 'problems.1', 'problem_too_large');
+  });
+  it('422: schema mismatch names the field', async () => {
+    const res = await expectError('/api/solve', { solver: 'qubo', problem: { ...portfolioProblem(), assets: [{ id: 'X', expected_return: 'high', risk: 0.1 }] } }, 422, 'problem.assets.0.expected_return');
+    assert.match(res.json().error.message, /problem\.assets\.0\.expected_return/);
+    await expectError('/api/solve/batch', { solver: 'qaoa', problems: [routeProblem(2), { type: 'route_optimization', nodes: [] }] }, 422, 'problems.1.nodes');
+    await expectError('/api/solve', { solver: 'qsvm', problem: routeProblem(2) }, 422, 'problem.type');
+  });
+  it('422: a problem too large for the simulator is refused cleanly', async () => {
+    const wide = Array.from({ length: 40 }, (_, i) => i);
+    await expectError('/api/solve', { solver: 'qsvm', problem: { type: 'classification', training_data: [{ features: wide, label: 'a' }, { features: wide, label: 'b' }], predict: [{ features: wide }] } }, 422, undefined, 'problem_too_large');
+    // the service still works afterwards
+    assert.equal((await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(4, 1) })).statusCode, 200);
+  });
+  it('503: vendor-eagle needs a hardware provider and an enterprise plan', async () => {
+    const res = await expectError('/api/solve', { solver: 'qubo', problem: portfolioProblem(), substrate: 'vendor-eagle' }, 503, 'substrate', 'substrate_unavailable');
+    assert.match(res.json().error.message, /hardware provider and an enterprise plan/);
+    await expectError('/api/solve/batch', { solver: 'qubo', problems: [portfolioProblem()], substrate: 'vendor-eagle' }, 503);
+  });
+
+  it('keeps the event loop free while a solve runs in a worker', async () => {
+    const order: string[] = [];
+    const solving = post(app, '/api/solve', { solver: 'qaoa', problem: routeProblem(4) }).then((r) => {
+      order.push(`solve ${r.statusCode}`);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const ping = await app.inject({ method: 'GET', url: '/ping' });
+    order.push(`ping ${ping.statusCode}`);
+    await solving;
+    assert.deepEqual(order, ['ping 200', 'solve 200']);
+  });
+
+  it('reports its capability for /health', () => {
+    const cap = service.capability();
+    assert.deepEqual(cap.solvers, ['qaoa', 'grover', 'qkmeans', 'qsvm', 'qubo']);
+    assert.equal(cap.substrate, 'simulated');
+    assert.equal(cap.workers, 2);
+    assert.ok(cap.max_qubits >= 20 && cap.max_qubits <= 30);
+    assert.deepEqual(solverCapability(3).workers, 3);
+  });
+});
+
+describe('429 when the solve queue is full', () => {
+  it('refuses with Retry-After and recovers', async () => {
+    const service = new SolveService({ workers: 1, maxQueue: 0 });
+    const app = await build(service);
+    try {
+      const slow = post(app, '/api/solve', { solver: 'qaoa', problem: routeProblem(4) });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const refused = await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(4, 1) });
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.equal(refused.json().error.type, 'rate_limit_error');
+      const batch = await post(app, '/api/solve/batch', { solver: 'grover', problems: [patternProblem(4, 1)] });
+      assert.equal(batch.statusCode, 429);
+      assert.equal((await slow).statusCode, 200);
+      assert.equal((await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(4, 1) })).statusCode, 200);
+    } finally {
+      await app.close();
+      await service.close();
+    }
+  });
+});

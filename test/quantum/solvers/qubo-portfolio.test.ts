@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { seededRng } from '../../../src/quantum/simulator/rng.ts';
+import { portfolioProblemSchema } from '../../../src/quantum/solve-schemas.ts';
+import { solvePortfolio } from '../../../src/quantum/solvers/qubo-portfolio.ts';
+import { portfolioAssets, portfolioProblem } from '../fixtures.ts';
+
+const solve = (problem: Record<string, unknown>, seed = 1) => solvePortfolio(portfolioProblemSchema.parse(problem), { shots: 1024, rng: seededRng(seed) });
+
+/** Independent brute force over every subset with the documented model (ρ = 0.3, λ = 0.5). */
+function bruteForce(assets: { id: string; expected_return: number; risk: number }[], c: { max_assets: number; max_risk: number; min_return: number }): string[] | null {
+  let best: { ids: string[]; value: number } | null = null;
+  for (let mask = 1; mask < 2 ** assets.length; mask++) {
+    const s = assets.filter((_, i) => (mask >> i) & 1);
+    const k = s.length;
+    const ret = s.reduce((a, x) => a + x.expected_return, 0) / k;
+    const sum = s.reduce((a, x) => a + x.risk, 0);
+    const sum2 = s.reduce((a, x) => a + x.risk ** 2, 0);
+    const risk = Math.sqrt(0.7 * sum2 + 0.3 * sum * sum) / k;
+    if (k > c.max_assets || risk > c.max_risk || ret < c.min_return) continue;
+    const value = -ret + 0.5 * risk;
+    if (best === null || value < best.value) best = { ids: s.map((x) => x.id), value };
+  }
+  return best?.ids ?? null;
+}
+
+describe('qubo / portfolio_allocation', () => {
+  for (const constraints of [
+    { max_assets: 3, max_risk: 0.15, min_return: 0.08 },
+    { max_assets: 2, max_risk: 0.3, min_return: 0.1 },
+    { max_assets: 4, max_risk: 0.1, min_return: 0.05 },
+  ]) {
+    it(`matches brute force with QAOA for ${JSON.stringify(constraints)}`, () => {
+      const { solution, meta } = solve(portfolioProblem(constraints));
+      const expected = bruteForce(portfolioAssets, constraints);
+      assert.equal(solution['method'], 'qaoa');
+      assert.deepEqual([...(solution['selected'] as string[])].sort(), [...expected!].sort());
+      assert.equal(solution['optimality_gap'], 0);
+      assert.ok((solution['risk'] as number) <= constraints.max_risk + 1e-12);
+      assert.ok((solution['expected_return'] as number) >= constraints.min_return - 1e-12);
+      assert.ok(meta.optimal_count > 0, 'the answer was measured at least once');
+      assert.equal((solution['circuit'] as { qubits: number }).qubits, portfolioAssets.length);
+    });
+  }
+
+  it('answers infeasible constraints clearly, with no pick', () => {
+    const { solution } = solve(portfolioProblem({ max_assets: 2, max_risk: 0.01, min_return: 0.2 }));
+    assert.equal(solution['feasible'], false);
+    assert.deepEqual(solution['selected'], []);
+    assert.match(solution['reason'] as string, /checked exhaustively/);
+  });
+
+  it('uses labelled simulated annealing beyond the QAOA ceiling and still finds the optimum', () => {
+    const assets = Array.from({ length: 20 }, (_, i) => ({ id: `A${i}`, expected_return: 0.04 + ((i * 7) % 11) / 100, risk: 0.05 + ((i * 5) % 13) / 50 }));
+    const constraints = { max_assets: 4, max_risk: 0.12, min_return: 0.08 };
+    const { solution, meta } = solve({ type: 'portfolio_allocation', assets, constraints });
+    assert.equal(solution['method'], 'simulated_annealing');
+    assert.equal(meta.shots, 0);
+    assert.deepEqual([...(solution['selected'] as string[])].sort(), [...bruteForce(assets, constraints)!].sort());
+  });
+});

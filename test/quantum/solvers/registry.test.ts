@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { quboDiagonal, isingDiagonal } from '../../../src/quantum/simulator/diagonals.ts';
+import { nelderMead } from '../../../src/quantum/solvers/nelder-mead.ts';
+import { quboToIsing } from '../../../src/quantum/solvers/qaoa-runner.ts';
+import { solveProblem, validateProblem } from '../../../src/quantum/solvers/registry.ts';
+import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
+
+describe('solver registry', () => {
+  it('the same seed gives the same answer and the same shot counts', () => {
+    for (const [solver, problem] of [
+      ['qaoa', routeProblem(3)],
+      ['qubo', portfolioProblem()],
+      ['grover', patternProblem(16, 3)],
+    ] as const) {
+      const a = solveProblem(solver, problem, { shots: 256, seed: 42 });
+      const b = solveProblem(solver, problem, { shots: 256, seed: 42 });
+      assert.deepEqual(a.solution, b.solution, solver);
+      assert.equal(a.meta.optimal_count, b.meta.optimal_count, solver);
+      assert.equal(a.meta.energy, b.meta.energy, solver);
+    }
+  });
+
+  it('names the field of a schema mismatch (422) and refuses a foreign problem type', () => {
+    assert.throws(() => validateProblem('qubo', { ...portfolioProblem(), constraints: { max_assets: 'three', max_risk: 0.1, min_return: 0 } }), (e: { status?: number; param?: string }) => e.status === 422 && e.param === 'problem.constraints.max_assets');
+    assert.throws(() => validateProblem('qsvm', routeProblem(2), 'problems.4'), (e: { status?: number; param?: string; message?: string }) => e.status === 422 && e.param === 'problems.4.type' && /classification/.test(e.message ?? ''));
+    assert.throws(() => validateProblem('grover', 'find it'), (e: { status?: number }) => e.status === 400);
+    assert.throws(() => solveProblem('annealer', routeProblem(2), { shots: 1 }), (e: { status?: number; param?: string }) => e.status === 400 && e.param === 'solver');
+  });
+
+  it('maps a simulator capacity refusal to 422 problem_too_large', () => {
+    const wide = Array.from({ length: 40 }, (_, i) => i);
+    assert.throws(
+      () => solveProblem('qsvm', { type: 'classification', training_data: [{ features: wide, label: 'a' }, { features: wide, label: 'b' }], predict: [{ features: wide }] }, { shots: 8 }),
+      (e: { status?: number; code?: string }) => e.status === 422 && e.code === 'problem_too_large',
+    );
+  });
+
+  it('QUBO → Ising keeps every bitstring’s value', () => {
+    const n = 4;
+    const q = Float64Array.from({ length: n * n }, (_, i) => Math.sin(i * 1.7) * 3);
+    const ising = quboToIsing(n, q, 1.25);
+    const a = quboDiagonal(n, q, 1.25);
+    const b = isingDiagonal(n, ising.quadratic, ising.linear, ising.constant);
+    for (let z = 0; z < 2 ** n; z++) assert.ok(Math.abs(a[z]! - b[z]!) < 1e-12, `z=${z}`);
+  });
+
+  it('Nelder–Mead finds the minimum of a smooth bowl and the Rosenbrock valley', () => {
+    const bowl = nelderMead((x) => (x[0]! - 1) ** 2 + 2 * (x[1]! + 0.5) ** 2, [0, 0], { maxEvaluations: 400 });
+    assert.ok(Math.abs(bowl.x[0]! - 1) < 1e-3 && Math.abs(bowl.x[1]! + 0.5) < 1e-3);
+    const rosen = nelderMead((x) => 100 * (x[1]! - x[0]! ** 2) ** 2 + (1 - x[0]!) ** 2, [-1, 1], { maxEvaluations: 2000, tolerance: 1e-14 });
+    assert.ok(rosen.value < 1e-6, `value ${rosen.value}`);
+  });
+});
