@@ -10,3 +10,4 @@ export * from './diagonals.ts';
 export * from './prepared-diagonal.ts';
 export * from './qaoa.ts';
 export * from './circuit.ts';
+export * from './parallel.ts';

@@ -30,9 +30,12 @@ export interface QaoaJob {
   expectation: boolean;
   lowBits: number;
   tile: number;
+  /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
+  finalScale?: [number, number];
+  flipped?: boolean;
 }
 
-export const DEFAULT_LOW_BITS = 13;
+export const DEFAULT_LOW_BITS = 14;
 export const DEFAULT_TILE = 8;
 
 function share(count: number, thread: number, threads: number): [number, number] {
@@ -49,7 +52,7 @@ export function runQaoaShare(job: QaoaJob, thread: number, threads: number, barr
   const L = Math.min(n, job.lowBits);
   const H = n - L;
   const blockCount = 2 ** H;
-  const B = 2 ** L;
+  const B = 1 << L;
   const C = Math.min(job.tile, B);
   const tileCount = B / C;
   const amp0 = 1 / Math.sqrt(2 ** n);
@@ -59,34 +62,85 @@ export function runQaoaShare(job: QaoaJob, thread: number, threads: number, barr
   let partial = 0;
   const [b0, b1] = share(blockCount, thread, threads);
   const [t0, t1] = share(tileCount, thread, threads);
+  // true state = (gr + i·gi) · X^{⊗n·flip} · stored state (see rx2)
+  let gr = 1;
+  let gi = 0;
+  let flip = 0;
   for (let l = 0; l < p; l++) {
     const gamma = gammas[l]!;
-    const c = Math.cos(betas[l]!);
-    const s = Math.sin(betas[l]!);
+    let beta = betas[l]!;
+    let sigma = 0;
+    if (Math.abs(Math.sin(beta)) > Math.abs(Math.cos(beta))) {
+      sigma = Math.sin(beta) > 0 ? 1 : -1;
+      beta -= (sigma * Math.PI) / 2;
+    }
+    const c = Math.cos(beta);
+    const t = Math.tan(beta);
     const last = l === p - 1;
     for (let k = 0; k < tableSize; k++) {
-      const t = -gamma * job.values[k]!;
-      phr[k] = Math.cos(t);
-      phi[k] = Math.sin(t);
+      const a = -gamma * job.values[k]!;
+      const cr = Math.cos(a);
+      const ci = Math.sin(a);
+      phr[k] = cr * gr - ci * gi;
+      phi[k] = cr * gi + ci * gr;
     }
+    const xmask = flip * (2 ** n - 1);
+    if (sigma !== 0) flip ^= 1;
     for (let b = b0; b < b1; b++) {
       const o = b * B;
-      if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, o, o + B, l === 0, amp0);
-      else phaseRaw(job.re, job.im, job.raw!, gamma, o, o + B, l === 0, amp0);
-      mixLow(job.re, job.im, o, L, c, s);
-      if (last && H === 0 && job.expectation) partial += expectRange(job, o, o + B);
+      if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, o, o + B, xmask, l === 0, amp0);
+      else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, o, o + B, xmask, l === 0, amp0);
+      mixLow(job.re, job.im, o, L, t);
+      if (last && H === 0 && job.expectation) partial += expectRange(job, o, o + B, flip * (2 ** n - 1));
     }
     barrier();
     if (H > 0) {
-      for (let t = t0; t < t1; t++) {
-        const off = t * C;
-        mixHigh(job.re, job.im, off, C, L, n, c, s);
-        if (last && job.expectation) partial += expectTile(job, off, C, B);
+      for (let tile = t0; tile < t1; tile++) {
+        const off = tile * C;
+        mixHigh(job.re, job.im, off, C, L, n, t);
+        if (last && job.expectation) partial += expectTile(job, off, C, B, flip * (2 ** n - 1));
       }
       barrier();
     }
+    // the scalar left out by this mixer: c^n · (-iσ)^n
+    const m = c ** n;
+    const unit = sigma === 0 ? [1, 0] : ([[1, 0], [0, -sigma], [-1, 0], [0, sigma]] as const)[n % 4]!;
+    gr = m * unit[0]!;
+    gi = m * unit[1]!;
   }
-  return partial;
+  job.finalScale = [gr, gi];
+  job.flipped = flip === 1;
+  return job.expectation ? partial * (gr * gr + gi * gi) : 0;
+}
+
+/**
+ * Turns the stored state of a finished job into the true state: multiplies by the final scale
+ * and undoes a pending X^{⊗n} (index complement). One pass, on the calling thread.
+ */
+export function finishState(job: QaoaJob): void {
+  const { re, im } = job;
+  const [gr, gi] = job.finalScale ?? [1, 0];
+  const N = re.length;
+  if (!job.flipped) {
+    for (let z = 0; z < N; z++) {
+      const xr = re[z]!;
+      const xi = im[z]!;
+      re[z] = xr * gr - xi * gi;
+      im[z] = xr * gi + xi * gr;
+    }
+    return;
+  }
+  for (let z = 0; z < N >> 1; z++) {
+    const w = N - 1 - z;
+    const xr = re[z]!;
+    const xi = im[z]!;
+    const yr = re[w]!;
+    const yi = im[w]!;
+    re[z] = yr * gr - yi * gi;
+    im[z] = yr * gi + yi * gr;
+    re[w] = xr * gr - xi * gi;
+    im[w] = xr * gi + xi * gr;
+  }
 }
 
 function phaseTable(
@@ -97,6 +151,7 @@ function phaseTable(
   phi: Float64Array,
   from: number,
   to: number,
+  xmask: number,
   init: boolean,
   amp0: number,
 ): void {
@@ -109,7 +164,7 @@ function phaseTable(
     return;
   }
   for (let z = from; z < to; z++) {
-    const k = index[z]!;
+    const k = index[z ^ xmask]!;
     const pr = phr[k]!;
     const pi = phi[k]!;
     const xr = re[z]!;
@@ -124,15 +179,20 @@ function phaseRaw(
   im: Float64Array,
   raw: Float64Array,
   gamma: number,
+  gr: number,
+  gi: number,
   from: number,
   to: number,
+  xmask: number,
   init: boolean,
   amp0: number,
 ): void {
   for (let z = from; z < to; z++) {
-    const t = -gamma * raw[z]!;
-    const pr = Math.cos(t);
-    const pi = Math.sin(t);
+    const a = -gamma * raw[z ^ xmask]!;
+    const cr = Math.cos(a);
+    const ci = Math.sin(a);
+    const pr = cr * gr - ci * gi;
+    const pi = cr * gi + ci * gr;
     if (init) {
       re[z] = amp0 * pr;
       im[z] = amp0 * pi;
@@ -145,22 +205,28 @@ function phaseRaw(
   }
 }
 
-/**
- * RX(2β) = [[c, -is], [-is, c]] on the pair (i, j): x' = c·x - i·s·y, y' = c·y - i·s·x.
+/*
+ * The mixer RX(2β) = [[c, -is], [-is, c]] (c = cos β, s = sin β) is applied up to a scalar, which
+ * the schedule folds into the next layer's phase table (or the expectation), saving a third of
+ * the multiplies: RX = c·P with P(x, y) = (x - i·t·y, y - i·t·x), t = tan β. To keep |t| ≤ 1,
+ * a layer with |tan β| > 1 uses RX(2β) = -iσ·X·RX(2β - σπ/2) (σ = sign sin β): the X on every
+ * qubit commutes with the rest of the mixer and is tracked as a flag instead of applied — the
+ * stored state is then the true one with every index complemented, so later phase passes and the
+ * expectation read the cost at z ^ (2^n - 1).
  */
-function rx2(re: Float64Array, im: Float64Array, i: number, j: number, c: number, s: number): void {
+function rx2(re: Float64Array, im: Float64Array, i: number, j: number, t: number): void {
   const xr = re[i]!;
   const xi = im[i]!;
   const yr = re[j]!;
   const yi = im[j]!;
-  re[i] = c * xr + s * yi;
-  im[i] = c * xi - s * yr;
-  re[j] = c * yr + s * xi;
-  im[j] = c * yi - s * xr;
+  re[i] = xr + t * yi;
+  im[i] = xi - t * yr;
+  re[j] = yr + t * xi;
+  im[j] = yi - t * xr;
 }
 
-/** RX(2β) ⊗ RX(2β) on the four amplitudes i, i+s1, i+s2, i+s1+s2 (qubits log2 s1 and log2 s2). */
-function rx4(re: Float64Array, im: Float64Array, i0: number, s1: number, s2: number, c: number, s: number): void {
+/** The scaled RX on both qubits of the four amplitudes i, i+s1, i+s2, i+s1+s2. */
+function rx4(re: Float64Array, im: Float64Array, i0: number, s1: number, s2: number, t: number): void {
   const i1 = i0 + s1;
   const i2 = i0 + s2;
   const i3 = i2 + s1;
@@ -172,38 +238,38 @@ function rx4(re: Float64Array, im: Float64Array, i0: number, s1: number, s2: num
   const a2i = im[i2]!;
   const a3r = re[i3]!;
   const a3i = im[i3]!;
-  const b0r = c * a0r + s * a1i;
-  const b0i = c * a0i - s * a1r;
-  const b1r = c * a1r + s * a0i;
-  const b1i = c * a1i - s * a0r;
-  const b2r = c * a2r + s * a3i;
-  const b2i = c * a2i - s * a3r;
-  const b3r = c * a3r + s * a2i;
-  const b3i = c * a3i - s * a2r;
-  re[i0] = c * b0r + s * b2i;
-  im[i0] = c * b0i - s * b2r;
-  re[i2] = c * b2r + s * b0i;
-  im[i2] = c * b2i - s * b0r;
-  re[i1] = c * b1r + s * b3i;
-  im[i1] = c * b1i - s * b3r;
-  re[i3] = c * b3r + s * b1i;
-  im[i3] = c * b3i - s * b1r;
+  const b0r = a0r + t * a1i;
+  const b0i = a0i - t * a1r;
+  const b1r = a1r + t * a0i;
+  const b1i = a1i - t * a0r;
+  const b2r = a2r + t * a3i;
+  const b2i = a2i - t * a3r;
+  const b3r = a3r + t * a2i;
+  const b3i = a3i - t * a2r;
+  re[i0] = b0r + t * b2i;
+  im[i0] = b0i - t * b2r;
+  re[i2] = b2r + t * b0i;
+  im[i2] = b2i - t * b0r;
+  re[i1] = b1r + t * b3i;
+  im[i1] = b1i - t * b3r;
+  re[i3] = b3r + t * b1i;
+  im[i3] = b3i - t * b1r;
 }
 
 /** RX(2β) on qubits 0..L-1 of the block starting at o (length 2^L). */
-function mixLow(re: Float64Array, im: Float64Array, o: number, L: number, c: number, s: number): void {
-  const end = o + 2 ** L;
+function mixLow(re: Float64Array, im: Float64Array, o: number, L: number, t: number): void {
+  const end = o + (1 << L);
   let q = 0;
   for (; q + 1 < L; q += 2) {
     const s1 = 1 << q;
     const s2 = s1 << 1;
     const step = s2 << 1;
     if (s1 === 1) {
-      for (let g = o; g < end; g += 4) rx4(re, im, g, 1, 2, c, s);
+      for (let g = o; g < end; g += 4) rx4(re, im, g, 1, 2, t);
     } else {
       for (let g = o; g < end; g += step) {
         const stop = g + s1;
-        for (let i = g; i < stop; i++) rx4(re, im, i, s1, s2, c, s);
+        for (let i = g; i < stop; i++) rx4(re, im, i, s1, s2, t);
       }
     }
   }
@@ -211,7 +277,7 @@ function mixLow(re: Float64Array, im: Float64Array, o: number, L: number, c: num
     const s1 = 1 << q;
     for (let g = o; g < end; g += s1 << 1) {
       const stop = g + s1;
-      for (let i = g; i < stop; i++) rx2(re, im, i, i + s1, c, s);
+      for (let i = g; i < stop; i++) rx2(re, im, i, i + s1, t);
     }
   }
 }
@@ -224,49 +290,48 @@ function mixHigh(
   C: number,
   L: number,
   n: number,
-  c: number,
-  s: number,
+  t: number,
 ): void {
-  const N = 2 ** n;
-  const B = 2 ** L;
+  const N = 1 << n;
+  const B = 1 << L;
   let q = L;
   for (; q + 1 < n; q += 2) {
-    const s1 = 2 ** q;
-    const s2 = s1 * 2;
-    for (let g = 0; g < N; g += s2 * 2) {
+    const s1 = 1 << q;
+    const s2 = s1 << 1;
+    for (let g = 0; g < N; g += s2 << 1) {
       const stop = g + s1;
       for (let h = g; h < stop; h += B) {
         const base = h + off;
-        for (let k = 0; k < C; k++) rx4(re, im, base + k, s1, s2, c, s);
+        for (let k = 0; k < C; k++) rx4(re, im, base + k, s1, s2, t);
       }
     }
   }
   if (q < n) {
-    const s1 = 2 ** q;
-    for (let g = 0; g < N; g += s1 * 2) {
+    const s1 = 1 << q;
+    for (let g = 0; g < N; g += s1 << 1) {
       const stop = g + s1;
       for (let h = g; h < stop; h += B) {
         const base = h + off;
-        for (let k = 0; k < C; k++) rx2(re, im, base + k, base + k + s1, c, s);
+        for (let k = 0; k < C; k++) rx2(re, im, base + k, base + k + s1, t);
       }
     }
   }
 }
 
-function expectRange(job: QaoaJob, from: number, to: number): number {
+function expectRange(job: QaoaJob, from: number, to: number, xmask: number): number {
   const { re, im, index, values, raw } = job;
   let sum = 0;
   if (index) {
-    for (let z = from; z < to; z++) sum += (re[z]! * re[z]! + im[z]! * im[z]!) * values[index[z]!]!;
+    for (let z = from; z < to; z++) sum += (re[z]! * re[z]! + im[z]! * im[z]!) * values[index[z ^ xmask]!]!;
   } else {
-    for (let z = from; z < to; z++) sum += (re[z]! * re[z]! + im[z]! * im[z]!) * raw![z]!;
+    for (let z = from; z < to; z++) sum += (re[z]! * re[z]! + im[z]! * im[z]!) * raw![z ^ xmask]!;
   }
   return sum;
 }
 
-function expectTile(job: QaoaJob, off: number, C: number, B: number): number {
+function expectTile(job: QaoaJob, off: number, C: number, B: number, xmask: number): number {
   const N = job.re.length;
   let sum = 0;
-  for (let h = 0; h < N; h += B) sum += expectRange(job, h + off, h + off + C);
+  for (let h = 0; h < N; h += B) sum += expectRange(job, h + off, h + off + C, xmask);
   return sum;
 }

@@ -1,14 +1,19 @@
 import { applyDiagonalPhase, applyMixerX } from './gates.ts';
 import { expectationDiagonal } from './measure.ts';
 import { assertFits } from './memory-guard.ts';
+import { defaultThreads, getQaoaTeam, PARALLEL_MIN_QUBITS } from './parallel.ts';
 import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
-import { DEFAULT_LOW_BITS, DEFAULT_TILE, runQaoaShare } from './qaoa-kernel.ts';
+import { DEFAULT_LOW_BITS, DEFAULT_TILE, finishState, runQaoaShare } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { StateVector } from './state-vector.ts';
 
 export interface QaoaOptions {
-  /** Threads to use (the caller plus helper workers); default: automatic (see PARALLEL_MIN_QUBITS). */
+  /**
+   * Threads to use (the caller plus helper workers). Default: defaultThreads() from
+   * PARALLEL_MIN_QUBITS qubits up, else 1. Results agree with the single-threaded ones to
+   * round-off (partial sums are added in a different order).
+   */
   threads?: number;
   /** Block size exponent for the in-cache low-qubit pass (tuning; default 13). */
   lowBits?: number;
@@ -31,30 +36,72 @@ function toPrepared(n: number, diag: Float64Array | PreparedDiagonal): PreparedD
   return prepared;
 }
 
-function makeJob(
+const noBarrier = (): void => {};
+
+function resolveThreads(n: number, options: QaoaOptions): number {
+  if (options.threads !== undefined) {
+    if (!Number.isInteger(options.threads) || options.threads < 1) {
+      throw new RangeError(`threads must be a positive integer, got ${options.threads}`);
+    }
+    return options.threads;
+  }
+  return n >= PARALLEL_MIN_QUBITS ? defaultThreads() : 1;
+}
+
+const sharedCopies = new WeakMap<PreparedDiagonal, PreparedDiagonal>();
+
+/** The diagonal with its big array on shared memory, so helper threads read it in place. */
+function sharedDiagonal(d: PreparedDiagonal): PreparedDiagonal {
+  const big = d.index ?? d.raw!;
+  if (big.buffer instanceof SharedArrayBuffer) return d;
+  const cached = sharedCopies.get(d);
+  if (cached) return cached;
+  let copy: PreparedDiagonal;
+  if (d.index) {
+    const index = new Uint16Array(new SharedArrayBuffer(d.index.byteLength));
+    index.set(d.index);
+    copy = { ...d, index };
+  } else {
+    const raw = new Float64Array(new SharedArrayBuffer(d.raw!.byteLength));
+    raw.set(d.raw!);
+    copy = { ...d, raw };
+  }
+  sharedCopies.set(d, copy);
+  return copy;
+}
+
+/**
+ * Runs the schedule on `state`: across the thread team when threads > 1 and workers are
+ * available (state must then be on shared memory), else on this thread.
+ */
+function execute(
   state: StateVector,
   d: PreparedDiagonal,
   gammas: readonly number[],
   betas: readonly number[],
   expectation: boolean,
   options: QaoaOptions,
-): QaoaJob {
-  return {
+  threads: number,
+): number {
+  const team = threads > 1 && state.shared ? getQaoaTeam(threads) : null;
+  const diag = team ? sharedDiagonal(d) : d;
+  const job: QaoaJob = {
     n: state.qubits,
     re: state.re,
     im: state.im,
-    index: d.index,
-    raw: d.raw,
-    values: d.values,
+    index: diag.index,
+    raw: diag.raw,
+    values: diag.values,
     gammas: Float64Array.from(gammas),
     betas: Float64Array.from(betas),
     expectation,
     lowBits: options.lowBits ?? DEFAULT_LOW_BITS,
     tile: options.tile ?? DEFAULT_TILE,
   };
+  const value = team ? team.run(job) : runQaoaShare(job, 0, 1, noBarrier);
+  if (!expectation) finishState(job);
+  return value;
 }
-
-const noBarrier = (): void => {};
 
 /** Mean of the diagonal: ⟨+|C|+⟩, the p = 0 case. */
 function uniformMean(d: PreparedDiagonal): number {
@@ -79,9 +126,11 @@ export function qaoaState(
 ): StateVector {
   checkAngles(gammas, betas);
   const d = toPrepared(n, diag);
-  if (gammas.length === 0) return StateVector.uniform(n, { budgetBytes: options.budgetBytes });
-  const state = StateVector.allocate(n, { budgetBytes: options.budgetBytes });
-  runQaoaShare(makeJob(state, d, gammas, betas, false, options), 0, 1, noBarrier);
+  const threads = resolveThreads(n, options);
+  const shared = threads > 1;
+  if (gammas.length === 0) return StateVector.uniform(n, { budgetBytes: options.budgetBytes, shared });
+  const state = StateVector.allocate(n, { budgetBytes: options.budgetBytes, shared });
+  execute(state, d, gammas, betas, false, options, threads);
   return state;
 }
 
@@ -99,8 +148,9 @@ export function qaoaExpectation(
   checkAngles(gammas, betas);
   const d = toPrepared(n, diag);
   if (gammas.length === 0) return uniformMean(d);
-  const state = scratchState(n, false, options.budgetBytes);
-  return runQaoaShare(makeJob(state, d, gammas, betas, true, options), 0, 1, noBarrier);
+  const threads = resolveThreads(n, options);
+  const state = scratchState(n, threads > 1, options.budgetBytes);
+  return execute(state, d, gammas, betas, true, options, threads);
 }
 
 /**

@@ -37,7 +37,7 @@ test('p = 0 gives the mean of the cost (|+>^n)', () => {
 
 test('fast kernel equals the gate-level reference across block/tile shapes and diagonal kinds', () => {
   const gammas = [0.31, -0.72, 1.13];
-  const betas = [0.44, 0.27, -0.61];
+  const betas = [0.44, 1.27, -1.9]; // |tan β| below and above 1, both signs of sin β
   for (const n of [1, 2, 3, 5, 9, 12]) {
     const intDiag = maxCutDiagonal(n, n > 1 ? randomEdges(n, Math.min(n * 2, (n * (n - 1)) / 2), n) : []);
     const realDiag = Float64Array.from({ length: 2 ** n }, (_, z) => Math.sin(z * 1.7) * 3.3);
