@@ -143,6 +143,20 @@ function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
   return history;
 }
 
+/** The generation options chat and completion share in node-llama-cpp. */
+interface EngineSampling {
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  customStopTriggers?: readonly string[];
+  signal?: AbortSignal;
+  stopOnAbortSignal?: boolean;
+  repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number };
+  onToken: (tokens: Token[]) => void;
+  onTextChunk?: (text: string) => void;
+}
+
 function finishReasonOf(stopReason: string): FinishReason {
   if (stopReason === 'maxTokens') return 'length';
   if (stopReason === 'abort') return 'abort';
@@ -189,51 +203,66 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+    return this.#generate(options, (loaded, sequence) => {
       const chat = new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
-      try {
-        const history = toHistory(messages);
-        const promptTokens = chat.chatWrapper
+      const history = toHistory(messages);
+      return {
+        promptTokens: chat.chatWrapper
           .generateContextState({ chatHistory: history })
-          .contextText.tokenize(loaded.model.tokenizer).length;
-        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens);
-        let completionTokens = 0;
-        const result = await chat.generateResponse(history, {
-          ...this.#sampling(options, maxTokens),
-          onToken: (tokens) => { completionTokens += tokens.length; },
-          ...(options.onText !== undefined ? { onTextChunk: options.onText } : {}),
-        });
-        return {
-          text: result.response,
-          finishReason: finishReasonOf(result.metadata.stopReason),
-          usage: { promptTokens, completionTokens },
-        };
-      } finally {
-        chat.dispose({ disposeSequence: false });
-      }
+          .contextText.tokenize(loaded.model.tokenizer).length,
+        run: async (sampling) => {
+          const result = await chat.generateResponse(history, sampling);
+          return { text: result.response, stopReason: result.metadata.stopReason };
+        },
+        dispose: () => chat.dispose({ disposeSequence: false }),
+      };
     });
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
-    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+    return this.#generate(options, (loaded, sequence) => {
       const completion = new LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
+      const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
+      return {
+        promptTokens: loaded.model.tokenize(prompt).length + bos,
+        run: async (sampling) => {
+          const result = await completion.generateCompletionWithMeta(prompt, sampling);
+          return { text: result.response, stopReason: result.metadata.stopReason };
+        },
+        dispose: () => completion.dispose({ disposeSequence: false }),
+      };
+    });
+  }
+
+  /**
+   * The part chat and plain completion share: a sequence, the token budget, sampling options,
+   * token counting and streaming callbacks around one generator call.
+   */
+  #generate(
+    options: GenerateOptions,
+    prepare: (loaded: Loaded, sequence: LlamaContextSequence) => {
+      promptTokens: number;
+      run: (sampling: EngineSampling) => Promise<{ text: string; stopReason: string }>;
+      dispose: () => void;
+    },
+  ): Promise<GenerateResult> {
+    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+      const generator = prepare(loaded, sequence);
       try {
-        const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
-        const promptTokens = loaded.model.tokenize(prompt).length + bos;
-        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens);
+        const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens);
         let completionTokens = 0;
-        const result = await completion.generateCompletionWithMeta(prompt, {
+        const result = await generator.run({
           ...this.#sampling(options, maxTokens),
           onToken: (tokens) => { completionTokens += tokens.length; },
           ...(options.onText !== undefined ? { onTextChunk: options.onText } : {}),
         });
         return {
-          text: result.response,
-          finishReason: finishReasonOf(result.metadata.stopReason),
-          usage: { promptTokens, completionTokens },
+          text: result.text,
+          finishReason: finishReasonOf(result.stopReason),
+          usage: { promptTokens: generator.promptTokens, completionTokens },
         };
       } finally {
-        completion.dispose({ disposeSequence: false });
+        generator.dispose();
       }
     });
   }
@@ -278,7 +307,7 @@ export class LlamaModelHost implements LanguageModel {
     return input as Token[];
   }
 
-  #sampling(options: GenerateOptions, maxTokens: number) {
+  #sampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onToken' | 'onTextChunk'> {
     return {
       maxTokens,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),

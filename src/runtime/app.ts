@@ -4,6 +4,7 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { comingSoonRoutes } from './coming-soon-routes.ts';
 import { completionsRoute } from './completions-route.ts';
 import { embeddingsRoute } from './embeddings-route.ts';
+import { createHttpServer } from './http-server.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { modelsRoutes } from './models-routes.ts';
@@ -36,10 +37,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     // Fastify's two lines per request are replaced by request-log.ts's one.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
-    requestTimeout: options.requestTimeoutMs,
-    // Streams can run for minutes; the request timeout above bounds only the upload.
-    connectionTimeout: 0,
-    keepAliveTimeout: 5_000,
+    serverFactory: (handler) => createHttpServer(options.requestTimeoutMs, handler),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -7,6 +7,7 @@ import pino, { type Logger } from 'pino';
 import { LlamaEngine } from '../inference/llama-engine.ts';
 import { ModelCatalog } from '../inference/model-catalog.ts';
 import { buildLocalApp } from './app.ts';
+import { createHttpServer } from './http-server.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 
@@ -51,12 +52,13 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     log: log.child({ component: 'inference' }),
   });
   const shutdown = new AbortController();
+  const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   const app = await buildLocalApp({
     models: engine,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
-    requestTimeoutMs: Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0,
+    requestTimeoutMs,
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     health: () => ({
@@ -82,9 +84,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   for (const requestedPort of config.ports) {
     let port = requestedPort;
     for (const [i, host] of config.hosts.entries()) {
-      const server = i === 0 && servers.length === 0 ? app.server : createServer(app.routing);
-      server.requestTimeout = app.server.requestTimeout;
-      server.keepAliveTimeout = app.server.keepAliveTimeout;
+      const server = i === 0 && servers.length === 0 ? app.server : createHttpServer(requestTimeoutMs, app.routing);
       try {
         port = await listen(server, port, host);
       } catch (error) {

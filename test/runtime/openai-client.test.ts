@@ -3,6 +3,7 @@
  * official `openai` npm client exactly as users point it at http://127.0.0.1:11435/v1.
  */
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
@@ -234,9 +235,23 @@ describe('errors in the OpenAI envelope', () => {
 
   test('an oversized body → 413, and the daemon keeps serving', async () => {
     const huge = JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'x'.repeat(17 * 1024 * 1024) }] });
-    const res = await post('/v1/chat/completions', huge);
-    assert.equal(res.status, 413);
-    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'request_too_large');
+    // The daemon answers from Content-Length without reading the body, then closes; a raw
+    // request lets the test read that answer even if the upload is cut off mid-write.
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      let answered = false;
+      const req = request(`${daemon.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(huge) } }, (res) => {
+        answered = true;
+        let text = '';
+        res.on('data', (d: Buffer) => { text += d.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', reject);
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => { if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error); });
+      req.on('close', () => { if (!answered) reject(new Error('connection closed without a response')); });
+      req.end(huge);
+    });
+    assert.equal(status, 413);
+    assert.equal((JSON.parse(body) as { error: { code: string } }).error.code, 'request_too_large');
     assert.equal((await fetch(`${daemon.url}/health`)).status, 200);
   });
 
