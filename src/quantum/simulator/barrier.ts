@@ -1,31 +1,17 @@
 /**
- * Shared control block for a team of threads working on one state vector.
- * Int32 slots: barrier arrival count, barrier generation, error flag, ready count; then one
- * Float64 slot per thread for partial results.
+ * Shared control block for a team of threads working on one state vector: Int32 slots for the
+ * barrier arrival count and generation, an error flag, a ready count and the chunk counter.
  */
 export const CTL_COUNT = 0;
 export const CTL_GENERATION = 1;
 export const CTL_ERROR = 2;
 export const CTL_READY = 3;
+/** Next chunk to claim in the current pass (reset by the last thread through each barrier). */
+export const CTL_NEXT = 4;
 const INT_SLOTS = 8;
 
-export interface TeamControl {
-  readonly buffer: SharedArrayBuffer;
-  readonly ctl: Int32Array;
-  readonly partials: Float64Array;
-}
-
-export function createTeamControl(threads: number): TeamControl {
-  const buffer = new SharedArrayBuffer(INT_SLOTS * 4 + threads * 8);
-  return openTeamControl(buffer, threads);
-}
-
-export function openTeamControl(buffer: SharedArrayBuffer, threads: number): TeamControl {
-  return {
-    buffer,
-    ctl: new Int32Array(buffer, 0, INT_SLOTS),
-    partials: new Float64Array(buffer, INT_SLOTS * 4, threads),
-  };
+export function createTeamControl(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(INT_SLOTS * 4));
 }
 
 /** Raised in the waiting threads when another thread of the team failed. */
@@ -46,6 +32,7 @@ export function makeBarrier(ctl: Int32Array, parties: number): () => void {
   return () => {
     const generation = Atomics.load(ctl, CTL_GENERATION);
     if (Atomics.add(ctl, CTL_COUNT, 1) === parties - 1) {
+      Atomics.store(ctl, CTL_NEXT, 0);
       Atomics.store(ctl, CTL_COUNT, 0);
       Atomics.add(ctl, CTL_GENERATION, 1);
       Atomics.notify(ctl, CTL_GENERATION);
@@ -68,4 +55,9 @@ export function raiseTeamError(ctl: Int32Array): void {
   Atomics.store(ctl, CTL_ERROR, 1);
   Atomics.add(ctl, CTL_GENERATION, 0);
   Atomics.notify(ctl, CTL_GENERATION);
+}
+
+/** Chunk claiming and barrier for one member of a team sharing `ctl`. */
+export function teamSync(ctl: Int32Array, parties: number): { next(): number; barrier(): void } {
+  return { next: () => Atomics.add(ctl, CTL_NEXT, 1), barrier: makeBarrier(ctl, parties) };
 }

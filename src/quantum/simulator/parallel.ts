@@ -1,8 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { createTeamControl, CTL_COUNT, CTL_ERROR, CTL_READY, makeBarrier, raiseTeamError } from './barrier.ts';
-import type { TeamControl } from './barrier.ts';
-import { runQaoaShare } from './qaoa-kernel.ts';
+import { createTeamControl, CTL_COUNT, CTL_ERROR, CTL_NEXT, CTL_READY, raiseTeamError, teamSync } from './barrier.ts';
+import { runQaoaShare, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 
 /** Below this many qubits the QAOA evaluation stays on the calling thread. */
@@ -29,21 +28,21 @@ export function defaultThreads(env: NodeJS.ProcessEnv = process.env): number {
 export class QaoaTeam {
   readonly threads: number;
   readonly #workers: Worker[];
-  readonly #control: TeamControl;
+  readonly #ctl: Int32Array;
   #broken = false;
 
   private constructor(threads: number) {
     this.threads = threads;
-    this.#control = createTeamControl(threads);
+    this.#ctl = createTeamControl();
     this.#workers = [];
     for (let k = 1; k < threads; k++) {
       const worker = new Worker(new URL('./qaoa-team-worker.ts', import.meta.url), {
-        workerData: { buffer: this.#control.buffer, threads },
+        workerData: { ctl: this.#ctl },
       });
       worker.unref();
       worker.on('error', () => {
         this.#broken = true;
-        raiseTeamError(this.#control.ctl);
+        raiseTeamError(this.#ctl);
       });
       worker.on('exit', () => {
         this.#broken = true;
@@ -55,7 +54,7 @@ export class QaoaTeam {
   /** Starts the helpers and waits (blocking, bounded) until they are ready; null if they never are. */
   static start(threads: number): QaoaTeam | null {
     const team = new QaoaTeam(threads);
-    const { ctl } = team.#control;
+    const ctl = team.#ctl;
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (Atomics.load(ctl, CTL_READY) < threads - 1) {
       const seen = Atomics.load(ctl, CTL_READY);
@@ -73,27 +72,29 @@ export class QaoaTeam {
     return !this.#broken;
   }
 
-  /** Runs a QAOA job (all arrays on SharedArrayBuffers) across the team; returns the expectation. */
+  /**
+   * Runs a QAOA job across the team. re, im, partials (and the diagonal, for speed) must be on
+   * SharedArrayBuffers. Returns the expectation when job.expectation is set, else 0.
+   */
   run(job: QaoaJob): number {
     if (this.#broken) throw new Error('QAOA team is not usable');
-    const { ctl, partials } = this.#control;
+    if (!(job.re.buffer instanceof SharedArrayBuffer) || !(job.partials.buffer instanceof SharedArrayBuffer)) {
+      throw new TypeError('a team job needs its state and partials on SharedArrayBuffers');
+    }
+    const ctl = this.#ctl;
     Atomics.store(ctl, CTL_COUNT, 0);
+    Atomics.store(ctl, CTL_NEXT, 0);
     Atomics.store(ctl, CTL_ERROR, 0);
-    partials.fill(0);
-    for (let k = 1; k < this.threads; k++) this.#workers[k - 1]!.postMessage({ job, thread: k, threads: this.threads });
-    const barrier = makeBarrier(ctl, this.threads);
+    for (const worker of this.#workers) worker.postMessage({ job, threads: this.threads });
     try {
-      partials[0] = runQaoaShare(job, 0, this.threads, barrier);
-      barrier();
+      runQaoaShare(job, teamSync(ctl, this.threads));
     } catch (err) {
       this.#broken = true;
       raiseTeamError(ctl);
       void this.close();
       throw err;
     }
-    let sum = 0;
-    for (let k = 0; k < this.threads; k++) sum += partials[k]!;
-    return sum;
+    return job.expectation ? sumPartials(job) : 0;
   }
 
   async close(): Promise<void> {

@@ -11,9 +11,11 @@
  *   again two per sweep, and in the last layer accumulates Σ|amp|²·C(z) while the tile is hot.
  * The first layer writes e^{-iγC(z)}/√N directly, so |+>^n is never materialised.
  *
- * Blocks and tiles are independent, so a thread takes a contiguous share of each pass and the
- * passes are separated by a barrier: the same code runs single-threaded (no-op barrier) and in
- * the worker pool (src/quantum/simulator/parallel.ts).
+ * Blocks and tiles are independent. Threads claim chunks of them from a shared counter (so a
+ * thread slowed by other load on the machine simply takes fewer), and the passes are separated
+ * by a barrier: the same code runs single-threaded and in a thread team (parallel.ts). The
+ * expectation is accumulated per chunk and summed in chunk order, so the result is bit-for-bit
+ * the same whatever the thread count or scheduling.
  */
 
 export interface QaoaJob {
@@ -30,6 +32,8 @@ export interface QaoaJob {
   expectation: boolean;
   lowBits: number;
   tile: number;
+  /** Per-chunk expectation partials, at least partialSlots(n, lowBits, tile) long (shared memory for a team). */
+  partials: Float64Array;
   /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
   finalScale?: [number, number];
   flipped?: boolean;
@@ -38,30 +42,63 @@ export interface QaoaJob {
 export const DEFAULT_LOW_BITS = 14;
 export const DEFAULT_TILE = 8;
 
-function share(count: number, thread: number, threads: number): [number, number] {
-  return [Math.floor((count * thread) / threads), Math.floor((count * (thread + 1)) / threads)];
+/** How threads coordinate: `next` claims the next chunk index of the current pass; `barrier` waits for all threads and resets the claim counter. */
+export interface ShareSync {
+  next(): number;
+  barrier(): void;
+}
+
+/** Single-thread coordination: chunks in order, no waiting. */
+export function soloSync(): ShareSync {
+  let counter = 0;
+  return {
+    next: () => counter++,
+    barrier: () => {
+      counter = 0;
+    },
+  };
+}
+
+/** Amplitudes per claimed chunk: large enough that claiming costs nothing, small enough to balance. */
+const CHUNK_AMPLITUDES = 1 << 14;
+
+/** Chunk partial sums a job needs (size job.partials to at least this). */
+export function partialSlots(n: number, lowBits: number, tile: number): number {
+  const L = Math.min(n, lowBits);
+  const H = n - L;
+  if (H === 0) return 1;
+  const C = Math.min(tile, 2 ** L);
+  const tileCount = 2 ** L / C;
+  return tileCount / tilesPerChunk(H, C, tileCount);
+}
+
+function tilesPerChunk(H: number, C: number, tileCount: number): number {
+  return Math.min(tileCount, Math.max(1, CHUNK_AMPLITUDES / (2 ** H * C)));
 }
 
 /**
- * Runs this thread's share of the schedule; returns its part of the expectation (0 when
- * job.expectation is false). `barrier` must block until every thread has reached it.
+ * Runs this thread's part of the schedule, claiming chunks through `sync`. With
+ * job.expectation, each chunk's Σ|amp|²·C(z) lands in job.partials[chunk]; the caller sums them
+ * (sumPartials) after every thread has returned.
  */
-export function runQaoaShare(job: QaoaJob, thread: number, threads: number, barrier: () => void): number {
+export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
   const { n, gammas, betas } = job;
   const p = gammas.length;
   const L = Math.min(n, job.lowBits);
   const H = n - L;
   const blockCount = 2 ** H;
-  const B = 1 << L;
+  const B = 2 ** L;
   const C = Math.min(job.tile, B);
   const tileCount = B / C;
   const amp0 = 1 / Math.sqrt(2 ** n);
   const tableSize = job.values.length;
   const phr = new Float64Array(tableSize);
   const phi = new Float64Array(tableSize);
-  let partial = 0;
-  const [b0, b1] = share(blockCount, thread, threads);
-  const [t0, t1] = share(tileCount, thread, threads);
+  const blocksPer = Math.max(1, Math.min(blockCount, CHUNK_AMPLITUDES / B));
+  const blockChunks = blockCount / blocksPer;
+  const tilesPer = tilesPerChunk(H, C, tileCount);
+  const tileChunks = tileCount / tilesPer;
+  const partials = job.partials;
   // true state = (gr + i·gi) · X^{⊗n·flip} · stored state (see rx2)
   let gr = 1;
   let gi = 0;
@@ -86,21 +123,30 @@ export function runQaoaShare(job: QaoaJob, thread: number, threads: number, barr
     }
     const xmask = flip * (2 ** n - 1);
     if (sigma !== 0) flip ^= 1;
-    for (let b = b0; b < b1; b++) {
-      const o = b * B;
-      if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, o, o + B, xmask, l === 0, amp0);
-      else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, o, o + B, xmask, l === 0, amp0);
-      mixLow(job.re, job.im, o, L, t);
-      if (last && H === 0 && job.expectation) partial += expectRange(job, o, o + B, flip * (2 ** n - 1));
-    }
-    barrier();
-    if (H > 0) {
-      for (let tile = t0; tile < t1; tile++) {
-        const off = tile * C;
-        mixHigh(job.re, job.im, off, C, L, n, t);
-        if (last && job.expectation) partial += expectTile(job, off, C, B, flip * (2 ** n - 1));
+    const xmaskAfter = flip * (2 ** n - 1);
+    for (let chunk = sync.next(); chunk < blockChunks; chunk = sync.next()) {
+      let sum = 0;
+      for (let b = chunk * blocksPer; b < (chunk + 1) * blocksPer; b++) {
+        const o = b * B;
+        if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, o, o + B, xmask, l === 0, amp0);
+        else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, o, o + B, xmask, l === 0, amp0);
+        mixLow(job.re, job.im, o, L, t);
+        if (last && H === 0 && job.expectation) sum += expectRange(job, o, o + B, xmaskAfter);
       }
-      barrier();
+      if (last && H === 0 && job.expectation) partials[chunk] = sum;
+    }
+    sync.barrier();
+    if (H > 0) {
+      for (let chunk = sync.next(); chunk < tileChunks; chunk = sync.next()) {
+        let sum = 0;
+        for (let tile = chunk * tilesPer; tile < (chunk + 1) * tilesPer; tile++) {
+          const off = tile * C;
+          mixHigh(job.re, job.im, off, C, L, n, t);
+          if (last && job.expectation) sum += expectTile(job, off, C, B, xmaskAfter);
+        }
+        if (last && job.expectation) partials[chunk] = sum;
+      }
+      sync.barrier();
     }
     // the scalar left out by this mixer: c^n · (-iσ)^n
     const m = c ** n;
@@ -110,7 +156,15 @@ export function runQaoaShare(job: QaoaJob, thread: number, threads: number, barr
   }
   job.finalScale = [gr, gi];
   job.flipped = flip === 1;
-  return job.expectation ? partial * (gr * gr + gi * gi) : 0;
+}
+
+/** ⟨C⟩ of a finished expectation job: the chunk partials in order, times |final scale|². */
+export function sumPartials(job: QaoaJob): number {
+  const slots = partialSlots(job.n, job.lowBits, job.tile);
+  let sum = 0;
+  for (let k = 0; k < slots; k++) sum += job.partials[k]!;
+  const [gr, gi] = job.finalScale ?? [1, 0];
+  return sum * (gr * gr + gi * gi);
 }
 
 /**

@@ -1,27 +1,22 @@
 /**
  * Helper thread of a QaoaTeam (parallel.ts): receives a job (typed arrays on shared memory),
- * runs its share of the QAOA schedule in lock-step with the caller through the shared barrier,
- * and writes its partial expectation.
+ * claims chunks of each pass in lock-step with the caller through the shared counter and barrier.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { CTL_READY, makeBarrier, openTeamControl, raiseTeamError } from './barrier.ts';
+import { CTL_READY, raiseTeamError, teamSync } from './barrier.ts';
 import { runQaoaShare } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 
 interface TeamMessage {
   job: QaoaJob;
-  thread: number;
   threads: number;
 }
 
-const { buffer, threads } = workerData as { buffer: SharedArrayBuffer; threads: number };
-const { ctl, partials } = openTeamControl(buffer, threads);
+const { ctl } = workerData as { ctl: Int32Array };
 
 parentPort!.on('message', (msg: TeamMessage) => {
-  const barrier = makeBarrier(ctl, msg.threads);
   try {
-    partials[msg.thread] = runQaoaShare(msg.job, msg.thread, msg.threads, barrier);
-    barrier();
+    runQaoaShare(msg.job, teamSync(ctl, msg.threads));
   } catch (err) {
     raiseTeamError(ctl);
     if (!(err instanceof Error && err.name === 'TeamFailedError')) throw err;

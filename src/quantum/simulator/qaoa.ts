@@ -4,7 +4,7 @@ import { assertFits } from './memory-guard.ts';
 import { defaultThreads, getQaoaTeam, PARALLEL_MIN_QUBITS } from './parallel.ts';
 import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
-import { DEFAULT_LOW_BITS, DEFAULT_TILE, finishState, runQaoaShare } from './qaoa-kernel.ts';
+import { DEFAULT_LOW_BITS, DEFAULT_TILE, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { StateVector } from './state-vector.ts';
 
@@ -35,8 +35,6 @@ function toPrepared(n: number, diag: Float64Array | PreparedDiagonal): PreparedD
   if (prepared.qubits !== n) throw new RangeError(`diagonal is for ${prepared.qubits} qubits, not ${n}`);
   return prepared;
 }
-
-const noBarrier = (): void => {};
 
 function resolveThreads(n: number, options: QaoaOptions): number {
   if (options.threads !== undefined) {
@@ -85,6 +83,9 @@ function execute(
 ): number {
   const team = threads > 1 && state.shared ? getQaoaTeam(threads) : null;
   const diag = team ? sharedDiagonal(d) : d;
+  const lowBits = options.lowBits ?? DEFAULT_LOW_BITS;
+  const tile = options.tile ?? DEFAULT_TILE;
+  const slots = partialSlots(state.qubits, lowBits, tile);
   const job: QaoaJob = {
     n: state.qubits,
     re: state.re,
@@ -95,11 +96,17 @@ function execute(
     gammas: Float64Array.from(gammas),
     betas: Float64Array.from(betas),
     expectation,
-    lowBits: options.lowBits ?? DEFAULT_LOW_BITS,
-    tile: options.tile ?? DEFAULT_TILE,
+    lowBits,
+    tile,
+    partials: team ? new Float64Array(new SharedArrayBuffer(slots * 8)) : new Float64Array(slots),
   };
-  const value = team ? team.run(job) : runQaoaShare(job, 0, 1, noBarrier);
-  if (!expectation) finishState(job);
+  if (team) return finish(job, team.run(job));
+  runQaoaShare(job, soloSync());
+  return finish(job, expectation ? sumPartials(job) : 0);
+}
+
+function finish(job: QaoaJob, value: number): number {
+  if (!job.expectation) finishState(job);
   return value;
 }
 

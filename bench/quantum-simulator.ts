@@ -1,0 +1,243 @@
+/**
+ * QAOA expectation evaluation benchmark (issue 3): prepare |+>^n, apply p = 3 layers of
+ * (MaxCut cost phase, X mixer), return ⟨C⟩, on random 3-regular graphs.
+ *
+ *   npm run bench:quantum                 # n = 16, 20, 24; quantum-circuit at 12, 14, 16
+ *   npm run bench:quantum -- --quick      # n = 12, 16, 20; quantum-circuit at 10, 12
+ *   npm run bench:quantum -- --sizes 16,20 --peer-sizes 12 --runs 5
+ *
+ * Paths compared, on the same graph and angles, in one process:
+ * - fast:        qaoaExpectation on a prepared diagonal, both threads (the production path)
+ * - fast 1T:     the same kernel on one thread
+ * - layered:     the QOKit algorithm without fusion: one diagonal pass + n RX passes per layer
+ * - gate-by-gate: the circuit as individual H / RZZ / RX gates (applyH/applyRZZ/applyRX)
+ * - quantum-circuit (npm): the same H / ZZ / RX circuit, at the sizes where it finishes
+ * Every path's expectation is checked against the fast one (|Δ| < 1e-9).
+ * The QOKit figures are the reference numbers from the issue (QOKit's C simulator, gcc -O2
+ * -fopenmp, 2 threads, measured on this kind of machine), not re-measured here.
+ */
+import { createRequire } from 'node:module';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import {
+  Circuit,
+  expectationDiagonal,
+  maxCutDiagonal,
+  maxCutTerms,
+  prepareDiagonal,
+  qaoaExpectation,
+  qaoaExpectationReference,
+  seededRng,
+  shutdownQaoaTeam,
+  StateVector,
+} from '../src/quantum/simulator/index.ts';
+import type { Edge } from '../src/quantum/simulator/index.ts';
+
+const QOKIT_SECONDS: Record<number, number> = { 16: 0.0165, 20: 0.316, 24: 5.05 };
+const GAMMAS = [0.2, 0.4, 0.6];
+const BETAS = [0.6, 0.4, 0.2];
+
+interface Args {
+  sizes: number[];
+  peerSizes: number[];
+  runs: number | null;
+  gateByGateMax: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const quick = argv.includes('--quick');
+  const list = (flag: string, fallback: number[]): number[] => {
+    const k = argv.indexOf(flag);
+    if (k < 0 || argv[k + 1] === undefined) return fallback;
+    return argv[k + 1]!.split(',').filter((x) => x.trim() !== '').map(Number);
+  };
+  const num = (flag: string): number | null => {
+    const k = argv.indexOf(flag);
+    return k >= 0 && argv[k + 1] ? Number(argv[k + 1]) : null;
+  };
+  return {
+    sizes: list('--sizes', quick ? [12, 16, 20] : [16, 20, 24]),
+    peerSizes: list('--peer-sizes', quick ? [10, 12] : [12, 14, 16]),
+    runs: num('--runs'),
+    gateByGateMax: num('--gate-by-gate-max') ?? 24,
+  };
+}
+
+/** A random 3-regular simple graph (pairing model with rejection), deterministic per seed. */
+function random3Regular(n: number, seed: string): Edge[] {
+  const rng = seededRng(seed);
+  for (let attempt = 0; attempt < 10_000; attempt++) {
+    const points: number[] = [];
+    for (let v = 0; v < n; v++) points.push(v, v, v);
+    for (let k = points.length - 1; k > 0; k--) {
+      const j = Math.floor(rng.next() * (k + 1));
+      [points[k], points[j]] = [points[j]!, points[k]!];
+    }
+    const seen = new Set<number>();
+    const edges: Edge[] = [];
+    let ok = true;
+    for (let k = 0; k < points.length; k += 2) {
+      const i = Math.min(points[k]!, points[k + 1]!);
+      const j = Math.max(points[k]!, points[k + 1]!);
+      if (i === j || seen.has(i * n + j)) {
+        ok = false;
+        break;
+      }
+      seen.add(i * n + j);
+      edges.push({ i, j });
+    }
+    if (ok) return edges;
+  }
+  throw new Error(`no 3-regular graph found for n=${n}`);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Runs f `runs` times after one warm-up; returns the median seconds and the last value. */
+function time(runs: number, f: () => number, warmup = true): { seconds: number; value: number; all: number[] } {
+  let value = warmup ? f() : Number.NaN;
+  const all: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    value = f();
+    all.push((performance.now() - t) / 1000);
+  }
+  return { seconds: median(all), value, all };
+}
+
+function gateByGate(n: number, edges: Edge[], diag: Float64Array): number {
+  const { quadratic, constant } = maxCutTerms(edges);
+  const c = new Circuit(n);
+  for (let q = 0; q < n; q++) c.h(q);
+  for (let l = 0; l < GAMMAS.length; l++) c.costLayer(quadratic, [], GAMMAS[l]!, constant, 'maxcut', diag).mixerX(BETAS[l]!);
+  const s = StateVector.zero(n);
+  c.runGateByGate(s);
+  return expectationDiagonal(s, diag);
+}
+
+interface QcInstance {
+  appendGate(name: string, wires: number | number[], options?: { params: Record<string, number> }): void;
+  run(): void;
+  state: Record<string, { re: number; im: number } | undefined>;
+}
+type QcCtor = new (qubits: number) => QcInstance;
+
+/** The same circuit on npm quantum-circuit; returns ⟨C⟩ under whichever wire↔bit order matches ours. */
+function quantumCircuit(Qc: QcCtor, n: number, edges: Edge[], diag: Float64Array): { seconds: number; value: number } {
+  const { quadratic } = maxCutTerms(edges);
+  const qc = new Qc(n);
+  for (let q = 0; q < n; q++) qc.appendGate('h', q);
+  for (let l = 0; l < GAMMAS.length; l++) {
+    // e^{-iγ·cut} = global phase · Π RZZ(2γw) with w = -1/2 per edge, as in Circuit.costLayer
+    for (const t of quadratic) qc.appendGate('zz', [t.i, t.j], { params: { theta: 2 * GAMMAS[l]! * t.w } });
+    for (let q = 0; q < n; q++) qc.appendGate('rx', q, { params: { theta: 2 * BETAS[l]! } });
+  }
+  const t0 = performance.now();
+  qc.run();
+  const seconds = (performance.now() - t0) / 1000;
+  const reverse = (z: number): number => {
+    let r = 0;
+    for (let b = 0; b < n; b++) if ((z >> b) & 1) r |= 1 << (n - 1 - b);
+    return r;
+  };
+  let direct = 0;
+  let reversed = 0;
+  for (const [key, amp] of Object.entries(qc.state)) {
+    if (!amp) continue;
+    const z = Number(key);
+    const p = amp.re * amp.re + amp.im * amp.im;
+    direct += p * diag[z]!;
+    reversed += p * diag[reverse(z)]!;
+  }
+  return { seconds, value: [direct, reversed] as unknown as number };
+}
+
+function fmtS(s: number): string {
+  if (s >= 1) return `${s.toFixed(2)} s`;
+  if (s >= 0.001) return `${(s * 1000).toFixed(1)} ms`;
+  return `${(s * 1e6).toFixed(0)} µs`;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 ** 2).toFixed(bytes < 1024 ** 2 ? 2 : 0)} MiB`;
+}
+
+function check(label: string, got: number, want: number): void {
+  if (!(Math.abs(got - want) < 1e-9)) throw new Error(`${label}: expectation ${got} differs from the fast path's ${want}`);
+}
+
+async function main(): Promise<void> {
+  process.on('exit', () => console.log(`\nload average at end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`));
+  const args = parseArgs(process.argv.slice(2));
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`# QAOA expectation benchmark (MaxCut, random 3-regular, p = 3)`);
+  console.log(`machine: ${cpu}, ${availableParallelism()} threads, ${(totalmem() / 1024 ** 3).toFixed(1)} GiB; node ${process.version}`);
+  console.log(`load average at start: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (other work on the machine slows every column)`);
+  console.log(`command: npm run bench:quantum${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\n`);
+
+  const rows: string[] = [];
+  const fastAt = new Map<number, number>();
+  for (const n of args.sizes) {
+    const edges = random3Regular(n, `bench-${n}`);
+    const tb = performance.now();
+    const diag = maxCutDiagonal(n, edges);
+    const prepared = prepareDiagonal(diag, { shared: true });
+    const buildSeconds = (performance.now() - tb) / 1000;
+    const runs = args.runs ?? (n <= 16 ? 21 : n <= 20 ? 7 : 3);
+    const fast = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS));
+    const single = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1 }));
+    check('single-thread', single.value, fast.value);
+    const layeredRuns = n >= 24 ? 1 : Math.min(runs, 5);
+    const layered = time(layeredRuns, () => qaoaExpectationReference(n, diag, GAMMAS, BETAS), n < 24);
+    check('layered', layered.value, fast.value);
+    let gbg: { seconds: number; value: number } | null = null;
+    if (n <= args.gateByGateMax) {
+      gbg = time(n >= 24 ? 1 : Math.min(runs, 3), () => gateByGate(n, edges, diag), n < 24);
+      check('gate-by-gate', gbg.value, fast.value);
+    }
+    fastAt.set(n, fast.seconds);
+    const qokit = QOKIT_SECONDS[n];
+    const rss = process.resourceUsage().maxRSS * 1024;
+    rows.push(
+      `| ${n} | ${fmtS(fast.seconds)} | ${fmtS(single.seconds)} | ${fmtS(layered.seconds)} (${(layered.seconds / fast.seconds).toFixed(1)}×) | ` +
+        `${gbg ? `${fmtS(gbg.seconds)} (${(gbg.seconds / fast.seconds).toFixed(1)}×)` : 'skipped'} | ` +
+        `${qokit ? `${fmtS(qokit)} (${(qokit / fast.seconds).toFixed(2)}× ours)` : '–'} | ` +
+        `${mib(2 ** n * 16)} + ${mib(2 ** n * 2)} | ${mib(rss)} | ${fmtS(buildSeconds)} | ${runs} |`,
+    );
+    console.error(`n=${n}: fast ${fmtS(fast.seconds)} [${fast.all.map(fmtS).join(', ')}], ⟨C⟩ = ${fast.value.toFixed(6)}`);
+  }
+  await shutdownQaoaTeam();
+
+  console.log('| n | fast (2 threads) | fast (1 thread) | layered, unfused | gate-by-gate (H/RZZ/RX) | QOKit C, 2 threads (ratio) | state + cost index | peak RSS | diagonal build | runs |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+
+  if (args.peerSizes.length > 0) {
+    const require = createRequire(import.meta.url);
+    const Qc = require('quantum-circuit') as QcCtor;
+    console.log('\n| n | quantum-circuit (npm) | ours, fast | speed-up | gate-by-gate ours | speed-up |');
+    console.log('|---|---|---|---|---|---|');
+    for (const n of args.peerSizes) {
+      const edges = random3Regular(n, `bench-${n}`);
+      const diag = maxCutDiagonal(n, edges);
+      const prepared = prepareDiagonal(diag, { shared: true });
+      const ours = fastAt.get(n) ?? time(21, () => qaoaExpectation(n, prepared, GAMMAS, BETAS)).seconds;
+      const want = qaoaExpectation(n, prepared, GAMMAS, BETAS);
+      const gbg = time(3, () => gateByGate(n, edges, diag));
+      const peer = quantumCircuit(Qc, n, edges, diag);
+      const [direct, reversed] = peer.value as unknown as [number, number];
+      const matched = Math.abs(direct - want) < 1e-8 ? 'bit order direct' : Math.abs(reversed - want) < 1e-8 ? 'wires reversed' : null;
+      if (!matched) throw new Error(`quantum-circuit expectation ${direct}/${reversed} differs from ours ${want}`);
+      console.log(
+        `| ${n} | ${fmtS(peer.seconds)} | ${fmtS(ours)} | ${Math.round(peer.seconds / ours)}× | ${fmtS(gbg.seconds)} | ${Math.round(peer.seconds / gbg.seconds)}× |`,
+      );
+      console.error(`quantum-circuit n=${n}: ⟨C⟩ agrees with ours (${matched})`);
+    }
+    await shutdownQaoaTeam();
+  }
+}
+
+await main();
