@@ -167,7 +167,9 @@ export class SolveService {
     this.#checkSubstrate(substrate);
     this.#admit(validated.length);
     // every problem is admitted before any runs, so none is left behind by a refusal
-    const settled = await Promise.allSettled(validated.map((v, i) => this.#submit(v, { shots, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
+    // Several problems share the pool: one simulator thread each, so they do not fight over the cores.
+    const threads = validated.length > 1 ? 1 : undefined;
+    const settled = await Promise.allSettled(validated.map((v, i) => this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
     const failed = settled.findIndex((s) => s.status === 'rejected');
     if (failed >= 0) {
       const reason = (settled[failed] as PromiseRejectedResult).reason;
@@ -254,6 +256,8 @@ export class SolveService {
     entry.job = job;
     entry.worker.ref();
     job.started = performance.now();
+    // A problem that starts while others run gets one simulator thread: the pool already uses the cores.
+    if (job.request.options.threads === undefined && this.load.running > 1) job.request.options = { ...job.request.options, threads: 1 };
     entry.timer = setTimeout(() => {
       this.#fail(
         entry,

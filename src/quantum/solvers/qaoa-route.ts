@@ -184,7 +184,7 @@ function qaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: Solve
       }
     }
   }
-  const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2 });
+  const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
   const decode = (z: number): number[] | undefined => {
     const order: number[] = [];
     for (let p = 0; p < m; p++) {

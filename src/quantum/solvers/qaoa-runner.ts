@@ -55,6 +55,7 @@ export interface QaoaOptions {
   shots: number;
   rng: Rng;
   maxEvaluations?: number;
+  threads?: number | undefined;
 }
 
 export interface QaoaRun {
@@ -89,8 +90,9 @@ export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions)
   const scaled = new Float64Array(diag.length);
   for (let i = 0; i < diag.length; i++) scaled[i] = (diag[i]! - mean) / std;
   const prepared = prepareDiagonal(scaled);
+  const simOptions = options.threads === undefined ? {} : { threads: options.threads };
   const objective = (angles: readonly number[]): number =>
-    qaoaExpectation(qubits, prepared, angles.slice(0, layers), angles.slice(layers));
+    qaoaExpectation(qubits, prepared, angles.slice(0, layers), angles.slice(layers), simOptions);
 
   let best: { x: number[]; v: number } | undefined;
   let evaluations = 0;
@@ -116,7 +118,7 @@ export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions)
   }
   circuit.measureAll();
 
-  const state = qaoaState(qubits, prepared, gammas, betas);
+  const state = qaoaState(qubits, prepared, gammas, betas, simOptions);
   const energy = expectationDiagonal(state, diag);
   const counts = sampleCounts(state, options.shots, options.rng);
   return { qubits, diag, gammas, betas, energy, counts, circuit, evaluations };

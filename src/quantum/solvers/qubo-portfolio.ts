@@ -204,7 +204,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     q[i * n + i] = -model.r[i]! / budget + (model.lambda * model.s[i]! ** 2) / budget ** 2 + penalty * (1 - 2 * budget);
     for (let j = 0; j < n; j++) if (j !== i) q[i * n + j] = (model.lambda * model.rho * model.s[i]! * model.s[j]!) / budget ** 2 + penalty;
   }
-  const run = runQaoa(n, quboToIsing(n, q, penalty * budget * budget), { shots: ctx.shots, rng: ctx.rng, layers: 2 });
+  const run = runQaoa(n, quboToIsing(n, q, penalty * budget * budget), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
   let best: { z: number; members: number[]; stats: Stats } | null = null;
   for (const z of run.counts.keys()) {
     const members = membersOf(z, n);

@@ -65,12 +65,14 @@ export interface RunOptions {
   shots: number;
   /** Makes sampling reproducible (qrng excepted: its randomness is always the OS CSPRNG). */
   seed?: number | undefined;
+  /** Simulator threads per evaluation (the service passes 1 when problems already run side by side). */
+  threads?: number | undefined;
 }
 
 /** Runs a validated problem in this thread. Capacity refusals become 422 `problem_too_large`. */
 export function runValidated(validated: ValidatedProblem, options: RunOptions): SolverOutput & { meta: SolveMeta } {
   const started = performance.now();
-  const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed) };
+  const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed), threads: options.threads };
   const implementations: Record<string, Implementation> = IMPLEMENTATIONS[validated.solver];
   const implementation = implementations[validated.type]!;
   let output: SolverOutput;

@@ -6,4 +6,6 @@ export interface SolverContext {
   shots: number;
   /** Measurement randomness: seeded when the request carried `seed`, the OS CSPRNG otherwise. */
   rng: Rng;
+  /** Simulator threads per QAOA evaluation; unset lets the simulator decide (both cores from 16 qubits). */
+  threads?: number | undefined;
 }
