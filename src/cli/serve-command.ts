@@ -1,6 +1,4 @@
 import { Option, type Command } from 'commander';
-import pino from 'pino';
-import { startDaemon } from '../runtime/daemon.ts';
 import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions } from '../runtime/runtime-config.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -34,6 +32,8 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`svc serve: ${error.message}\n`);
         process.exit(2);
       }
+      // Imported here so `svc --help` and other commands start without the server stack.
+      const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
       const log = pino({ level: config.logLevel });
       let daemon;
       try {

@@ -1,16 +1,15 @@
-import {
-  getLlama,
-  LlamaChat,
-  LlamaCompletion,
-  LlamaLogLevel,
-  type ChatHistoryItem,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaEmbeddingContext,
-  type LlamaModel,
-  type Token,
+import type * as NodeLlamaCppModule from 'node-llama-cpp';
+import type {
+  ChatHistoryItem,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaEmbeddingContext,
+  LlamaModel,
+  Token,
 } from 'node-llama-cpp';
+
+type NodeLlamaCpp = typeof NodeLlamaCppModule;
 import { AdmissionQueue, QueueFullError } from '../shared/admission-queue.ts';
 import { ApiError } from '../shared/api-error.ts';
 import type {
@@ -96,7 +95,9 @@ export class LlamaEngine implements ModelRegistry {
   }
 
   #binding(): Promise<Llama> {
-    this.#llama ??= getLlama({
+    // node-llama-cpp takes ~0.7 s to import; a daemon without models, `svc --help` and every
+    // other command should not pay for it, so it loads with the first inference request.
+    this.#llama ??= import('node-llama-cpp').then(({ getLlama, LlamaLogLevel }) => getLlama({
       gpu: this.#options.gpu === 'cpu' ? false : this.#options.gpu,
       // Never compile or download at run time: the prebuilt binary ships in the npm package.
       build: 'never',
@@ -107,7 +108,7 @@ export class LlamaEngine implements ModelRegistry {
         if (text !== '') this.#options.log.debug({ llamaLevel: level }, `llama.cpp: ${text}`);
       },
       ...(this.#options.threads !== undefined ? { maxThreads: this.#options.threads } : {}),
-    }).catch((error: unknown) => {
+    })).catch((error: unknown) => {
       this.#llama = undefined;
       throw error;
     });
@@ -125,6 +126,8 @@ export class LlamaEngine implements ModelRegistry {
 }
 
 interface Loaded {
+  /** The node-llama-cpp module, imported on first use. */
+  lib: NodeLlamaCpp;
   model: LlamaModel;
   context: LlamaContext;
   embedding?: Promise<LlamaEmbeddingContext>;
@@ -204,7 +207,7 @@ export class LlamaModelHost implements LanguageModel {
 
   chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     return this.#generate(options, (loaded, sequence) => {
-      const chat = new LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
+      const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
       const history = toHistory(messages);
       return {
         promptTokens: chat.chatWrapper
@@ -221,7 +224,7 @@ export class LlamaModelHost implements LanguageModel {
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
     return this.#generate(options, (loaded, sequence) => {
-      const completion = new LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
+      const completion = new loaded.lib.LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
       const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
       return {
         promptTokens: loaded.model.tokenize(prompt).length + bos,
@@ -251,16 +254,24 @@ export class LlamaModelHost implements LanguageModel {
       try {
         const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens);
         let completionTokens = 0;
-        const result = await generator.run({
-          ...this.#sampling(options, maxTokens),
-          onToken: (tokens) => { completionTokens += tokens.length; },
-          ...(options.onText !== undefined ? { onTextChunk: options.onText } : {}),
-        });
-        return {
-          text: result.text,
-          finishReason: finishReasonOf(result.stopReason),
-          usage: { promptTokens: generator.promptTokens, completionTokens },
-        };
+        let partial = '';
+        const usage = () => ({ promptTokens: generator.promptTokens, completionTokens });
+        try {
+          const result = await generator.run({
+            ...this.#sampling(options, maxTokens),
+            onToken: (tokens) => { completionTokens += tokens.length; },
+            onTextChunk: (text) => {
+              partial += text;
+              options.onText?.(text);
+            },
+          });
+          return { text: result.text, finishReason: finishReasonOf(result.stopReason), usage: usage() };
+        } catch (error) {
+          // node-llama-cpp throws the abort reason when the signal fires before the first
+          // token; either way an aborted generation is a result, not a failure.
+          if (options.signal?.aborted === true) return { text: partial, finishReason: 'abort', usage: usage() };
+          throw error;
+        }
       } finally {
         generator.dispose();
       }
@@ -416,7 +427,7 @@ export class LlamaModelHost implements LanguageModel {
           { model: this.id, ms: Math.round(performance.now() - started), parallel: this.#options.parallel, contextSize: context.contextSize },
           'model loaded',
         );
-        return { model, context };
+        return { lib: await import('node-llama-cpp'), model, context };
       } catch (error) {
         await model.dispose();
         throw error;

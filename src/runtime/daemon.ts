@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { LlamaEngine } from '../inference/llama-engine.ts';
 import { ModelCatalog } from '../inference/model-catalog.ts';
+import { createSolveService } from '../quantum/solve-service.ts';
+import { solveRoutes } from '../quantum/solve-routes.ts';
 import { buildLocalApp } from './app.ts';
 import { createHttpServer } from './http-server.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
@@ -51,6 +53,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     threads: config.threads,
     log: log.child({ component: 'inference' }),
   });
+  const solver = createSolveService();
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
@@ -61,6 +64,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     requestTimeoutMs,
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
+    apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }],
     health: () => ({
       version: SVC_VERSION,
       model: {
@@ -70,6 +74,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
         ...engine.load(),
       },
       substrate: 'local',
+      quantum: { ...solver.capability(), ...solver.load },
       network: { listen: urls, loopback_only: true },
       telemetry: config.telemetry,
       // Nothing in this build dials out: no upstream is configured and telemetry is off.
@@ -95,7 +100,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
           continue;
         }
         await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-        await engine.close();
+        await Promise.all([engine.close(), solver.close()]);
         throw error;
       }
       servers.push(server);
@@ -118,11 +123,12 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const close = (): Promise<void> => {
     closing ??= (async () => {
       log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new requests, finishing in-flight ones');
-      const extra = servers.filter((s) => s !== app.server);
-      for (const s of extra) {
-        s.close();
+      // We listen ourselves (several servers share Fastify's router), so we also close them:
+      // stop accepting, drop idle keep-alive sockets, and wait for in-flight responses.
+      const serversClosed = Promise.all(servers.map((s) => new Promise((r) => {
+        s.close(r);
         s.closeIdleConnections();
-      }
+      })));
       const grace = setTimeout(() => {
         log.warn('grace period over: stopping generations');
         shutdown.abort(new Error('daemon shutting down'));
@@ -131,9 +137,10 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
         }, 1000).unref();
       }, Number.isFinite(config.shutdownGraceMs) ? config.shutdownGraceMs : 2 ** 31 - 1);
       grace.unref();
-      await Promise.all([app.close(), ...extra.map((s) => new Promise((r) => s.close(r)))]);
+      await serversClosed;
       clearTimeout(grace);
-      await engine.close();
+      await app.close();
+      await Promise.all([engine.close(), solver.close()]);
       log.info('stopped');
     })();
     return closing;

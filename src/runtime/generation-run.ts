@@ -95,7 +95,9 @@ export async function runGeneration(
   } catch (error) {
     // Before the first byte the error is still an ordinary HTTP error response.
     if (!sse.opened) throw error;
-    if (!ctx.reply.raw.destroyed) sse.error(toApiError(error));
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) ctx.reply.log.error({ err: error }, 'generation failed mid-stream');
+    if (!ctx.reply.raw.destroyed) sse.error(apiError);
     return undefined;
   }
   record(ctx, results);

@@ -180,6 +180,18 @@ describe('slow clients and shutdown', () => {
     assert.ok(daemon.logs.some((l) => l.msg === 'stopped'));
   });
 
+  test('SIGTERM lets an in-flight request finish within the grace period', async () => {
+    const daemon = await startDaemon({ args: ['--shutdown-timeout', '20s'] });
+    assert.equal((await postChat(daemon.url, chatBody(2))).status, 200); // load the model first
+    const pending = postChat(daemon.url, chatBody(300));
+    await new Promise((r) => setTimeout(r, 50));
+    const code = daemon.stop('SIGTERM');
+    const res = await pending;
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens, 300);
+    assert.equal(await code, 0);
+  });
+
   test('SIGINT with nothing in flight exits 0 at once and unloads models', async () => {
     const daemon = await startDaemon();
     assert.equal((await postChat(daemon.url, chatBody(2))).status, 200);
