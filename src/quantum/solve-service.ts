@@ -131,6 +131,11 @@ export class SolveService {
     return this.#runBatch(request.solver, request.problems, 'problems', request.substrate, request.shots, request.seed);
   }
 
+  /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
+  warm(): void {
+    while (!this.#closed && this.#pool.length < this.workers) this.#spawn();
+  }
+
   /** Stops the workers; running and queued problems fail with 503. */
   async close(): Promise<void> {
     this.#closed = true;

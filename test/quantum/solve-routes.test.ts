@@ -140,6 +140,41 @@ describe('/api/solve and /api/solve/batch', () => {
   });
 });
 
+describe('solve service', () => {
+  it('runs the problems of a batch side by side on the pool', async () => {
+    const service = new SolveService({ workers: 2 });
+    try {
+      service.warm();
+      const batch = service.solveBatch({ solver: 'qaoa', problems: [routeProblem(3), routeProblem(3), routeProblem(2)] });
+      assert.deepEqual(service.load, { running: 2, queued: 1 });
+      const result = await batch;
+      assert.deepEqual(result.results.map((r) => r.index), [0, 1, 2]);
+      assert.deepEqual(service.load, { running: 0, queued: 0 });
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('stops a problem that overruns its time limit with 503 and keeps serving', async () => {
+    const service = new SolveService({ workers: 1, jobTimeoutMs: 1 });
+    try {
+      const overrun = (e: { status?: number; code?: string }) => e.status === 503 && e.code === 'solve_timeout';
+      await assert.rejects(service.solve({ solver: 'qaoa', problem: routeProblem(4) }), overrun);
+      // the stopped worker was replaced: the next problem gets a fresh one (and the same limit)
+      assert.deepEqual(service.load, { running: 0, queued: 0 });
+      await assert.rejects(service.solve({ solver: 'qaoa', problem: routeProblem(4) }), overrun);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('refuses new work after close', async () => {
+    const service = new SolveService({ workers: 1 });
+    await service.close();
+    await assert.rejects(service.solve({ solver: 'grover', problem: patternProblem(4, 2) }), (e: { status?: number }) => e.status === 503);
+  });
+});
+
 describe('429 when the solve queue is full', () => {
   it('refuses with Retry-After and recovers', async () => {
     const service = new SolveService({ workers: 1, maxQueue: 0 });
