@@ -9,13 +9,17 @@ import type { SolverContext } from './solver-context.ts';
  * one vehicle. Distances are great-circle (haversine, mean Earth radius 6371.0088 km).
  *
  * One vehicle with at most MAX_QAOA_STOPS stops: QAOA on the one-hot position encoding
- * (m² qubits, see qaoaRoute). Several vehicles:
- * stops are split by a sweep around the depot, one QAOA per vehicle (decomposition). A route
- * with more stops than QAOA_MAX_STOPS is built classically (nearest neighbour + 2-opt) and
- * labelled so. Constraint violations are reported (`feasible: false`, `violations`), never hidden.
+ * (m² qubits, see qaoaRoute). Several vehicles: stops are split by a sweep around the depot, one
+ * QAOA per vehicle (decomposition). A route with more stops than MAX_QAOA_STOPS is built by
+ * nearest neighbour + 2-opt and refined by QAOA windows (windowedQaoaRoute), labelled so.
+ * Constraint violations are reported (`feasible: false`, `violations`), never hidden.
  */
 
 export const MAX_QAOA_STOPS = 4;
+/** Stops per QAOA window when a route is longer than MAX_QAOA_STOPS (9 qubits each). */
+const ROUTE_WINDOW = 3;
+/** Beyond this many windows per route the request would take too long: the route stays classical. */
+const MAX_ROUTE_WINDOWS = 60;
 /** Routes up to this many stops are also solved exactly by enumeration, to report the gap. */
 const MAX_BRUTE_FORCE_STOPS = 8;
 const EARTH_RADIUS_KM = 6371.0088;
@@ -157,8 +161,18 @@ interface SubRoute {
  * circuit is real RZ/RZZ layers. Time windows and max_distance_km are not in the QUBO: every
  * measured valid ordering is scored exactly (length plus violation penalties) and the best is kept.
  */
-function qaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): SubRoute {
+function qaoaRoute(
+  model: RouteModel,
+  stops: number[],
+  scale: number,
+  ctx: SolverContext,
+  includeQasm: boolean | undefined,
+  around: { before: number[]; after: number[] } = { before: [], after: [] },
+): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary } {
   const m = stops.length;
+  // the window's neighbours on the full route (the depot for a whole route)
+  const from = around.before[around.before.length - 1] ?? 0;
+  const to = around.after[0] ?? 0;
   const n = m * m;
   const v = (i: number, p: number): number => i * m + p;
   const q = new Float64Array(n * n);
@@ -166,12 +180,12 @@ function qaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: Solve
     q[a * n + b] = q[a * n + b]! + w;
   };
   let maxLeg = 0;
-  for (const a of [0, ...stops]) for (const b of [0, ...stops]) maxLeg = Math.max(maxLeg, model.dist[a]![b]!);
+  for (const a of [from, to, ...stops]) for (const b of [from, to, ...stops]) maxLeg = Math.max(maxLeg, model.dist[a]![b]!);
   const penalty = (m + 1) * maxLeg + 1;
   let offset = 0;
   for (let i = 0; i < m; i++) {
-    add(v(i, 0), v(i, 0), model.dist[0]![stops[i]!]!);
-    add(v(i, m - 1), v(i, m - 1), model.dist[stops[i]!]![0]!);
+    add(v(i, 0), v(i, 0), model.dist[from]![stops[i]!]!);
+    add(v(i, m - 1), v(i, m - 1), model.dist[stops[i]!]![to]!);
     for (let p = 0; p + 1 < m; p++) for (let j = 0; j < m; j++) if (j !== i) add(v(i, p), v(j, p + 1), model.dist[stops[i]!]![stops[j]!]!);
   }
   for (let a = 0; a < m; a++) {
@@ -203,15 +217,44 @@ function qaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: Solve
   for (const z of run.counts.keys()) {
     const order = decode(z);
     if (order === undefined) continue;
-    const cost = penalisedCost(model, evaluateRoute(model, order), scale);
+    const cost = penalisedCost(model, evaluateRoute(model, [...around.before, ...order, ...around.after]), scale);
     if (best === undefined || cost < best.cost - 1e-12) best = { z, order, cost };
   }
   const circuit = summarizeCircuit(run.circuit, includeQasm);
-  if (best === undefined) {
-    // No valid assignment among the shots: say so and build the route classically.
-    return { order: nearestNeighbourTwoOpt(model, stops, scale), method: 'nearest_neighbour_2opt', energy: run.energy, depth: circuit.depth, optimalCount: 0, circuit };
+  return { order: best?.order, energy: run.energy, depth: circuit.depth, optimalCount: best === undefined ? 0 : (run.counts.get(best.z) ?? 0), circuit };
+}
+
+/**
+ * A route too long for one QAOA: built by nearest neighbour + 2-opt, then re-ordered window by
+ * window — each run of ROUTE_WINDOW consecutive stops is a QAOA sub-problem with its neighbours
+ * fixed (ROUTE_WINDOW² qubits), kept when it does not make the route worse — then 2-opt again.
+ */
+function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): SubRoute {
+  let order = nearestNeighbourTwoOpt(model, stops, scale);
+  const cost = (o: number[]): number => penalisedCost(model, evaluateRoute(model, o), scale);
+  if (Math.ceil(order.length / ROUTE_WINDOW) > MAX_ROUTE_WINDOWS) {
+    return { order, method: 'nearest_neighbour_2opt', energy: cost(order), depth: 0, optimalCount: 0 };
   }
-  return { order: best.order, method: 'qaoa', energy: run.energy, depth: circuit.depth, optimalCount: run.counts.get(best.z) ?? 0, circuit };
+  let energy = 0;
+  let depth = 0;
+  let optimalCount = 0;
+  let circuit: CircuitSummary | undefined;
+  for (let start = 0; start + 1 < order.length; start += ROUTE_WINDOW) {
+    const before = order.slice(0, start);
+    const after = order.slice(start + ROUTE_WINDOW);
+    const window = order.slice(start, start + ROUTE_WINDOW);
+    const sub = qaoaRoute(model, window, scale, ctx, includeQasm && circuit === undefined, { before, after });
+    energy += sub.energy;
+    depth = Math.max(depth, sub.depth);
+    optimalCount += sub.optimalCount;
+    circuit ??= sub.circuit;
+    if (sub.order !== undefined) {
+      const candidate = [...before, ...sub.order, ...after];
+      if (cost(candidate) <= cost(order)) order = candidate;
+    }
+  }
+  order = twoOpt(model, order, scale);
+  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, ...(circuit === undefined ? {} : { circuit }) };
 }
 
 /** Splits the stops among vehicles by their bearing from the depot, in equal-sized sectors. */
@@ -253,12 +296,13 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     if (stops.length <= 1) return { order: stops, method: 'trivial', energy: penalisedCost(model, evaluateRoute(model, stops), scale), depth: 0, optimalCount: 0 };
     if (stops.length <= MAX_QAOA_STOPS) {
       const sub = qaoaRoute(model, stops, scale, ctx, includeQasm);
-      const exact = bruteForce(model, stops, scale);
-      return { ...sub, exactCost: exact.cost };
+      const exactCost = bruteForce(model, stops, scale).cost;
+      // no valid ordering among the shots: say so and build the route classically
+      if (sub.order === undefined) return { ...sub, order: nearestNeighbourTwoOpt(model, stops, scale), method: 'nearest_neighbour_2opt', exactCost };
+      return { ...sub, order: sub.order, method: 'qaoa', exactCost };
     }
-    const order = nearestNeighbourTwoOpt(model, stops, scale);
-    const exact = stops.length <= MAX_BRUTE_FORCE_STOPS ? bruteForce(model, stops, scale).cost : undefined;
-    return { order, method: 'nearest_neighbour_2opt', energy: penalisedCost(model, evaluateRoute(model, order), scale), depth: 0, optimalCount: 0, ...(exact === undefined ? {} : { exactCost: exact }) };
+    const sub = windowedQaoaRoute(model, stops, scale, ctx, includeQasm);
+    return stops.length <= MAX_BRUTE_FORCE_STOPS ? { ...sub, exactCost: bruteForce(model, stops, scale).cost } : sub;
   });
 
   const id = (i: number): string => nodes[i]!.id;
@@ -283,8 +327,11 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   });
 
   const methods = new Set(subs.filter((s) => s.method !== 'trivial').map((s) => s.method));
-  const usedQaoa = methods.has('qaoa');
-  const method = methods.size === 0 ? 'trivial' : usedQaoa ? (methods.size === 1 ? (vehicles === 1 ? 'qaoa' : 'qaoa_decomposed') : 'qaoa_decomposed_hybrid') : [...methods][0]!;
+  const method =
+    methods.size === 0 ? 'trivial'
+    : methods.size === 1 && vehicles === 1 ? [...methods][0]!
+    : methods.has('qaoa') || methods.has('qaoa_windows_2opt') ? (methods.size === 1 && methods.has('qaoa') ? 'qaoa_decomposed' : 'qaoa_decomposed_hybrid')
+    : [...methods][0]!;
   const totalKm = described.reduce((sum, d) => sum + d.e.distanceKm, 0);
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   const circuits = subs.filter((s) => s.circuit !== undefined);

@@ -90,11 +90,13 @@ describe('qaoa / route_optimization', () => {
     assert.equal(solution['classical_optimum'], null);
   });
 
-  it('builds long routes classically and labels them', () => {
+  it('decomposes a long route into QAOA windows and polishes it with 2-opt', () => {
     const { solution, meta } = solve(routeProblem(6));
-    assert.equal(solution['method'], 'nearest_neighbour_2opt');
-    assert.equal(meta.depth, 0);
-    assert.ok((solution['optimality_gap'] as number) >= 0);
+    assert.equal(solution['method'], 'qaoa_windows_2opt');
+    assert.equal((solution['circuit'] as { qubits: number }).qubits, 9);
+    assert.ok(meta.depth > 0);
+    assert.ok(Math.abs((solution['cost'] as number) - shortestTour(berlinNodes)) < 1e-3, `cost ${String(solution['cost'])}`);
+    assert.equal(solution['optimality_gap'], 0);
   });
 
   it('refuses a time window on an unknown node with a named field', () => {
