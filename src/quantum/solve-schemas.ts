@@ -78,6 +78,13 @@ export type QrngProblem = z.infer<typeof qrngProblemSchema>;
 
 const features = z.array(finite).min(1).max(64);
 
+/** Flags every row whose `features` length differs from `dim`. */
+function checkDimensions(ctx: z.RefinementCtx, rows: readonly { features: number[] }[], field: string, dim: number, like: string): void {
+  rows.forEach((row, i) => {
+    if (row.features.length !== dim) ctx.addIssue({ code: 'custom', path: [field, i, 'features'], message: `must have ${dim} features like ${like}` });
+  });
+}
+
 export const clusteringProblemSchema = z
   .object({
     type: z.literal('clustering'),
@@ -87,12 +94,7 @@ export const clusteringProblemSchema = z
     options: problemOptionsSchema,
   })
   .superRefine((p, ctx) => {
-    const dim = p.data[0]?.features.length ?? 0;
-    p.data.forEach((d, i) => {
-      if (d.features.length !== dim) {
-        ctx.addIssue({ code: 'custom', path: ['data', i, 'features'], message: `must have ${dim} features like data.0` });
-      }
-    });
+    checkDimensions(ctx, p.data, 'data', p.data[0]?.features.length ?? 0, 'data.0');
     if (p.k > p.data.length) ctx.addIssue({ code: 'custom', path: ['k'], message: `must be at most the number of points (${p.data.length})` });
   });
 export type ClusteringProblem = z.infer<typeof clusteringProblemSchema>;
@@ -106,14 +108,8 @@ export const classificationProblemSchema = z
   })
   .superRefine((p, ctx) => {
     const dim = p.training_data[0]?.features.length ?? 0;
-    p.training_data.forEach((d, i) => {
-      if (d.features.length !== dim) {
-        ctx.addIssue({ code: 'custom', path: ['training_data', i, 'features'], message: `must have ${dim} features like training_data.0` });
-      }
-    });
-    p.predict.forEach((d, i) => {
-      if (d.features.length !== dim) ctx.addIssue({ code: 'custom', path: ['predict', i, 'features'], message: `must have ${dim} features like the training data` });
-    });
+    checkDimensions(ctx, p.training_data, 'training_data', dim, 'training_data.0');
+    checkDimensions(ctx, p.predict, 'predict', dim, 'the training data');
     if (new Set(p.training_data.map((d) => d.label)).size < 2) {
       ctx.addIssue({ code: 'custom', path: ['training_data'], message: 'needs at least two distinct labels' });
     }

@@ -25,6 +25,10 @@ describe('solver registry', () => {
     assert.throws(() => validateProblem('qubo', { ...portfolioProblem(), constraints: { max_assets: 'three', max_risk: 0.1, min_return: 0 } }), (e: { status?: number; param?: string }) => e.status === 422 && e.param === 'problem.constraints.max_assets');
     assert.throws(() => validateProblem('qsvm', routeProblem(2), 'problems.4'), (e: { status?: number; param?: string; message?: string }) => e.status === 422 && e.param === 'problems.4.type' && /classification/.test(e.message ?? ''));
     assert.throws(() => validateProblem('grover', 'find it'), (e: { status?: number }) => e.status === 400);
+    assert.throws(
+      () => validateProblem('qsvm', { type: 'classification', training_data: [{ features: [1, 2], label: 'a' }, { features: [1], label: 'b' }], predict: [{ features: [1, 2] }] }),
+      (e: { status?: number; param?: string }) => e.status === 422 && e.param === 'problem.training_data.1.features',
+    );
     assert.throws(() => solveProblem('annealer', routeProblem(2), { shots: 1 }), (e: { status?: number; param?: string }) => e.status === 400 && e.param === 'solver');
   });
 
