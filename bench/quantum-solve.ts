@@ -7,6 +7,7 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import { solveRoutes } from '../src/quantum/solve-routes.ts';
 import { SolveService } from '../src/quantum/solve-service.ts';
@@ -52,6 +53,30 @@ const instances: { name: string; solver: string; problem: Record<string, unknown
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/**
+ * How much parallel CPU this shared machine gives right now: the same fixed spin loop on two
+ * worker threads, one after the other vs at once. ×2.0 means two free cores; the batch speed-up
+ * below cannot exceed it.
+ */
+async function parallelHeadroom(): Promise<number> {
+  const code = `const { parentPort } = require('node:worker_threads');
+    parentPort.on('message', () => { let x = 0; for (let i = 0; i < 1e8; i++) x += Math.sqrt(i); parentPort.postMessage(x); });`;
+  const workers = [new Worker(code, { eval: true }), new Worker(code, { eval: true })];
+  const spin = (w: Worker) => new Promise((resolve) => { w.once('message', resolve); w.postMessage(0); });
+  const ratios: number[] = [];
+  for (let k = 0; k < 3; k++) {
+    let t = performance.now();
+    await spin(workers[0]!);
+    await spin(workers[1]!);
+    const sequential = performance.now() - t;
+    t = performance.now();
+    await Promise.all(workers.map(spin));
+    ratios.push(sequential / (performance.now() - t));
+  }
+  await Promise.all(workers.map((w) => w.terminate()));
+  return median(ratios);
+}
+
 const service = new SolveService();
 const app = Fastify({ logger: false });
 installOpenAIErrorHandler(app);
@@ -71,6 +96,7 @@ async function post(path: string, body: unknown): Promise<{ ms: number; json: Re
 await post('/api/solve/batch', { solver: 'grover', problems: [instances[2]!.problem, instances[2]!.problem], seed: 1 });
 
 console.log(`# svc solve bench — ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}, ${service.workers} solve workers, median of ${RUNS}\n`);
+console.log(`Parallel headroom before (2-thread spin speed-up): ×${(await parallelHeadroom()).toFixed(2)}\n`);
 console.log('| instance | method | /api/solve median ms | direct (no HTTP, no worker) median ms | overhead ms |');
 console.log('|---|---|---:|---:|---:|');
 for (const inst of instances) {
@@ -114,5 +140,6 @@ await batchVsSequential(
   Array.from({ length: 10 }, () => ({ type: 'route_optimization', nodes: city(5), constraints: { max_distance_km: 200, vehicle_count: 1 } })),
 );
 
+console.log(`\nParallel headroom after (2-thread spin speed-up): ×${(await parallelHeadroom()).toFixed(2)}`);
 await app.close();
 await service.close();
