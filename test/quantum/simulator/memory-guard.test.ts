@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   assertFits,
   HARD_MAX_QUBITS,
+  maxCutDiagonal,
   maxQubits,
   memoryBudget,
   qaoaExpectation,
@@ -44,7 +45,8 @@ test('SVC_SIM_MAX_BYTES overrides the budget; the hard qubit cap holds regardles
   assert.throws(() => assertFits(-1), RangeError);
 });
 
-test('QAOA evaluation checks the guard too', () => {
+test('QAOA evaluation and diagonal builders check the guard too', () => {
   const diag = new Float64Array(2 ** 12);
   assert.throws(() => qaoaExpectation(12, diag, [0.1], [0.1], { budgetBytes: 1024 }), SimulatorCapacityError);
+  assert.throws(() => maxCutDiagonal(36, [{ i: 0, j: 1 }]), SimulatorCapacityError);
 });
