@@ -121,6 +121,22 @@ describe('inference scheduling', () => {
     }
   });
 
+  test('loading a model does not hold up other requests', async () => {
+    const daemon = await startDaemon();
+    try {
+      let chatDone = false;
+      const chat = postChat(daemon.url, chatBody(4)).then((r) => { chatDone = true; return r; });
+      // The first chat loads llama.cpp and the model; health must not wait for that.
+      await new Promise((r) => setTimeout(r, 20));
+      const health = await fetch(`${daemon.url}/health`);
+      assert.equal(health.status, 200);
+      assert.equal(chatDone, false, 'health answered before the loading chat finished');
+      assert.equal((await chat).status, 200);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
   test('an idle model unloads after --keep-alive', async () => {
     const daemon = await startDaemon({ args: ['--keep-alive', '300ms'] });
     try {

@@ -1,0 +1,64 @@
+/**
+ * The solve endpoints as mounted by the real daemon: same envelope and loopback rules as the
+ * OpenAI routes, and the event loop stays free while the workers solve.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+
+let daemon: DaemonProcess;
+before(async () => { daemon = await startDaemon({ withModel: false }); });
+after(async () => { assert.equal(await daemon.stop(), 0); });
+
+const post = (path: string, body: unknown) =>
+  fetch(`${daemon.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+function needleSearch(records: number, at: number) {
+  const lines = Array.from({ length: records }, (_, i) => (i % 1000).toString(36));
+  lines[at] = 'needle';
+  return { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: records };
+}
+
+test('a Grover search through the daemon finds the record, and health reports the solvers', async () => {
+  const res = await post('/api/solve', { solver: 'grover', problem: needleSearch(1000, 617), seed: 1 });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { id: string; status: string; solution: { target_index: number; method: string }; meta: { shots: number } };
+  assert.match(body.id, /^qj_/);
+  assert.equal(body.status, 'completed');
+  assert.equal(body.solution.method, 'grover');
+  assert.equal(body.solution.target_index, 617);
+  assert.equal(body.meta.shots, 1024);
+  const health = (await (await fetch(`${daemon.url}/health`)).json()) as { quantum: { solvers: string[]; substrate: string; max_qubits: number } };
+  assert.deepEqual(health.quantum.solvers, ['qaoa', 'grover', 'qkmeans', 'qsvm', 'qubo']);
+  assert.equal(health.quantum.substrate, 'simulated');
+  assert.ok(health.quantum.max_qubits >= 20);
+});
+
+test('/health answers while a batch of large solves occupies every worker', async () => {
+  const problems = Array.from({ length: 10 }, (_, i) => needleSearch(150_000, 1000 + i));
+  const batch = post('/api/solve/batch', { solver: 'grover', problems, seed: 5 }).then(async (r) => ({ status: r.status, body: (await r.json()) as { results: { index: number; solution: { target_index: number } }[] } }));
+  let batchDone = false;
+  void batch.then(() => { batchDone = true; });
+  // Give the daemon time to parse the batch and hand it to the workers.
+  await new Promise((r) => setTimeout(r, 300));
+  const health = await fetch(`${daemon.url}/health`);
+  assert.equal(health.status, 200);
+  const load = ((await health.json()) as { quantum: { running: number } }).quantum;
+  assert.equal(batchDone, false, 'health answered while the batch was still solving');
+  assert.ok(load.running > 0);
+  const { status, body } = await batch;
+  assert.equal(status, 200);
+  assert.deepEqual(body.results.map((r) => r.index), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(body.results.map((r) => r.solution.target_index), problems.map((_, i) => 1000 + i));
+});
+
+test('solve errors come in the OpenAI envelope with the contract statuses', async () => {
+  const unknown = await post('/api/solve', { solver: 'annealer', problem: { type: 'x' } });
+  assert.equal(unknown.status, 400);
+  assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'unknown_solver');
+  const shots = await post('/api/solve', { solver: 'grover', problem: needleSearch(8, 1), shots: 10_000_000 });
+  assert.equal(shots.status, 400);
+  assert.equal(((await shots.json()) as { error: { param: string } }).error.param, 'shots');
+  const eagle = await post('/api/solve', { solver: 'grover', problem: needleSearch(8, 1), substrate: 'vendor-eagle' });
+  assert.equal(eagle.status, 503);
+});
