@@ -32,6 +32,18 @@ describe('solver registry', () => {
     assert.throws(() => solveProblem('annealer', routeProblem(2), { shots: 1 }), (e: { status?: number; param?: string }) => e.status === 400 && e.param === 'solver');
   });
 
+  it('exports the circuit that ran as OpenQASM 3 when asked', () => {
+    const qubo = solveProblem('qubo', { ...portfolioProblem(), options: { include_qasm: true } }, { shots: 64, seed: 1 });
+    const circuit = qubo.solution['circuit'] as { qasm: string; qubits: number; gates: Record<string, number> };
+    assert.match(circuit.qasm, /^OPENQASM 3\.0;/);
+    assert.equal(circuit.qasm.match(/^rzz\(/gm)?.length, circuit.gates['rzz']);
+    assert.match(circuit.qasm, /qubit\[6\] q;/);
+    const grover = solveProblem('grover', { ...patternProblem(8, 5), options: { include_qasm: true } }, { shots: 64, seed: 1 });
+    assert.match((grover.solution['circuit'] as { qasm: string }).qasm, /ctrl\(2\) @ z/);
+    const plain = solveProblem('qubo', portfolioProblem(), { shots: 64, seed: 1 });
+    assert.equal((plain.solution['circuit'] as { qasm?: string }).qasm, undefined);
+  });
+
   it('maps a simulator capacity refusal to 422 problem_too_large', () => {
     const wide = Array.from({ length: 40 }, (_, i) => i);
     assert.throws(
