@@ -26,6 +26,8 @@ export const QSVM_MAX_QUBITS = 16;
 const TRAINING_STATE_BUDGET = 512 * 1024 ** 2;
 /** Scaled features span [0, 1] rad: wider ranges make the ZZ kernel too narrow to generalise (measured on blobs). */
 const FEATURE_RANGE = 1;
+/** Amplitude operations allowed for the kernel (states and overlaps) in one request. */
+const KERNEL_WORK_BUDGET = 4e9;
 const C = 10;
 
 export function zzFeatureMap(x: readonly number[], reps = 2): Circuit {
@@ -147,6 +149,13 @@ export function solveClassification(problem: ClassificationProblem, ctx: SolverC
   }
   if (train.length * 2 ** n * 16 > TRAINING_STATE_BUDGET) {
     throw problemTooLarge(`${train.length} training points of ${n} qubits need more than ${TRAINING_STATE_BUDGET / 1024 ** 2} MiB of states`, 'problem.training_data');
+  }
+  const kernelWork = ((train.length * (train.length - 1)) / 2 + train.length * problem.predict.length) * 2 ** n * 8;
+  if (kernelWork > KERNEL_WORK_BUDGET) {
+    throw problemTooLarge(
+      `${train.length} training and ${problem.predict.length} predict points on ${n} qubits need about ${kernelWork.toExponential(1)} simulated amplitude operations, over this service's per-request budget of ${KERNEL_WORK_BUDGET.toExponential(0)}; send fewer points or features`,
+      'problem',
+    );
   }
   const lo = Array.from({ length: n }, (_, f) => Math.min(...train.map((d) => d.features[f]!)));
   const hi = Array.from({ length: n }, (_, f) => Math.max(...train.map((d) => d.features[f]!)));
