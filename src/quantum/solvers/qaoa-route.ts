@@ -122,16 +122,46 @@ function nearestNeighbourTwoOpt(model: RouteModel, stops: number[], scale: numbe
   return twoOpt(model, order, scale);
 }
 
-/** Reverses segments while that lowers the penalised cost (first improvement, to a local optimum). */
+/**
+ * 2-opt: reverses segments while that lowers the cost, to a local optimum. Without time windows
+ * the cost is the length (plus a penalty that only grows with it), so each move is scored in O(1)
+ * from the four edges it changes; with time windows every candidate route is re-timed, within
+ * a budget of TWO_OPT_BUDGET node visits.
+ */
+const TWO_OPT_BUDGET = 5e7;
+
 export function twoOpt(model: RouteModel, order: number[], scale: number): number[] {
+  if (model.windows.every((w) => w === undefined)) {
+    const tour = [0, ...order, 0];
+    const d = model.dist;
+    let improved = true;
+    while (improved) {
+      improved = false;
+      for (let i = 1; i < tour.length - 2; i++) {
+        for (let j = i + 1; j < tour.length - 1; j++) {
+          const a = tour[i - 1]!;
+          const b = tour[i]!;
+          const c = tour[j]!;
+          const e = tour[j + 1]!;
+          if (d[a]![c]! + d[b]![e]! < d[a]![b]! + d[c]![e]! - 1e-9) {
+            for (let x = i, y = j; x < y; x++, y--) [tour[x], tour[y]] = [tour[y]!, tour[x]!];
+            improved = true;
+          }
+        }
+      }
+    }
+    return tour.slice(1, -1);
+  }
   let best = [...order];
   let bestCost = penalisedCost(model, evaluateRoute(model, best), scale);
+  let budget = TWO_OPT_BUDGET;
   let improved = true;
-  while (improved) {
+  while (improved && budget > 0) {
     improved = false;
-    for (let i = 0; i < best.length - 1; i++) {
-      for (let j = i + 1; j < best.length; j++) {
+    for (let i = 0; i < best.length - 1 && budget > 0; i++) {
+      for (let j = i + 1; j < best.length && budget > 0; j++) {
         const candidate = [...best.slice(0, i), ...best.slice(i, j + 1).reverse(), ...best.slice(j + 1)];
+        budget -= candidate.length + 1;
         const cost = penalisedCost(model, evaluateRoute(model, candidate), scale);
         if (cost < bestCost - 1e-9) {
           best = candidate;
