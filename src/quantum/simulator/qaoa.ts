@@ -4,7 +4,7 @@ import { assertFits } from './memory-guard.ts';
 import { defaultThreads, getQaoaTeam, PARALLEL_MIN_QUBITS } from './parallel.ts';
 import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
-import { DEFAULT_LOW_BITS, DEFAULT_TILE, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
+import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { StateVector } from './state-vector.ts';
 
@@ -16,7 +16,7 @@ export interface QaoaOptions {
   threads?: number;
   /** Block size exponent for the in-cache low-qubit pass (tuning; default 14). */
   lowBits?: number;
-  /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default 8). */
+  /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default defaultTile(n, lowBits)). */
   tile?: number;
   /** Memory budget override in bytes (defaults to the machine budget). */
   budgetBytes?: number;
@@ -83,7 +83,10 @@ function execute(
   const team = threads > 1 && state.shared ? getQaoaTeam(threads) : null;
   const diag = team ? sharedDiagonal(d) : d;
   const lowBits = options.lowBits ?? DEFAULT_LOW_BITS;
-  const tile = options.tile ?? DEFAULT_TILE;
+  const tile = options.tile ?? defaultTile(state.qubits, lowBits);
+  if (!Number.isInteger(lowBits) || lowBits < 1 || !Number.isInteger(Math.log2(tile))) {
+    throw new RangeError(`lowBits must be a positive integer and tile a power of two (got ${lowBits}, ${tile})`);
+  }
   const slots = partialSlots(state.qubits, lowBits, tile);
   const job: QaoaJob = {
     n: state.qubits,
