@@ -1,0 +1,438 @@
+/**
+ * Inference overhead of the daemon: the same GGUF, prompt and greedy parameters streamed
+ * through `POST /v1/chat/completions` of a real `svc serve` process, side by side with
+ * node-llama-cpp called directly in this process (same thread count, same context shape),
+ * and svc's LlamaEngine called in this process (no HTTP) to say which layer adds what.
+ * The sides take turns within every round; figures are medians over the rounds.
+ *
+ *  1. decode tokens/s: (completion tokens − 1) / (first content chunk → last content chunk)
+ *  2. warm time to first token: request start → first content chunk (API) vs
+ *     generateResponse() call → first onTextChunk (direct)
+ *  3. aggregate tokens/s of 4 concurrent streams vs 1 through the API (continuous batching),
+ *     with the same 4-way batch run directly for reference.
+ *
+ * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 3 --max-tokens N --threads 1,2 --models tiny,big --json]
+ * (max_tokens defaults to 128 on the tiny model and 64 on the big one).
+ */
+import { request, Agent } from 'node:http';
+import { cpus, loadavg, availableParallelism } from 'node:os';
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem } from 'node-llama-cpp';
+import { LlamaEngine } from '../src/inference/llama-engine.ts';
+import { ModelCatalog } from '../src/inference/model-catalog.ts';
+import { samplingFrom } from '../src/runtime/sampling-from.ts';
+import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
+import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '10' },
+    'batch-rounds': { type: 'string', default: '3' },
+    'max-tokens': { type: 'string' },
+    threads: { type: 'string', default: '1,2' },
+    models: { type: 'string', default: 'tiny,big' },
+    concurrency: { type: 'string', default: '4' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const ROUNDS = Number(flags.rounds);
+const BATCH_ROUNDS = Number(flags['batch-rounds']);
+const MAX_TOKENS = flags['max-tokens'] === undefined ? undefined : Number(flags['max-tokens']);
+const THREADS = flags.threads.split(',').map(Number);
+const CONCURRENCY = Number(flags.concurrency);
+/** The daemon's default: 4 sequences per model; the direct side gets the same context shape. */
+const SEQUENCES = 4;
+const CONTEXT_CAP = 4096;
+const PROMPT = 'Write a long story about a fast local runtime, a quantum model and the people who use them.';
+const HISTORY: ChatHistoryItem[] = [{ type: 'user', text: PROMPT }, { type: 'model', response: [] }];
+
+const BIG = { embedding: 512, blocks: 8, heads: 8, feedForward: 1408, name: 'svc-bench-512x8' };
+const MODELS: Record<string, { label: string; maxTokens: number; path: () => string }> = {
+  tiny: { label: 'tiny (test fixture: 64-dim, 2 blocks, 4 heads)', maxTokens: 128, path: tinyModelPath },
+  big: {
+    maxTokens: 64,
+    label: `bench (${BIG.embedding}-dim, ${BIG.blocks} blocks, ${BIG.heads} heads, ffn ${BIG.feedForward})`,
+    path: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8.gguf', import.meta.url)), BIG),
+  },
+};
+
+const log = (line: string): void => { if (!flags.json) console.log(line); };
+const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+
+/** One generation seen from the caller. */
+interface Sample {
+  ttftMs: number;
+  /** First to last content chunk. */
+  decodeMs: number;
+  totalMs: number;
+  tokens: number;
+  chunks: number;
+  text: string;
+}
+const decodeRate = (s: Sample): number => (s.tokens - 1) / (s.decodeMs / 1000);
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Tracks content chunk timing the same way for both sides. */
+class ChunkClock {
+  readonly #start = performance.now();
+  #first = 0;
+  #last = 0;
+  chunks = 0;
+  text = '';
+  chunk(text: string): void {
+    if (text === '') return;
+    const now = performance.now();
+    if (this.chunks === 0) this.#first = now;
+    this.#last = now;
+    this.chunks++;
+    this.text += text;
+  }
+  sample(tokens: number): Sample {
+    return {
+      ttftMs: this.#first - this.#start,
+      decodeMs: this.#last - this.#first,
+      totalMs: performance.now() - this.#start,
+      tokens,
+      chunks: this.chunks,
+      text: this.text,
+    };
+  }
+}
+
+// ---- our API: node:http with keep-alive (the lightest client, so the client's own cost stays out)
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+function streamChat(base: string, model: string, maxTokens: number): Promise<Sample> {
+  const body = JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: PROMPT }],
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  return new Promise((resolve, reject) => {
+    const clock = new ChunkClock();
+    let tokens = -1;
+    const req = request(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      if (res.statusCode !== 200) {
+        let text = '';
+        res.on('data', (d: Buffer) => { text += d.toString(); });
+        res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
+        return;
+      }
+      res.setEncoding('utf8');
+      let buffer = '';
+      res.on('data', (data: string) => {
+        buffer += data;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
+          const chunk = JSON.parse(event.slice(6)) as { choices: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } };
+          const content = chunk.choices[0]?.delta?.content;
+          if (content !== undefined) clock.chunk(content);
+          if (chunk.usage !== undefined) tokens = chunk.usage.completion_tokens;
+        }
+      });
+      res.on('end', () => (tokens < 0 ? reject(new Error('stream ended without a usage chunk')) : resolve(clock.sample(tokens))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// ---- node-llama-cpp directly, the way its docs use it: one LlamaChat per context sequence,
+// created once (its constructor resolves the chat wrapper from the GGUF's template, which
+// costs hundreds of ms) and reused, so the evaluated prompt stays in the sequence.
+
+interface Direct {
+  /** Generation on sequence `index`. */
+  generate(index: number, maxTokens: number): Promise<Sample>;
+  /**
+   * Median ms of resolveChatWrapper(model): what `new LlamaChat({contextSequence})` without a
+   * chatWrapper runs in its constructor, which the daemon does once per request.
+   */
+  measureChatConstruction(times: number): number;
+  dispose(): Promise<void>;
+}
+
+async function loadDirect(modelPath: string, threads: number): Promise<Direct> {
+  const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: LlamaLogLevel.error, maxThreads: threads });
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, CONTEXT_CAP), sequences: SEQUENCES, threads });
+  const sequences = Array.from({ length: SEQUENCES }, () => context.getSequence());
+  const first = new LlamaChat({ contextSequence: sequences[0]!, autoDisposeSequence: false });
+  const chats = [first, ...sequences.slice(1).map((contextSequence) => new LlamaChat({ contextSequence, autoDisposeSequence: false, chatWrapper: first.chatWrapper }))];
+  return {
+    async generate(index, maxTokens) {
+      const chat = chats[index % SEQUENCES]!;
+      const clock = new ChunkClock();
+      let tokens = 0;
+      await chat.generateResponse(HISTORY, {
+        maxTokens,
+        temperature: 0,
+        onToken: (t) => { tokens += t.length; },
+        onTextChunk: (text) => clock.chunk(text),
+      });
+      return clock.sample(tokens);
+    },
+    measureChatConstruction(times) {
+      const ms: number[] = [];
+      for (let i = 0; i < times; i++) {
+        const start = performance.now();
+        resolveChatWrapper(model);
+        ms.push(performance.now() - start);
+      }
+      return median(ms);
+    },
+    async dispose() {
+      for (const chat of chats) chat.dispose();
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+    },
+  };
+}
+
+// ---- svc's own engine in this process, no HTTP: splits the API's overhead into what the
+// engine layer adds (over node-llama-cpp) and what HTTP/SSE adds (over the engine).
+
+async function loadEngine(modelPath: string, threads: number): Promise<{ generate(maxTokens: number): Promise<Sample>; close(): Promise<void> }> {
+  const catalog = await ModelCatalog.load([{ id: 'bench', path: modelPath }]);
+  const quiet = { info() {}, warn() {}, debug() {} };
+  const engine = new LlamaEngine(catalog, { parallel: SEQUENCES, queueSize: 32, keepAliveMs: Number.POSITIVE_INFINITY, gpu: 'cpu', threads, log: quiet });
+  const model = engine.model('bench')!;
+  return {
+    async generate(maxTokens) {
+      const clock = new ChunkClock();
+      // The same options the chat route derives from {temperature: 0, max_tokens}.
+      const result = await model.chat([{ role: 'user', content: PROMPT }], { ...samplingFrom({ temperature: 0 }, maxTokens), onText: (text) => clock.chunk(text) });
+      return clock.sample(result.usage.completionTokens);
+    },
+    close: () => engine.close(),
+  };
+}
+
+/** Runs `n` generations at once; aggregate tokens/s over the wall time of the whole batch. */
+async function batch(n: number, one: (i: number) => Promise<Sample>): Promise<{ tokensPerSecond: number; tokens: number; wallMs: number }> {
+  const start = performance.now();
+  const samples = await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
+  const wallMs = performance.now() - start;
+  const tokens = samples.reduce((t, s) => t + s.tokens, 0);
+  return { tokensPerSecond: tokens / (wallMs / 1000), tokens, wallMs };
+}
+
+interface ConfigResult {
+  model: string;
+  modelBytes: number;
+  threads: number;
+  maxTokens: number;
+  loadAverageAtStart: number[];
+  single: { api: Sample[]; direct: Sample[]; sameText: boolean };
+  decode: { apiTps: number; directTps: number; ratio: number; pairedRatio: number };
+  ttft: { apiMs: number; directMs: number; addedMs: number; pairedAddedMs: number };
+  aggregate: { api1Tps: number; apiNTps: number; speedup: number; directNTps: number; apiVsDirectN: number };
+  /** Where the API's overhead goes. */
+  diagnostics: {
+    /** svc's LlamaEngine called in this process: what the engine layer adds before HTTP does. */
+    engineTps: number;
+    engineTtftMs: number;
+    engineNTps: number;
+    addedMsPerToken: { engine: number; http: number };
+    addedTtftMs: { engine: number; http: number };
+    chunksPerToken: number;
+    chatConstructionMs: number;
+  };
+}
+
+async function runConfig(key: string, modelPath: string, threads: number, maxTokens: number): Promise<ConfigResult> {
+  const loadAverageAtStart = loadavg();
+  progress(`[${key}, ${threads} thread(s)] starting daemon and loading the model directly…`);
+  let daemon: DaemonProcess | undefined;
+  let direct: Direct | undefined;
+  let engine: Awaited<ReturnType<typeof loadEngine>> | undefined;
+  try {
+    daemon = await startDaemon({
+      withModel: false,
+      args: ['--model', `bench=${modelPath}`, '--threads', String(threads), '--keep-alive', 'forever'],
+      env: { SVC_THREADS: String(threads) },
+    });
+    direct = await loadDirect(modelPath, threads);
+    engine = await loadEngine(modelPath, threads);
+    const api = (): Promise<Sample> => streamChat(daemon!.url, 'bench', maxTokens);
+    const run = (i: number): Promise<Sample> => direct!.generate(i, maxTokens);
+
+    // Warm-up: the daemon loads the model on its first request; both sides evaluate the
+    // prompt once on every sequence, so what follows is warm.
+    for (let i = 0; i < 2; i++) {
+      await api();
+      await run(0);
+      await engine.generate(maxTokens);
+    }
+    await batch(CONCURRENCY, () => api());
+    await batch(CONCURRENCY, run);
+
+    // Phase 1: one stream at a time, the sides taking turns (and rotating which goes first)
+    // so drift in the machine's load does not favour one side.
+    const apiSamples: Sample[] = [];
+    const directSamples: Sample[] = [];
+    const engineSamples: Sample[] = [];
+    const sides = [
+      async () => { apiSamples.push(await api()); },
+      async () => { directSamples.push(await run(0)); },
+      async () => { engineSamples.push(await engine!.generate(maxTokens)); },
+    ];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < sides.length; k++) await sides[(k + r) % sides.length]!();
+      progress(`  round ${r + 1}/${ROUNDS}: decode api ${decodeRate(apiSamples.at(-1)!).toFixed(1)} t/s, engine ${decodeRate(engineSamples.at(-1)!).toFixed(1)} t/s, direct ${decodeRate(directSamples.at(-1)!).toFixed(1)} t/s`);
+    }
+
+    // Phase 2: aggregate throughput, 1 vs CONCURRENCY streams through the API and
+    // CONCURRENCY streams directly, in rotating order.
+    const api1: number[] = [];
+    const apiN: number[] = [];
+    const directN: number[] = [];
+    const engineN: number[] = [];
+    const steps = [
+      async () => { engineN.push((await batch(CONCURRENCY, () => engine!.generate(maxTokens))).tokensPerSecond); },
+      async () => { api1.push((await batch(1, () => api())).tokensPerSecond); },
+      async () => { apiN.push((await batch(CONCURRENCY, () => api())).tokensPerSecond); },
+      async () => { directN.push((await batch(CONCURRENCY, run)).tokensPerSecond); },
+    ];
+    for (let r = 0; r < BATCH_ROUNDS; r++) {
+      for (let k = 0; k < steps.length; k++) await steps[(k + r) % steps.length]!();
+      progress(`  batch round ${r + 1}/${BATCH_ROUNDS}: api 1 stream ${api1.at(-1)!.toFixed(1)} t/s, api ${CONCURRENCY} streams ${apiN.at(-1)!.toFixed(1)} t/s, engine ${CONCURRENCY} streams ${engineN.at(-1)!.toFixed(1)} t/s, direct ${CONCURRENCY} streams ${directN.at(-1)!.toFixed(1)} t/s`);
+    }
+
+    progress('  timing resolveChatWrapper(model)…');
+    const chatConstructionMs = direct.measureChatConstruction(5);
+
+    const apiTps = median(apiSamples.map(decodeRate));
+    const directTps = median(directSamples.map(decodeRate));
+    const apiTtft = median(apiSamples.map((s) => s.ttftMs));
+    const directTtft = median(directSamples.map((s) => s.ttftMs));
+    const engineTps = median(engineSamples.map(decodeRate));
+    const engineTtft = median(engineSamples.map((s) => s.ttftMs));
+    const a1 = median(api1);
+    const aN = median(apiN);
+    const dN = median(directN);
+    return {
+      model: key,
+      modelBytes: statSync(modelPath).size,
+      threads,
+      maxTokens,
+      loadAverageAtStart,
+      single: {
+        api: apiSamples,
+        direct: directSamples,
+        sameText: apiSamples.every((s, i) => s.text === directSamples[i]?.text && s.text === engineSamples[i]?.text),
+      },
+      decode: {
+        apiTps,
+        directTps,
+        ratio: apiTps / directTps,
+        pairedRatio: median(apiSamples.map((s, i) => decodeRate(s) / decodeRate(directSamples[i]!))),
+      },
+      ttft: {
+        apiMs: apiTtft,
+        directMs: directTtft,
+        addedMs: apiTtft - directTtft,
+        pairedAddedMs: median(apiSamples.map((s, i) => s.ttftMs - directSamples[i]!.ttftMs)),
+      },
+      aggregate: { api1Tps: a1, apiNTps: aN, speedup: aN / a1, directNTps: dN, apiVsDirectN: aN / dN },
+      diagnostics: {
+        engineTps,
+        engineTtftMs: engineTtft,
+        engineNTps: median(engineN),
+        addedMsPerToken: { engine: 1000 / engineTps - 1000 / directTps, http: 1000 / apiTps - 1000 / engineTps },
+        addedTtftMs: { engine: engineTtft - directTtft, http: apiTtft - engineTtft },
+        chunksPerToken: median(apiSamples.map((s) => s.chunks / s.tokens)),
+        chatConstructionMs,
+      },
+    };
+  } catch (error) {
+    if (daemon !== undefined) progress(`daemon log tail:\n${daemon.logs.slice(-5).map((l) => JSON.stringify(l)).join('\n')}\n${daemon.stderr()}`);
+    throw error;
+  } finally {
+    await daemon?.stop();
+    await direct?.dispose();
+    await engine?.close();
+  }
+}
+
+const started = performance.now();
+const machine = {
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: availableParallelism(),
+  node: process.version,
+  loadAverage: loadavg(),
+};
+const selected = flags.models.split(',').map((k) => {
+  const m = MODELS[k];
+  if (m === undefined) throw new Error(`--models: unknown model '${k}' (tiny, big)`);
+  return { key: k, ...m };
+});
+const results: ConfigResult[] = [];
+for (const m of selected) {
+  const path = m.path();
+  // The tiny model is HTTP-bound at ~1 ms/token: one thread setting is enough for it.
+  for (const threads of m.key === 'tiny' ? THREADS.slice(0, 1) : THREADS) {
+    results.push(await runConfig(m.key, path, threads, MAX_TOKENS ?? m.maxTokens));
+  }
+}
+agent.destroy();
+
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+const f1 = (x: number): string => x.toFixed(1);
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+log(`# svc inference bench — ${machine.cpu} × ${machine.cores}, Node ${machine.node}, load average ${machine.loadAverage.map((x) => x.toFixed(2)).join(' ')}`);
+log(`# greedy (temperature 0), medians of ${ROUNDS} interleaved single-stream rounds and ${BATCH_ROUNDS} batch rounds, ${SEQUENCES} sequences per context`);
+log('');
+for (const m of selected) log(`- ${m.key}: ${m.label}, ${mb(results.find((r) => r.model === m.key)?.modelBytes ?? 0)}, max_tokens ${MAX_TOKENS ?? m.maxTokens}`);
+log('');
+log('| model | threads | load avg | decode t/s API | decode t/s direct | API/direct (goal ≥ 97%) | TTFT ms API | TTFT ms direct | added ms (goal ≤ 5) | same text |');
+log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+for (const r of results) {
+  log(`| ${r.model} | ${r.threads} | ${r.loadAverageAtStart[0]!.toFixed(2)} | ${f1(r.decode.apiTps)} | ${f1(r.decode.directTps)} | ${pct(r.decode.ratio)} (paired ${pct(r.decode.pairedRatio)}) | ${f1(r.ttft.apiMs)} | ${f1(r.ttft.directMs)} | ${f1(r.ttft.addedMs)} (paired ${f1(r.ttft.pairedAddedMs)}) | ${r.single.sameText ? 'yes' : 'NO'} |`);
+}
+log('');
+log(`| model | threads | aggregate t/s API, 1 stream | API, ${CONCURRENCY} streams | speedup | direct, ${CONCURRENCY} streams | API/direct at ${CONCURRENCY} |`);
+log('|---|---:|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  log(`| ${r.model} | ${r.threads} | ${f1(r.aggregate.api1Tps)} | ${f1(r.aggregate.apiNTps)} | ${r.aggregate.speedup.toFixed(2)}× | ${f1(r.aggregate.directNTps)} | ${pct(r.aggregate.apiVsDirectN)} |`);
+}
+log('');
+log('Where the overhead goes: svc\'s LlamaEngine called in-process (no HTTP) splits it into the engine layer and HTTP/SSE.');
+log('');
+log(`| model | threads | engine decode t/s | engine TTFT ms | TTFT added: engine / HTTP ms | ms per token added: engine / HTTP | engine aggregate t/s, ${CONCURRENCY} streams | chunks per token | resolveChatWrapper ms (run by every \`new LlamaChat()\` without chatWrapper) |`);
+log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  const d = r.diagnostics;
+  log(`| ${r.model} | ${r.threads} | ${f1(d.engineTps)} | ${f1(d.engineTtftMs)} | ${f1(d.addedTtftMs.engine)} / ${f1(d.addedTtftMs.http)} | ${d.addedMsPerToken.engine.toFixed(3)} / ${d.addedMsPerToken.http.toFixed(3)} | ${f1(d.engineNTps)} | ${d.chunksPerToken.toFixed(2)} | ${f1(d.chatConstructionMs)} |`);
+}
+log('');
+log(`# ${((performance.now() - started) / 1000).toFixed(0)} s, load average at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+if (flags.json) {
+  const strip = (s: Sample) => ({ ttftMs: s.ttftMs, decodeMs: s.decodeMs, totalMs: s.totalMs, tokens: s.tokens, chunks: s.chunks });
+  console.log(JSON.stringify({
+    machine,
+    parameters: { temperature: 0, rounds: ROUNDS, batchRounds: BATCH_ROUNDS, sequences: SEQUENCES, concurrency: CONCURRENCY, prompt: PROMPT },
+    results: results.map((r) => ({ ...r, single: { sameText: r.single.sameText, api: r.single.api.map(strip), direct: r.single.direct.map(strip) } })),
+    loadAverageAtEnd: loadavg(),
+  }, null, 2));
+}
