@@ -1,6 +1,7 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
 import type {
   ChatHistoryItem,
+  ChatWrapper,
   Llama,
   LlamaContext,
   LlamaContextSequence,
@@ -129,6 +130,12 @@ interface Loaded {
   /** The node-llama-cpp module, imported on first use. */
   lib: NodeLlamaCpp;
   model: LlamaModel;
+  /**
+   * The chat template, resolved once per load: resolving it renders the GGUF's Jinja template
+   * against every built-in wrapper (100+ ms, synchronous), which LlamaChat would otherwise
+   * repeat on every request, on the event loop.
+   */
+  chatWrapper: ChatWrapper;
   context: LlamaContext;
   embedding?: Promise<LlamaEmbeddingContext>;
 }
@@ -207,7 +214,7 @@ export class LlamaModelHost implements LanguageModel {
 
   chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
     return this.#generate(options, (loaded, sequence) => {
-      const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, autoDisposeSequence: false });
+      const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
       const history = toHistory(messages);
       return {
         promptTokens: chat.chatWrapper
@@ -427,7 +434,8 @@ export class LlamaModelHost implements LanguageModel {
           { model: this.id, ms: Math.round(performance.now() - started), parallel: this.#options.parallel, contextSize: context.contextSize },
           'model loaded',
         );
-        return { lib: await import('node-llama-cpp'), model, context };
+        const lib = await import('node-llama-cpp');
+        return { lib, model, context, chatWrapper: lib.resolveChatWrapper(model) };
       } catch (error) {
         await model.dispose();
         throw error;
