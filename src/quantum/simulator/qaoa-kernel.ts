@@ -40,6 +40,8 @@ export interface QaoaJob {
 }
 
 export const DEFAULT_LOW_BITS = 14;
+/** Sub-block exponent of the low pass: 2^10 amplitudes of re + im are 16 KiB, half of L1d. */
+const SUB_BITS = 10;
 /**
  * Amplitudes a high-pass tile aims for: 2^16 (1 MiB of re + im, in L2/L3). Measured at n = 22–24:
  * tiles this size beat 8-wide L2-sized tiles by 1.5–2× in the high pass, because each strided
@@ -144,9 +146,14 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
       let sum = 0;
       for (let b = chunk * blocksPer; b < (chunk + 1) * blocksPer; b++) {
         const o = b * B;
-        if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, o, o + B, xmask, l === 0, amp0);
-        else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, o, o + B, xmask, l === 0, amp0);
-        mixLow(job.re, job.im, o, L, t);
+        // L1-sized sub-blocks first: phase and the lowest SUB_BITS qubits while the data is in L1
+        const S = Math.min(L, SUB_BITS);
+        for (let so = o; so < o + B; so += 1 << S) {
+          if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, so, so + (1 << S), xmask, l === 0, amp0);
+          else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, so, so + (1 << S), xmask, l === 0, amp0);
+          mixLow(job.re, job.im, so, 0, S, t);
+        }
+        mixLow(job.re, job.im, o, S, L, t);
         if (last && H === 0 && job.expectation) sum += expectRange(job, o, o + B, xmaskAfter);
       }
       if (last && H === 0 && job.expectation) partials[chunk] = sum;
@@ -326,10 +333,10 @@ function rx4(re: Float64Array, im: Float64Array, i0: number, s1: number, s2: num
   im[i3] = b3i - t * b1r;
 }
 
-/** RX(2β) on qubits 0..L-1 of the block starting at o (length 2^L). */
-function mixLow(re: Float64Array, im: Float64Array, o: number, L: number, t: number): void {
+/** RX(2β) on qubits from..L-1 of the block starting at o (length 2^L). */
+function mixLow(re: Float64Array, im: Float64Array, o: number, from: number, L: number, t: number): void {
   const end = o + (1 << L);
-  let q = 0;
+  let q = from;
   for (; q + 1 < L; q += 2) {
     const s1 = 1 << q;
     const s2 = s1 << 1;
