@@ -5,6 +5,7 @@
  *   npm run bench:quantum                 # n = 16, 20, 24; quantum-circuit at 12, 14, 16
  *   npm run bench:quantum -- --quick      # n = 12, 16, 20; quantum-circuit at 10, 12
  *   npm run bench:quantum -- --sizes 16,20 --peer-sizes 12 --runs 5
+ *   npm run bench:quantum -- --fast-only  # only the fast paths (no references, no peer)
  *
  * Paths compared, on the same graph and angles, in one process:
  * - fast:        qaoaExpectation on a prepared diagonal, both threads (the production path)
@@ -41,6 +42,7 @@ interface Args {
   peerSizes: number[];
   runs: number | null;
   gateByGateMax: number;
+  fastOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -59,6 +61,7 @@ function parseArgs(argv: string[]): Args {
     peerSizes: list('--peer-sizes', quick ? [10, 12] : [12, 14, 16]),
     runs: num('--runs'),
     gateByGateMax: num('--gate-by-gate-max') ?? 24,
+    fastOnly: argv.includes('--fast-only'),
   };
 }
 
@@ -199,11 +202,13 @@ async function main(): Promise<void> {
     const fast = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS));
     const single = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1 }));
     check('single-thread', single.value, fast.value);
-    const layeredRuns = n >= 24 ? 1 : Math.min(runs, 5);
-    const layered = time(layeredRuns, () => qaoaExpectationReference(n, diag, GAMMAS, BETAS), n < 24);
-    check('layered', layered.value, fast.value);
+    let layered: { seconds: number; value: number } | null = null;
+    if (!args.fastOnly) {
+      layered = time(n >= 24 ? 1 : Math.min(runs, 5), () => qaoaExpectationReference(n, diag, GAMMAS, BETAS), n < 24);
+      check('layered', layered.value, fast.value);
+    }
     let gbg: { seconds: number; value: number } | null = null;
-    if (n <= args.gateByGateMax) {
+    if (!args.fastOnly && n <= args.gateByGateMax) {
       gbg = time(n >= 24 ? 1 : Math.min(runs, 3), () => gateByGate(n, edges, diag), n < 24);
       check('gate-by-gate', gbg.value, fast.value);
     }
@@ -211,7 +216,7 @@ async function main(): Promise<void> {
     const qokit = QOKIT_SECONDS[n];
     const rss = process.resourceUsage().maxRSS * 1024;
     rows.push(
-      `| ${n} | ${fmtS(fast.seconds)} (min ${fmtS(fast.min)}, CPU/wall ${fast.cpuPerWall.toFixed(2)}) | ${fmtS(single.seconds)} | ${fmtS(layered.seconds)} (${(layered.seconds / fast.seconds).toFixed(1)}×) | ` +
+      `| ${n} | ${fmtS(fast.seconds)} (min ${fmtS(fast.min)}, CPU/wall ${fast.cpuPerWall.toFixed(2)}) | ${fmtS(single.seconds)} | ${layered ? `${fmtS(layered.seconds)} (${(layered.seconds / fast.seconds).toFixed(1)}×)` : 'skipped'} | ` +
         `${gbg ? `${fmtS(gbg.seconds)} (${(gbg.seconds / fast.seconds).toFixed(1)}×)` : 'skipped'} | ` +
         `${qokit ? `${fmtS(qokit)}: ours/QOKit ${(fast.seconds / qokit).toFixed(2)} (goal ≤ 1.5: ${fast.seconds <= 1.5 * qokit ? 'met' : 'not met'})` : '–'} | ` +
         `${mib(2 ** n * 16)} + ${mib(2 ** n * 2)} | ${mib(rss)} | ${fmtS(buildSeconds)} | ${runs} |`,
@@ -224,7 +229,7 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 
-  if (args.peerSizes.length > 0) {
+  if (args.peerSizes.length > 0 && !args.fastOnly) {
     const require = createRequire(import.meta.url);
     const Qc = require('quantum-circuit') as QcCtor;
     console.log('\n| n | quantum-circuit (npm) | ours, fast | speed-up | gate-by-gate ours | speed-up |');
