@@ -65,14 +65,15 @@ function drainRequest(request: FastifyRequest, maxMs: number): Promise<void> {
 export function installOpenAIErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler(async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
-    // 5xx bodies stay generic; the cause goes to the log for the operator.
     if (apiError.status === 413 && !request.raw.readableEnded) {
       // The upload is refused from its Content-Length before it is read. Answering and closing
       // with unread data in the socket makes the kernel send RST, and the client loses the 413;
       // so read and discard the rest first (a lingering close), for at most LINGER_MS.
       await drainRequest(request, LINGER_MS);
     }
-    if (apiError.status >= 500) request.log.error({ err: error instanceof ApiError && error.cause !== undefined ? error.cause : error }, apiError.message);
+    // 500 bodies stay generic; the cause goes to the log for the operator. Deliberate answers
+    // (503 busy, substrate unavailable) are already in the request log line.
+    if (apiError.status === 500) request.log.error({ err: error instanceof ApiError && error.cause !== undefined ? error.cause : error }, apiError.message);
     return sendApiError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) =>
