@@ -189,7 +189,8 @@ let scratchTimer: NodeJS.Timeout | null = null;
 const SCRATCH_IDLE_MS = 20_000;
 
 export function scratchState(n: number, shared: boolean, budgetBytes?: number): StateVector {
-  if (!scratch || scratch.qubits !== n || scratch.shared !== shared) {
+  // a shared scratch serves single-threaded calls too, so alternating thread counts do not reallocate
+  if (!scratch || scratch.qubits !== n || (shared && !scratch.shared)) {
     scratch = null;
     assertFits(n, 1, budgetBytes);
     scratch = StateVector.allocate(n, { shared, budgetBytes });
