@@ -189,6 +189,9 @@ export class LlamaModelHost implements LanguageModel {
   #loaded = false;
   #active = 0;
   #idleTimer: NodeJS.Timeout | undefined;
+  #unloading: Promise<void> | undefined;
+  /** Kept across unloads: resolving it is synchronous work worth doing once per file. */
+  #chatWrapper: ChatWrapper | undefined;
   readonly #freeSequences: LlamaContextSequence[] = [];
 
   constructor(id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions) {
@@ -213,7 +216,7 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    return this.#generate(options, (loaded, sequence) => {
+    return this.#generate(options, 'messages', (loaded, sequence) => {
       const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
       const history = toHistory(messages);
       return {
@@ -230,7 +233,7 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
-    return this.#generate(options, (loaded, sequence) => {
+    return this.#generate(options, 'prompt', (loaded, sequence) => {
       const completion = new loaded.lib.LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
       const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
       return {
@@ -250,6 +253,7 @@ export class LlamaModelHost implements LanguageModel {
    */
   #generate(
     options: GenerateOptions,
+    promptParam: string,
     prepare: (loaded: Loaded, sequence: LlamaContextSequence) => {
       promptTokens: number;
       run: (sampling: EngineSampling) => Promise<{ text: string; stopReason: string }>;
@@ -259,7 +263,7 @@ export class LlamaModelHost implements LanguageModel {
     return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
       const generator = prepare(loaded, sequence);
       try {
-        const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens);
+        const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens, promptParam);
         let completionTokens = 0;
         let partial = '';
         const usage = () => ({ promptTokens: generator.promptTokens, completionTokens });
@@ -340,11 +344,11 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   /** Tokens left for the reply; a prompt that does not fit is the client's error (400), as with OpenAI. */
-  #budget(promptTokens: number, contextSize: number, requested: number | undefined): number {
+  #budget(promptTokens: number, contextSize: number, requested: number | undefined, param: string): number {
     const room = contextSize - promptTokens;
     if (room < 1) {
       throw new ApiError({
-        status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages',
+        status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param,
         message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize} per request.`,
       });
     }
@@ -409,7 +413,9 @@ export class LlamaModelHost implements LanguageModel {
     if (this.#active > 0 || !Number.isFinite(this.#options.keepAliveMs)) return;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      if (this.#active === 0) void this.unload();
+      if (this.#active === 0) {
+        this.unload().catch((error: unknown) => this.#options.log.warn({ model: this.id, err: error }, 'model unload failed'));
+      }
     }, this.#options.keepAliveMs);
     this.#idleTimer.unref();
   }
@@ -420,6 +426,7 @@ export class LlamaModelHost implements LanguageModel {
 
   #load(): Promise<Loaded> {
     this.#state ??= (async () => {
+      await this.#unloading;
       const started = performance.now();
       const llama = await this.#binding();
       const model = await llama.loadModel({ modelPath: this.#path });
@@ -435,7 +442,8 @@ export class LlamaModelHost implements LanguageModel {
           'model loaded',
         );
         const lib = await import('node-llama-cpp');
-        return { lib, model, context, chatWrapper: lib.resolveChatWrapper(model) };
+        this.#chatWrapper ??= lib.resolveChatWrapper(model);
+        return { lib, model, context, chatWrapper: this.#chatWrapper };
       } catch (error) {
         await model.dispose();
         throw error;
@@ -450,19 +458,28 @@ export class LlamaModelHost implements LanguageModel {
     return this.#state;
   }
 
-  /** Frees the model's memory. Safe to call at any time; in-flight work finishes first at shutdown. */
-  async unload(): Promise<void> {
+  /**
+   * Frees the model's memory. Safe at any time: a load that starts meanwhile waits for the
+   * disposal to finish, so two copies of a model are never resident.
+   */
+  unload(): Promise<void> {
     const state = this.#state;
-    if (state === undefined) return;
+    if (state === undefined) return this.#unloading ?? Promise.resolve();
     this.#state = undefined;
     this.#loaded = false;
     this.#freeSequences.length = 0;
-    const loaded = await state.catch(() => undefined);
-    if (loaded === undefined) return;
-    const embedding = await loaded.embedding?.catch(() => undefined);
-    await embedding?.dispose();
-    await loaded.context.dispose();
-    await loaded.model.dispose();
-    this.#options.log.info({ model: this.id }, 'model unloaded');
+    const unloading = (async () => {
+      const loaded = await state.catch(() => undefined);
+      if (loaded === undefined) return;
+      const embedding = await loaded.embedding?.catch(() => undefined);
+      await embedding?.dispose();
+      await loaded.context.dispose();
+      await loaded.model.dispose();
+      this.#options.log.info({ model: this.id }, 'model unloaded');
+    })().finally(() => {
+      if (this.#unloading === unloading) this.#unloading = undefined;
+    });
+    this.#unloading = unloading;
+    return unloading;
   }
 }

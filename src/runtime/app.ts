@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
@@ -8,13 +9,16 @@ import { createHttpServer } from './http-server.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { modelsRoutes } from './models-routes.ts';
-import { installOpenAIErrorHandler } from './openai-error-handler.ts';
+import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
+import { installDraining } from './draining.ts';
 import { installRequestLog } from './request-log.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
   health: HealthReporter;
-  /** Aborted when the daemon begins to shut down: generations stop, streams end. */
+  /** Aborted when shutdown begins: new requests (also on kept-alive sockets) get 503. */
+  drainingSignal: AbortSignal;
+  /** Aborted when the shutdown grace period ends: generations stop, streams end. */
   shutdownSignal: AbortSignal;
   /** Largest request body accepted on the OpenAI routes, in bytes. */
   bodyLimit: number;
@@ -41,10 +45,16 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors Fastify raises before routing (a malformed URL) use the same envelope.
+    frameworkErrors: (error, _request, reply) => sendApiError(reply, toApiError(error)),
   });
   installOpenAIErrorHandler(app);
   installLoopbackGuard(app);
   installRequestLog(app);
+  installDraining(app, options.drainingSignal);
+  // Browser apps served from a loopback origin may call the daemon (the guard has already
+  // refused every other origin), as Ollama allows for localhost by default.
+  await app.register(cors, { origin: true, maxAge: 600 });
 
   await app.register(healthRoute, { report: options.health });
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint };

@@ -45,6 +45,9 @@ function refuseUnsupported(body: ChatCompletionRequest): void {
   if ((body.tools?.length ?? 0) > 0 || (body.functions?.length ?? 0) > 0) throw unsupported('tools', 'Tool calling is not available from the local runtime yet.');
   if (body.response_format != null && body.response_format.type !== 'text') throw unsupported('response_format', `response_format '${body.response_format.type}' is not available yet; only 'text'.`);
   if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
+  if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'The local models produce text only.');
+  if (body.audio != null) throw unsupported('audio', 'Audio output is not available from the local runtime.');
+  if (body.web_search_options != null) throw unsupported('web_search_options', 'Web search is not available: the local runtime opens no outbound connections.');
 }
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {

@@ -10,6 +10,7 @@ import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
 import { buildLocalApp } from './app.ts';
 import { createHttpServer } from './http-server.ts';
+import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 
@@ -19,6 +20,11 @@ export interface Daemon {
   app: FastifyInstance;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), unloads models. */
   close(): Promise<void>;
+}
+
+/** Whether a listening socket's address is a loopback IP (read back from the socket, not assumed). */
+function isLoopbackAddress(address: ReturnType<Server['address']>): boolean {
+  return typeof address === 'object' && address !== null && isLoopbackHostname(address.address);
 }
 
 function urlOf(host: string, port: number): string {
@@ -54,11 +60,13 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     log: log.child({ component: 'inference' }),
   });
   const solver = createSolveService();
+  const draining = new AbortController();
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   const app = await buildLocalApp({
     models: engine,
+    drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
     requestTimeoutMs,
@@ -75,7 +83,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       },
       substrate: 'local',
       quantum: { ...solver.capability(), ...solver.load },
-      network: { listen: urls, loopback_only: true },
+      network: { listen: urls, loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
       // Nothing in this build dials out: no upstream is configured and telemetry is off.
       outbound_connections: [],
@@ -123,6 +131,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const close = (): Promise<void> => {
     closing ??= (async () => {
       log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new requests, finishing in-flight ones');
+      draining.abort();
       // We listen ourselves (several servers share Fastify's router), so we also close them:
       // stop accepting, drop idle keep-alive sockets, and wait for in-flight responses.
       const serversClosed = Promise.all(servers.map((s) => new Promise((r) => {

@@ -4,6 +4,7 @@ import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { lookupModel } from './model-lookup.ts';
+import { CLIENT_CLOSED_REQUEST, logRequest } from './request-log.ts';
 import { embeddingRequestSchema } from './openai-schemas.ts';
 
 /** float32 little-endian bytes, base64: what OpenAI returns for `encoding_format: "base64"`. */
@@ -22,7 +23,15 @@ export async function embeddingsRoute(app: FastifyInstance, options: { models: M
     const inputs: (string | number[])[] = typeof input === 'string'
       ? [input]
       : input.length > 0 && typeof input[0] === 'number' ? [input as number[]] : (input as (string | number[])[]);
-    const result = await model.embed(inputs, abortOnDisconnect(reply));
+    const disconnected = abortOnDisconnect(reply);
+    let result;
+    try {
+      result = await model.embed(inputs, disconnected);
+    } catch (error) {
+      if (!disconnected.aborted) throw error;
+      logRequest(request, CLIENT_CLOSED_REQUEST, reply.elapsedTime);
+      return reply.hijack();
+    }
     if (body.dimensions != null && body.dimensions !== result.vectors[0]?.length) {
       throw ApiError.invalidRequest(
         `This model's embeddings have ${result.vectors[0]?.length ?? 0} dimensions and cannot be shortened to ${body.dimensions}.`,

@@ -37,12 +37,17 @@ export interface GenerationContext {
   shutdownSignal: AbortSignal;
 }
 
+function abortCause(ctx: GenerationContext, failed: boolean): string {
+  if (ctx.shutdownSignal.aborted) return 'shutdown';
+  return failed ? 'cancelled_after_error' : 'client_disconnected';
+}
+
 /** Records, for the request log, how many tokens were generated and how generation ended. */
-function record(ctx: GenerationContext, results: readonly GenerateResult[]): void {
+function record(ctx: GenerationContext, results: readonly GenerateResult[], failed: boolean): void {
   const finishes = new Set(results.map((r) => r.finishReason));
   ctx.reply.request.generation = {
     completionTokens: results.reduce((n, r) => n + r.usage.completionTokens, 0),
-    finish: finishes.has('abort') ? (ctx.shutdownSignal.aborted ? 'shutdown' : 'client_disconnected') : [...finishes].join(','),
+    finish: finishes.has('abort') ? abortCause(ctx, failed) : [...finishes].join(','),
   };
 }
 
@@ -55,8 +60,9 @@ function shutdownError(): ApiError {
 
 /**
  * Runs one generation per choice (in parallel: the engine batches them as sequences) and
- * either returns the results or streams them as SSE. A client disconnect aborts generation;
- * a shutdown aborts it and ends open streams with an error event and `[DONE]`.
+ * either returns the results or streams them as SSE. A client disconnect aborts generation
+ * (logged as 499); a shutdown aborts it and ends open streams with an error event and
+ * `[DONE]`; a choice that fails stops its siblings, so a refused request leaves nothing running.
  */
 export async function runGeneration(
   ctx: GenerationContext,
@@ -64,52 +70,59 @@ export async function runGeneration(
   generate: (index: number, options: Pick<GenerateOptions, 'signal' | 'onText'>) => Promise<GenerateResult>,
   stream: { shape: StreamShape; includeUsage: boolean } | undefined,
 ): Promise<GenerateResult[] | undefined> {
-  const signal = AbortSignal.any([abortOnDisconnect(ctx.reply), ctx.shutdownSignal]);
-  if (stream === undefined) {
-    const results = await Promise.all(Array.from({ length: choices }, (_, i) => generate(i, { signal })));
-    record(ctx, results);
-    if (ctx.shutdownSignal.aborted) throw shutdownError();
-    if (ctx.reply.raw.destroyed) logRequest(ctx.reply.request, CLIENT_CLOSED_REQUEST, ctx.reply.elapsedTime);
-    return results;
-  }
-
-  const sse = new LazySseStream(ctx.reply);
+  const disconnected = abortOnDisconnect(ctx.reply);
+  const siblings = new AbortController();
+  const signal = AbortSignal.any([disconnected, ctx.shutdownSignal, siblings.signal]);
+  const sse = stream === undefined ? undefined : new LazySseStream(ctx.reply);
   const started = new Set<number>();
   const emit = (index: number, chunk: unknown): void => {
+    if (sse === undefined || stream === undefined) return;
     if (!started.has(index)) {
       started.add(index);
       if (stream.shape.start !== undefined) sse.send(stream.shape.start(index));
     }
     sse.send(chunk);
   };
-  let results: GenerateResult[];
-  try {
-    results = await Promise.all(
-      Array.from({ length: choices }, (_, i) =>
-        generate(i, { signal, onText: (text) => { if (text !== '') emit(i, stream.shape.text(i, text)); } }).then((result) => {
-          if (result.finishReason !== 'abort') emit(i, stream.shape.finish(i, openAIFinishReason(result.finishReason)));
+
+  const settled = await Promise.allSettled(
+    Array.from({ length: choices }, (_, i) =>
+      generate(i, {
+        signal,
+        ...(stream !== undefined ? { onText: (text: string) => { if (text !== '') emit(i, stream.shape.text(i, text)); } } : {}),
+      }).then(
+        (result) => {
+          if (stream !== undefined && result.finishReason !== 'abort') emit(i, stream.shape.finish(i, openAIFinishReason(result.finishReason)));
           return result;
-        }),
+        },
+        (error: unknown) => {
+          siblings.abort(error);
+          throw error;
+        },
       ),
-    );
-  } catch (error) {
-    // Before the first byte the error is still an ordinary HTTP error response.
-    if (!sse.opened) throw error;
+    ),
+  );
+  const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  record(ctx, results, failure !== undefined);
+
+  // Why generation ended decides the answer, in this order: shutdown, disconnect, failure.
+  const fail = (error: unknown): undefined => {
+    // Before the first byte an error is still an ordinary HTTP error response.
+    if (sse === undefined || !sse.opened) throw error;
     const apiError = toApiError(error);
-    if (apiError.status >= 500) ctx.reply.log.error({ err: error }, 'generation failed mid-stream');
+    if (apiError.status === 500) ctx.reply.log.error({ err: error }, 'generation failed mid-stream');
     if (!ctx.reply.raw.destroyed) sse.error(apiError);
     return undefined;
-  }
-  record(ctx, results);
-  if (ctx.shutdownSignal.aborted) {
-    if (!sse.opened) throw shutdownError();
-    sse.error(shutdownError());
-    return undefined;
-  }
-  if (ctx.reply.raw.destroyed) {
+  };
+  if (ctx.shutdownSignal.aborted) return fail(shutdownError());
+  if (disconnected.aborted || ctx.reply.raw.destroyed) {
     logRequest(ctx.reply.request, CLIENT_CLOSED_REQUEST, ctx.reply.elapsedTime);
+    // Nobody is listening: tell Fastify not to answer.
+    if (sse === undefined || !sse.opened) ctx.reply.hijack();
     return undefined;
   }
+  if (failure !== undefined) return fail(failure.reason);
+  if (sse === undefined || stream === undefined) return results;
   if (stream.includeUsage) sse.send(stream.shape.usage(toOpenAIUsage(results)));
   sse.done();
   return undefined;

@@ -11,7 +11,8 @@ export async function modelsRoutes(app: FastifyInstance, options: { models: Mode
 
   // Ids may contain slashes (`org/model`), so match the rest of the path.
   app.get<{ Params: { '*': string } }>('/models/*', async (request) => {
-    const id = decodeURIComponent(request.params['*']);
+    // Fastify has already percent-decoded the path.
+    const id = request.params['*'];
     const model = options.models.list().find((m) => m.id === id);
     if (model === undefined) {
       throw new ApiError({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `The model '${id}' does not exist.` });

@@ -36,7 +36,15 @@ const compatibilityFields = {
   metadata: nullish(z.record(z.string(), z.string())),
   service_tier: nullish(z.string()),
   parallel_tool_calls: nullish(z.boolean()),
+  // Hints OpenAI added for its own models; they change nothing a local model would do.
+  reasoning_effort: nullish(z.string()),
+  verbosity: nullish(z.string()),
+  prompt_cache_key: nullish(z.string()),
+  safety_identifier: nullish(z.string()),
+  prediction: nullish(z.unknown()),
 };
+
+const streamOptions = nullish(z.looseObject({ include_usage: z.boolean().optional() }));
 
 export const chatCompletionRequestSchema = z.strictObject({
   model: z.string().min(1),
@@ -48,10 +56,13 @@ export const chatCompletionRequestSchema = z.strictObject({
   seed,
   stop: stopSchema,
   stream: nullish(z.boolean()),
-  stream_options: nullish(z.strictObject({ include_usage: z.boolean().optional() })),
+  stream_options: streamOptions,
   n: nullish(z.number().int().min(1).max(128)),
   frequency_penalty: penalty,
   presence_penalty: penalty,
+  modalities: nullish(z.array(z.string())),
+  audio: nullish(z.unknown()),
+  web_search_options: nullish(z.unknown()),
   response_format: nullish(z.looseObject({ type: z.string() })),
   tools: nullish(z.array(z.unknown())),
   tool_choice: nullish(z.unknown()),
@@ -70,7 +81,7 @@ export const completionRequestSchema = z.strictObject({
   seed,
   stop: stopSchema,
   stream: nullish(z.boolean()),
-  stream_options: nullish(z.strictObject({ include_usage: z.boolean().optional() })),
+  stream_options: streamOptions,
   n: nullish(z.number().int().min(1).max(128)),
   echo: nullish(z.boolean()),
   suffix: nullish(z.string()),

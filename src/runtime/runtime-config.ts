@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -91,7 +92,10 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
   const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
   const hosts = list(raw.host);
   for (const host of hosts) {
-    if (!isLoopbackHostname(host)) {
+    // IP literals only (and the exact name localhost): any other name would be resolved through
+    // DNS at bind time, and a resolver could hand back a non-loopback address.
+    const literal = host.replace(/^\[|\]$/g, '');
+    if (!(host.toLowerCase() === 'localhost' || (isIP(literal) !== 0 && isLoopbackHostname(literal)))) {
       throw new ConfigError(
         `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. Use the hosted tier (\`svc hosted\`) to serve a network.`,
       );
@@ -108,7 +112,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
   }
   return {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
-    hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
+    hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
     dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
     models: list(raw.model).map(parseModelSpec),
     logLevel: logLevel as LogLevel,
