@@ -6,11 +6,20 @@ export interface CircuitSummary {
   depth: number;
   gates: Record<string, number>;
   /** OpenQASM 3 text, when the problem asked for it with `options.include_qasm`. */
-  qasm?: string;
+  qasm?: string | null;
+  /** Why `qasm` is null: the circuit holds a diagonal layer with no gate decomposition. */
+  qasm_unavailable?: string;
 }
 
 export function summarizeCircuit(circuit: Circuit, includeQasm: boolean | undefined): CircuitSummary {
   const summary: CircuitSummary = { qubits: circuit.qubits, depth: circuit.depth(), gates: { ...circuit.gateCounts() } };
-  if (includeQasm === true) summary.qasm = circuit.toQasm3();
+  if (includeQasm === true) {
+    try {
+      summary.qasm = circuit.toQasm3();
+    } catch (error) {
+      summary.qasm = null;
+      summary.qasm_unavailable = (error as Error).message;
+    }
+  }
   return summary;
 }

@@ -5,6 +5,7 @@ import { assertFits } from '../simulator/memory-guard.ts';
 import { prepareDiagonal } from '../simulator/prepared-diagonal.ts';
 import { qaoaExpectation, qaoaState } from '../simulator/qaoa.ts';
 import type { Rng } from '../simulator/rng.ts';
+import type { StateVector } from '../simulator/state-vector.ts';
 import { nelderMead } from './nelder-mead.ts';
 
 /** An Ising cost C(s) = constant + Σ h_i s_i + Σ w_ij s_i s_j, s_i = 1 - 2·bit_i. */
@@ -56,6 +57,39 @@ export interface QaoaOptions {
   rng: Rng;
   maxEvaluations?: number;
   threads?: number | undefined;
+  /** Skip the optimiser and run these angles (tests: γ = β = 0 must give no amplification). */
+  fixedAngles?: { gammas: number[]; betas: number[] };
+}
+
+/**
+ * The cost QAOA minimises: an Ising model (exported as RZ/RZZ gates), or any precomputed
+ * diagonal — the exact cost of every bitstring — which the simulator applies the same way but
+ * which has no gate decomposition (the circuit keeps it as one labelled diagonal layer).
+ */
+export type QaoaCost = IsingModel | { diagonal: Float64Array; label?: string };
+
+/**
+ * What the quantum part contributed: the probability that the final QAOA state (exact, from
+ * the state vector) measures one of `optimal` bitstrings, next to the probability uniform
+ * random guessing gives them (|optimal|/2^n). amplification = p_optimal / p_uniform.
+ */
+export interface QuantumEvidence {
+  p_optimal: number;
+  p_uniform: number;
+  amplification: number;
+  optimal_states: number;
+}
+
+export function quantumEvidence(state: StateVector, optimal: Iterable<number>): QuantumEvidence {
+  let p = 0;
+  let count = 0;
+  for (const z of new Set(optimal)) {
+    p += state.re[z]! ** 2 + state.im[z]! ** 2;
+    count++;
+  }
+  const pUniform = count / state.re.length;
+  const round = (x: number): number => Number(x.toPrecision(6));
+  return { p_optimal: round(p), p_uniform: round(pUniform), amplification: pUniform > 0 ? round(p / pUniform) : 0, optimal_states: count };
 }
 
 export interface QaoaRun {
@@ -69,24 +103,31 @@ export interface QaoaRun {
   counts: Map<number, number>;
   circuit: Circuit;
   evaluations: number;
+  /** The final (optimised) state the shots were sampled from. */
+  state: StateVector;
 }
 
-export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions): QaoaRun {
+export function runQaoa(qubits: number, cost: QaoaCost, options: QaoaOptions): QaoaRun {
   // the state, the cost diagonal and its standardised copy
   assertFits(qubits, 2);
-  const layers = options.layers ?? 2;
-  const diag = isingDiagonal(qubits, model.quadratic, model.linear, model.constant);
+  const layers = options.fixedAngles?.gammas.length ?? options.layers ?? 2;
+  const model: IsingModel | undefined = 'diagonal' in cost ? undefined : cost;
+  const diag = model === undefined ? (cost as { diagonal: Float64Array }).diagonal : isingDiagonal(qubits, model.quadratic, model.linear, model.constant);
+  if (diag.length !== 2 ** qubits) throw new RangeError(`cost diagonal length ${diag.length} != ${2 ** qubits}`);
   let mean = 0;
   for (const v of diag) mean += v;
   mean /= diag.length;
   let variance = 0;
   for (const v of diag) variance += (v - mean) ** 2;
   const std = Math.sqrt(variance / diag.length) || 1;
-  const scaledModel: IsingModel = {
-    quadratic: model.quadratic.map((t) => ({ i: t.i, j: t.j, w: t.w / std })),
-    linear: model.linear.map((t) => ({ i: t.i, h: t.h / std })),
-    constant: (model.constant - mean) / std,
-  };
+  const scaledModel: IsingModel | undefined =
+    model === undefined
+      ? undefined
+      : {
+          quadratic: model.quadratic.map((t) => ({ i: t.i, j: t.j, w: t.w / std })),
+          linear: model.linear.map((t) => ({ i: t.i, h: t.h / std })),
+          constant: (model.constant - mean) / std,
+        };
   const scaled = new Float64Array(diag.length);
   for (let i = 0; i < diag.length; i++) scaled[i] = (diag[i]! - mean) / std;
   const prepared = prepareDiagonal(scaled);
@@ -94,26 +135,32 @@ export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions)
   const objective = (angles: readonly number[]): number =>
     qaoaExpectation(qubits, prepared, angles.slice(0, layers), angles.slice(layers), simOptions);
 
-  let best: { x: number[]; v: number } | undefined;
   let evaluations = 0;
-  for (const dt of [0.4, 0.8, 1.2]) {
-    const x: number[] = [];
-    for (let k = 0; k < layers; k++) x.push(((k + 0.5) / layers) * dt);
-    for (let k = 0; k < layers; k++) x.push((1 - (k + 0.5) / layers) * dt);
-    const v = objective(x);
-    evaluations++;
-    if (best === undefined || v < best.v) best = { x, v };
+  let angles: number[];
+  if (options.fixedAngles !== undefined) {
+    angles = [...options.fixedAngles.gammas, ...options.fixedAngles.betas];
+  } else {
+    let best: { x: number[]; v: number } | undefined;
+    for (const dt of [0.4, 0.8, 1.2]) {
+      const x: number[] = [];
+      for (let k = 0; k < layers; k++) x.push(((k + 0.5) / layers) * dt);
+      for (let k = 0; k < layers; k++) x.push((1 - (k + 0.5) / layers) * dt);
+      const v = objective(x);
+      evaluations++;
+      if (best === undefined || v < best.v) best = { x, v };
+    }
+    const refined = nelderMead(objective, best!.x, { step: 0.15, maxEvaluations: options.maxEvaluations ?? 120 });
+    evaluations += refined.evaluations;
+    angles = refined.value < best!.v ? refined.x : best!.x;
   }
-  const refined = nelderMead(objective, best!.x, { step: 0.15, maxEvaluations: options.maxEvaluations ?? 120 });
-  evaluations += refined.evaluations;
-  const angles = refined.value < best!.v ? refined.x : best!.x;
   const gammas = angles.slice(0, layers);
   const betas = angles.slice(layers);
 
   const circuit = new Circuit(qubits);
   for (let q = 0; q < qubits; q++) circuit.h(q);
   for (let k = 0; k < layers; k++) {
-    circuit.costLayer(scaledModel.quadratic, scaledModel.linear, gammas[k]!, scaledModel.constant, 'cost', scaled);
+    if (scaledModel === undefined) circuit.diagonal(scaled, gammas[k]!, (cost as { label?: string }).label ?? 'cost');
+    else circuit.costLayer(scaledModel.quadratic, scaledModel.linear, gammas[k]!, scaledModel.constant, 'cost', scaled);
     circuit.mixerX(betas[k]!);
   }
   circuit.measureAll();
@@ -121,5 +168,5 @@ export function runQaoa(qubits: number, model: IsingModel, options: QaoaOptions)
   const state = qaoaState(qubits, prepared, gammas, betas, simOptions);
   const energy = expectationDiagonal(state, diag);
   const counts = sampleCounts(state, options.shots, options.rng);
-  return { qubits, diag, gammas, betas, energy, counts, circuit, evaluations };
+  return { qubits, diag, gammas, betas, energy, counts, circuit, evaluations, state };
 }

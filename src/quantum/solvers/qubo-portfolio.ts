@@ -1,7 +1,8 @@
+import { diagonalFromFunction } from '../simulator/diagonals.ts';
 import type { Rng } from '../simulator/rng.ts';
 import type { PortfolioProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
-import { quboToIsing, runQaoa } from './qaoa-runner.ts';
+import { quantumEvidence, runQaoa } from './qaoa-runner.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -14,10 +15,14 @@ import type { SolverContext } from './solver-context.ts';
  * Among feasible sets the solver minimises  -expected_return + λ·risk  (λ = `risk_aversion`,
  * default 0.5).
  *
- * Up to QAOA_MAX_ASSETS assets: QAOA (one qubit per asset) on the fixed-budget Markowitz QUBO
- *   -Σ r_i x_i / B + λ·(Σσ_i² x_i + ρ·Σ_{i≠j} σ_iσ_j x_i x_j) / B² + P·(Σ x_i - B)²,  B = max_assets,
- * then every measured selection is scored with the exact model above and the best feasible one is
- * returned. Beyond: simulated annealing on the exact model, labelled `simulated_annealing`.
+ * Up to QAOA_MAX_ASSETS assets: QAOA (one qubit per asset) whose cost diagonal is the exact
+ * penalised model — a feasible selection costs its objective, an infeasible one (empty, more than
+ * max_assets, over max_risk, under min_return) costs more than every feasible one — so the circuit
+ * optimises the real problem, any count 1..max_assets included. Every measured selection is then
+ * scored with the exact model and the best feasible one is returned, still labelled `qaoa` even
+ * when the enumerated optimum is better: `optimality_gap` says by how much, and
+ * `solution.quantum` gives the exact probability of the optimum in the final state against
+ * uniform guessing. Beyond: simulated annealing on the exact model, labelled `simulated_annealing`.
  * Up to EXHAUSTIVE_MAX_ASSETS assets, every selection is also enumerated: the classical optimum
  * and the gap are reported, and an infeasible instance is proven so. An infeasible instance gets
  * `feasible: false`, an empty selection and the reason — never a random pick.
@@ -197,14 +202,28 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     );
   }
 
-  const budget = Math.min(model.maxAssets, n);
-  const q = new Float64Array(n * n);
-  const penalty = (2 * (Math.max(...model.r.map(Math.abs)) + model.lambda * Math.max(...model.s) ** 2)) / budget || 1;
-  for (let i = 0; i < n; i++) {
-    q[i * n + i] = -model.r[i]! / budget + (model.lambda * model.s[i]! ** 2) / budget ** 2 + penalty * (1 - 2 * budget);
-    for (let j = 0; j < n; j++) if (j !== i) q[i * n + j] = (model.lambda * model.rho * model.s[i]! * model.s[j]!) / budget ** 2 + penalty;
+  // The QAOA cost is the exact penalised model: every feasible selection costs its objective
+  // (within ±bound), every infeasible one costs more than any feasible one, graded by how far
+  // it misses (so the landscape still points towards feasibility).
+  const maxR = Math.max(...model.r.map(Math.abs)) || 1;
+  const maxS = Math.max(...model.s) || 1;
+  const all = Array.from({ length: 2 ** n }, (_, z) => evaluate(model, membersOf(z, n)));
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const st of all) {
+    if (!st.feasible) continue;
+    lo = Math.min(lo, st.objective);
+    hi = Math.max(hi, st.objective);
   }
-  const run = runQaoa(n, quboToIsing(n, q, penalty * budget * budget), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
+  const span = hi - lo || 1;
+  const diagonal = diagonalFromFunction(n, (z) => {
+    const st = all[z]!;
+    if (st.feasible) return (st.objective - lo) / span;
+    if (st.count === 0) return 2;
+    const miss = Math.max(0, st.count - model.maxAssets) / n + Math.max(0, st.risk - model.maxRisk) / maxS + Math.max(0, model.minReturn - st.ret) / maxR;
+    return 1 + Math.min(1, miss);
+  });
+  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
   let best: { z: number; members: number[]; stats: Stats } | null = null;
   for (const z of run.counts.keys()) {
     const members = membersOf(z, n);
@@ -213,8 +232,13 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
       best = { z, members, stats: st };
     }
   }
+  // every bitstring as good as the enumerated optimum
+  const optimal: number[] = [];
+  all.forEach((st, z) => {
+    if (st.feasible && st.objective <= exact!.stats.objective + TOLERANCE) optimal.push(z);
+  });
   const circuit = summarizeCircuit(run.circuit, problem.options?.include_qasm);
-  const extra = { qubits: n, budget, circuit, feasible_shots: [...run.counts].filter(([z]) => evaluate(model, membersOf(z, n)).feasible).reduce((s, [, c]) => s + c, 0) };
+  const extra = { qubits: n, circuit, quantum: quantumEvidence(run.state, optimal), feasible_shots: [...run.counts].filter(([z]) => evaluate(model, membersOf(z, n)).feasible).reduce((s, [, c]) => s + c, 0) };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
   if (best === null) {
     // A feasible selection exists (the enumeration found it) but no shot measured one: answer

@@ -33,11 +33,16 @@ describe('solver registry', () => {
   });
 
   it('exports the circuit that ran as OpenQASM 3 when asked', () => {
-    const qubo = solveProblem('qubo', { ...portfolioProblem(), options: { include_qasm: true } }, { shots: 64, seed: 1 });
-    const circuit = qubo.solution['circuit'] as { qasm: string; qubits: number; gates: Record<string, number> };
+    const route = solveProblem('qaoa', { ...routeProblem(3), options: { include_qasm: true } }, { shots: 64, seed: 1 });
+    const circuit = route.solution['circuit'] as { qasm: string; qubits: number; gates: Record<string, number> };
     assert.match(circuit.qasm, /^OPENQASM 3\.0;/);
     assert.equal(circuit.qasm.match(/^rzz\(/gm)?.length, circuit.gates['rzz']);
-    assert.match(circuit.qasm, /qubit\[6\] q;/);
+    assert.match(circuit.qasm, /qubit\[9\] q;/);
+    // the portfolio cost is a precomputed diagonal with no gate form: said so, not faked
+    const qubo = solveProblem('qubo', { ...portfolioProblem(), options: { include_qasm: true } }, { shots: 64, seed: 1 });
+    const quboCircuit = qubo.solution['circuit'] as { qasm: string | null; qasm_unavailable?: string };
+    assert.equal(quboCircuit.qasm, null);
+    assert.match(quboCircuit.qasm_unavailable!, /no gate decomposition/);
     const grover = solveProblem('grover', { ...patternProblem(8, 5), options: { include_qasm: true } }, { shots: 64, seed: 1 });
     assert.match((grover.solution['circuit'] as { qasm: string }).qasm, /ctrl\(2\) @ z/);
     const plain = solveProblem('qubo', portfolioProblem(), { shots: 64, seed: 1 });
@@ -66,5 +71,20 @@ describe('solver registry', () => {
     assert.ok(Math.abs(bowl.x[0]! - 1) < 1e-3 && Math.abs(bowl.x[1]! + 0.5) < 1e-3);
     const rosen = nelderMead((x) => 100 * (x[1]! - x[0]! ** 2) ** 2 + (1 - x[0]!) ** 2, [-1, 1], { maxEvaluations: 2000, tolerance: 1e-14 });
     assert.ok(rosen.value < 1e-6, `value ${rosen.value}`);
+  });
+});
+
+describe('QAOA runner: quantum evidence', () => {
+  it('zero angles leave the uniform state: amplification 1', async () => {
+    const { runQaoa, quantumEvidence } = await import('../../../src/quantum/solvers/qaoa-runner.ts');
+    const { seededRng } = await import('../../../src/quantum/simulator/rng.ts');
+    // distance (in flipped bits) from 37: a landscape the X mixer can descend
+    const popcount = (x: number): number => (x === 0 ? 0 : (x & 1) + popcount(x >> 1));
+    const diagonal = Float64Array.from({ length: 64 }, (_, z) => popcount(z ^ 37));
+    const flat = runQaoa(6, { diagonal }, { shots: 16, rng: seededRng(1), fixedAngles: { gammas: [0, 0], betas: [0, 0] } });
+    const q0 = quantumEvidence(flat.state, [37]);
+    assert.ok(Math.abs(q0.amplification - 1) < 1e-9, JSON.stringify(q0));
+    const tuned = runQaoa(6, { diagonal }, { shots: 16, rng: seededRng(1) });
+    assert.ok(quantumEvidence(tuned.state, [37]).amplification > 2);
   });
 });
