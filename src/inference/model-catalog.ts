@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import type { ModelDescriptor } from './language-model.ts';
 
@@ -26,6 +26,16 @@ export function modelIdFromPath(path: string): string {
   return extname(name).toLowerCase() === '.gguf' ? name.slice(0, -'.gguf'.length) : name;
 }
 
+async function hasGgufMagic(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
+  try {
+    const { bytesRead, buffer } = await file.read(Buffer.alloc(4), 0, 4, 0);
+    return bytesRead === 4 && buffer.toString('latin1') === 'GGUF';
+  } finally {
+    await file.close();
+  }
+}
+
 export class ModelCatalogError extends Error {
   override name = 'ModelCatalogError';
 }
@@ -36,6 +46,7 @@ export class ModelCatalogError extends Error {
  */
 export class ModelCatalog {
   readonly #models = new Map<string, ModelDescriptor & { path: string }>();
+  readonly #skipped: string[] = [];
 
   static async load(specs: readonly ModelSpec[], modelsDir?: string): Promise<ModelCatalog> {
     const catalog = new ModelCatalog();
@@ -66,6 +77,12 @@ export class ModelCatalog {
       return;
     }
     if (!info.isFile()) throw new ModelCatalogError(`Model path is not a file: ${spec.path}`);
+    if (!(await hasGgufMagic(spec.path))) {
+      // A stray or truncated file should be caught at start-up, not by the first user request.
+      if (explicit) throw new ModelCatalogError(`Not a GGUF model file (no GGUF header): ${spec.path}`);
+      this.#skipped.push(spec.path);
+      return;
+    }
     this.#models.set(spec.id, {
       id: spec.id,
       path: spec.path,
@@ -81,6 +98,11 @@ export class ModelCatalog {
 
   get(id: string): (ModelDescriptor & { path: string }) | undefined {
     return this.#models.get(id);
+  }
+
+  /** Files in the models directory that were not GGUF models (for a start-up warning). */
+  get skipped(): readonly string[] {
+    return this.#skipped;
   }
 
   get size(): number {

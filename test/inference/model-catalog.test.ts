@@ -15,13 +15,15 @@ test('model ids: the file base name, or ID=PATH', () => {
 test('explicit models first, then .gguf files from the models directory', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-catalog-'));
   mkdirSync(join(dir, 'models'));
-  writeFileSync(join(dir, 'models', 'b.gguf'), 'x');
-  writeFileSync(join(dir, 'models', 'a.GGUF'), 'xy');
+  writeFileSync(join(dir, 'models', 'b.gguf'), 'GGUFx');
+  writeFileSync(join(dir, 'models', 'a.GGUF'), 'GGUFxy');
   writeFileSync(join(dir, 'models', 'notes.txt'), 'no');
-  writeFileSync(join(dir, 'explicit.gguf'), 'xyz');
+  writeFileSync(join(dir, 'models', 'broken.gguf'), 'not a model');
+  writeFileSync(join(dir, 'explicit.gguf'), 'GGUFxyz');
   const catalog = await ModelCatalog.load([{ id: 'mine', path: join(dir, 'explicit.gguf') }], join(dir, 'models'));
   assert.deepEqual(catalog.list().map((m) => m.id), ['mine', 'a', 'b']);
-  assert.equal(catalog.get('mine')?.sizeBytes, 3);
+  assert.equal(catalog.get('mine')?.sizeBytes, 7);
+  assert.deepEqual(catalog.skipped, [join(dir, 'models', 'broken.gguf')]);
   assert.equal(catalog.get('nope'), undefined);
   const empty = await ModelCatalog.load([], join(dir, 'missing'));
   assert.equal(empty.size, 0);
@@ -30,6 +32,8 @@ test('explicit models first, then .gguf files from the models directory', async 
 test('a missing explicit file or a duplicate id is a clear error', async () => {
   await assert.rejects(ModelCatalog.load([{ id: 'x', path: '/nonexistent/x.gguf' }]), (e: unknown) => e instanceof ModelCatalogError && /not found/.test(e.message));
   const dir = mkdtempSync(join(tmpdir(), 'svc-catalog-'));
-  writeFileSync(join(dir, 'm.gguf'), 'x');
+  writeFileSync(join(dir, 'm.gguf'), 'GGUF');
+  writeFileSync(join(dir, 'text.gguf'), 'hello');
+  await assert.rejects(ModelCatalog.load([{ id: 't', path: join(dir, 'text.gguf') }]), /Not a GGUF/);
   await assert.rejects(ModelCatalog.load([{ id: 'x', path: join(dir, 'm.gguf') }, { id: 'x', path: join(dir, 'm.gguf') }]), /share the id/);
 });
