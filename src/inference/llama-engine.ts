@@ -79,6 +79,17 @@ export class LlamaEngine implements ModelRegistry {
     return host;
   }
 
+  /**
+   * Imports node-llama-cpp and loads the llama.cpp binding now, in the background, so the
+   * first request does not pay for it (module evaluation is synchronous JavaScript work).
+   */
+  warmUp(): Promise<void> {
+    return this.#binding().then(
+      () => undefined,
+      (error: unknown) => this.#options.log.warn({ err: error }, 'llama.cpp binding failed to load; inference requests will fail'),
+    );
+  }
+
   /** Ids of models currently resident in memory. */
   loadedModels(): string[] {
     return [...this.#hosts.values()].filter((h) => h.loaded).map((h) => h.id);

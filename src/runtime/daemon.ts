@@ -126,6 +126,8 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
+    // After the start-up line, so the daemon is reachable at once; models still load lazily.
+    setImmediate(() => void engine.warmUp());
   }
 
   let closing: Promise<void> | undefined;
