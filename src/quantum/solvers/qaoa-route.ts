@@ -1,7 +1,7 @@
 import { ApiError } from '../../shared/api-error.ts';
 import type { RouteProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit, type CircuitSummary } from './circuit-summary.ts';
-import { quboToIsing, runQaoa } from './qaoa-runner.ts';
+import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -182,6 +182,10 @@ interface SubRoute {
   optimalCount: number;
   circuit?: CircuitSummary;
   exactCost?: number;
+  /** One entry per QAOA circuit run for this route (see quantumEvidence). */
+  quantum?: QuantumEvidence[];
+  /** Circuits run and shots taken for this route. */
+  circuitsRun?: number;
 }
 
 /**
@@ -198,7 +202,7 @@ function qaoaRoute(
   ctx: SolverContext,
   includeQasm: boolean | undefined,
   around: { before: number[]; after: number[] } = { before: [], after: [] },
-): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary } {
+): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence } {
   const m = stops.length;
   // the window's neighbours on the full route (the depot for a whole route)
   const from = around.before[around.before.length - 1] ?? 0;
@@ -250,8 +254,22 @@ function qaoaRoute(
     const cost = penalisedCost(model, evaluateRoute(model, [...around.before, ...order, ...around.after]), scale);
     if (best === undefined || cost < best.cost - 1e-12) best = { z, order, cost };
   }
+  // the optimal orderings of this (sub-)problem, by enumeration (m ≤ MAX_QAOA_STOPS), as bitstrings
+  const costs = [...permutations([...Array(m).keys()])].map((perm) => ({
+    perm,
+    cost: penalisedCost(model, evaluateRoute(model, [...around.before, ...perm.map((i) => stops[i]!), ...around.after]), scale),
+  }));
+  const least = Math.min(...costs.map((c) => c.cost));
+  const optimal = costs.filter((c) => c.cost <= least + 1e-9).map((c) => c.perm.reduce((z, i, p) => z | (1 << v(i, p)), 0));
   const circuit = summarizeCircuit(run.circuit, includeQasm);
-  return { order: best?.order, energy: run.energy, depth: circuit.depth, optimalCount: best === undefined ? 0 : (run.counts.get(best.z) ?? 0), circuit };
+  return {
+    order: best?.order,
+    energy: run.energy,
+    depth: circuit.depth,
+    optimalCount: best === undefined ? 0 : (run.counts.get(best.z) ?? 0),
+    circuit,
+    quantum: quantumEvidence(run.state, optimal),
+  };
 }
 
 /**
@@ -269,6 +287,7 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
   let depth = 0;
   let optimalCount = 0;
   let circuit: CircuitSummary | undefined;
+  const quantum: QuantumEvidence[] = [];
   for (let start = 0; start + 1 < order.length; start += ROUTE_WINDOW) {
     const before = order.slice(0, start);
     const after = order.slice(start + ROUTE_WINDOW);
@@ -278,13 +297,14 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
     depth = Math.max(depth, sub.depth);
     optimalCount += sub.optimalCount;
     circuit ??= sub.circuit;
+    quantum.push(sub.quantum);
     if (sub.order !== undefined) {
       const candidate = [...before, ...sub.order, ...after];
       if (cost(candidate) <= cost(order)) order = candidate;
     }
   }
   order = twoOpt(model, order, scale);
-  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, ...(circuit === undefined ? {} : { circuit }) };
+  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
 
 /** Splits the stops among vehicles by their bearing from the depot, in equal-sized sectors. */
@@ -325,11 +345,11 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const subs: SubRoute[] = groups.map((stops) => {
     if (stops.length <= 1) return { order: stops, method: 'trivial', energy: penalisedCost(model, evaluateRoute(model, stops), scale), depth: 0, optimalCount: 0 };
     if (stops.length <= MAX_QAOA_STOPS) {
-      const sub = qaoaRoute(model, stops, scale, ctx, includeQasm);
+      const { quantum, ...sub } = qaoaRoute(model, stops, scale, ctx, includeQasm);
       const exactCost = bruteForce(model, stops, scale).cost;
       // no valid ordering among the shots: say so and build the route classically
-      if (sub.order === undefined) return { ...sub, order: nearestNeighbourTwoOpt(model, stops, scale), method: 'nearest_neighbour_2opt', exactCost };
-      return { ...sub, order: sub.order, method: 'qaoa', exactCost };
+      if (sub.order === undefined) return { ...sub, order: nearestNeighbourTwoOpt(model, stops, scale), method: 'nearest_neighbour_2opt', exactCost, quantum: [quantum], circuitsRun: 1 };
+      return { ...sub, order: sub.order, method: 'qaoa', exactCost, quantum: [quantum], circuitsRun: 1 };
     }
     const sub = windowedQaoaRoute(model, stops, scale, ctx, includeQasm);
     return stops.length <= MAX_BRUTE_FORCE_STOPS ? { ...sub, exactCost: bruteForce(model, stops, scale).cost } : sub;
@@ -392,6 +412,9 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     }
     if (vehicles > 1) solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';
   }
+  const evidence = subs.flatMap((s) => s.quantum ?? []);
+  if (evidence.length === 1) solution['quantum'] = evidence[0];
+  else if (evidence.length > 1) solution['quantum'] = evidence;
   if (circuits.length === 1) solution['circuit'] = circuits[0]!.circuit;
   else if (circuits.length > 1) solution['circuits'] = circuits.map((s) => s.circuit);
   solution['assumptions'] = { speed_kmh: model.speedKmh, service_minutes: model.serviceMinutes, departure_time: hhmmOf(model.departure), depot: id(0) };

@@ -38,6 +38,11 @@ describe('qaoa / route_optimization', () => {
     it(`finds the brute-force optimum for one vehicle and ${stops} stops with QAOA (${stops ** 2} qubits)`, () => {
       const { solution, meta } = solve(routeProblem(stops));
       const optimum = shortestTour(berlinNodes.slice(0, stops + 1));
+      // The circuit itself must favour the optimum: its exact probability in the final state,
+      // not the shots (at 16 qubits p_optimal is ~0.5 %, so a few shots out of 1024 hit it).
+      const quantum = solution['quantum'] as { p_optimal: number; p_uniform: number; amplification: number };
+      assert.ok(quantum.amplification > 3, `amplification ${quantum.amplification}`);
+      assert.equal(quantum.p_uniform, Number((2 / 2 ** (stops * stops)).toPrecision(6)), 'two optimal tours: one and its reverse');
       assert.equal(solution['method'], 'qaoa');
       assert.equal(solution['unit'], 'km');
       const route = solution['route'] as string[];
@@ -55,6 +60,14 @@ describe('qaoa / route_optimization', () => {
       assert.equal(meta.shots, 1024);
     });
   }
+
+  it('a seeded 16-qubit solve is the same for any simulator thread count', () => {
+    const run = (threads: number) => solveRoute(routeProblemSchema.parse(routeProblem(4)), { shots: 1024, rng: seededRng(7), threads });
+    const one = run(1);
+    const two = run(2);
+    assert.deepEqual(two.solution, one.solution);
+    assert.deepEqual(two.meta, one.meta);
+  });
 
   it('splits stops among several vehicles and reports routes with distances', () => {
     const { solution } = solve({ ...routeProblem(6), constraints: { max_distance_km: 100, vehicle_count: 2 } });
