@@ -307,14 +307,82 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
   return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
 
-/** Splits the stops among vehicles by their bearing from the depot, in equal-sized sectors. */
-function sweep(nodes: RouteProblem['nodes'], vehicles: number): number[][] {
+/** Above this much split-search work (rotations × cut DP) only equal-count cuts are tried per rotation. */
+const SPLIT_SEARCH_BUDGET = 5e7;
+
+/**
+ * Splits the stops among vehicles by a sweep around the depot: stops sorted by bearing
+ * (longitude scaled by cos(latitude), so bearings are true on the map), then cut into contiguous
+ * arcs, one per vehicle (an arc may be empty: that vehicle stays home). Every start of the
+ * sweep is tried and, within the work budget, every set of cut points (a DP over unequal
+ * counts); an arc is scored by the length of its route (nearest neighbour + 2-opt for short arcs,
+ * the sweep order otherwise), and splits are ranked by (arcs over max_distance_km, total excess,
+ * total length). Beyond the budget each start is cut into equal counts.
+ */
+function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number, scale: number): number[][] {
   const depot = nodes[0]!;
-  const stops = nodes.slice(1).map((n, i) => ({ index: i + 1, angle: Math.atan2(n.lat - depot.lat, n.lng - depot.lng) }));
-  stops.sort((a, b) => a.angle - b.angle || a.index - b.index);
-  const groups: number[][] = Array.from({ length: vehicles }, () => []);
-  stops.forEach((s, k) => groups[Math.floor((k * vehicles) / stops.length)]!.push(s.index));
-  return groups;
+  const cosLat = Math.cos((depot.lat * Math.PI) / 180);
+  const sorted = nodes
+    .slice(1)
+    .map((n, i) => ({ index: i + 1, angle: Math.atan2(n.lat - depot.lat, (n.lng - depot.lng) * cosLat) }))
+    .sort((a, b) => a.angle - b.angle || a.index - b.index)
+    .map((x) => x.index);
+  const count = sorted.length;
+  const arcCache = new Map<string, number>();
+  const arcLength = (first: number, length: number): number => {
+    if (length === 0) return 0;
+    const key = `${first % count}:${length}`;
+    const cached = arcCache.get(key);
+    if (cached !== undefined) return cached;
+    const stops = Array.from({ length }, (_, k) => sorted[(first + k) % count]!);
+    let km = evaluateRoute(model, stops).distanceKm;
+    if (length <= 12 && count <= 80) km = Math.min(km, evaluateRoute(model, nearestNeighbourTwoOpt(model, stops, scale)).distanceKm);
+    arcCache.set(key, km);
+    return km;
+  };
+  type Score = [number, number, number];
+  const scoreOf = (km: number): Score => (km > model.maxDistanceKm + 1e-9 ? [1, km - model.maxDistanceKm, km] : [0, 0, km]);
+  const add = (a: Score, b: Score): Score => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+  const less = (a: Score, b: Score): boolean => a[0] !== b[0] ? a[0] < b[0] : Math.abs(a[1] - b[1]) > 1e-9 ? a[1] < b[1] : a[2] < b[2] - 1e-9;
+  const full = count * count * count * vehicles <= SPLIT_SEARCH_BUDGET;
+  let best: { score: Score; groups: number[][] } | undefined;
+  for (let rotation = 0; rotation < Math.max(1, count); rotation++) {
+    let cuts: number[];
+    if (full) {
+      // dp[v][j]: best score covering the first j stops (of this rotation) with v vehicles
+      const dp: { score: Score; from: number }[][] = [Array.from({ length: count + 1 }, (_, j) => ({ score: j === 0 ? [0, 0, 0] : [Infinity, Infinity, Infinity], from: -1 }))];
+      for (let v = 1; v <= vehicles; v++) {
+        const row: { score: Score; from: number }[] = [];
+        for (let j = 0; j <= count; j++) {
+          let cell = { score: [Infinity, Infinity, Infinity] as Score, from: -1 };
+          for (let i = 0; i <= j; i++) {
+            const prev = dp[v - 1]![i]!;
+            if (!Number.isFinite(prev.score[0])) continue;
+            const candidate = add(prev.score, scoreOf(arcLength(rotation + i, j - i)));
+            if (cell.from < 0 || less(candidate, cell.score)) cell = { score: candidate, from: i };
+          }
+          row.push(cell);
+        }
+        dp.push(row);
+      }
+      cuts = [count];
+      for (let v = vehicles, j = count; v > 0; v--) {
+        j = dp[v]![j]!.from;
+        cuts.unshift(j);
+      }
+    } else {
+      cuts = Array.from({ length: vehicles + 1 }, (_, v) => Math.floor((v * count) / vehicles));
+    }
+    const groups: number[][] = [];
+    let score: Score = [0, 0, 0];
+    for (let v = 0; v < vehicles; v++) {
+      const length = cuts[v + 1]! - cuts[v]!;
+      groups.push(Array.from({ length }, (_, k) => sorted[(rotation + cuts[v]! + k) % count]!));
+      score = add(score, scoreOf(arcLength(rotation + cuts[v]!, length)));
+    }
+    if (best === undefined || less(score, best.score)) best = { score, groups };
+  }
+  return best!.groups;
 }
 
 export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOutput {
@@ -340,7 +408,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   for (const row of model.dist) for (const d of row) scale += 2 * d;
 
   const vehicles = constraints.vehicle_count;
-  const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweep(nodes, vehicles);
+  const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweep(model, nodes, vehicles, scale);
   const includeQasm = problem.options?.include_qasm;
   const subs: SubRoute[] = groups.map((stops) => {
     if (stops.length <= 1) return { order: stops, method: 'trivial', energy: penalisedCost(model, evaluateRoute(model, stops), scale), depth: 0, optimalCount: 0 };
@@ -405,7 +473,10 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     // Penalties add at least `scale`, so a penalised optimum that large proves no feasible route exists.
     if (exact >= scale) {
       solution['classical_optimum'] = null;
-      solution['infeasible_reason'] = 'no ordering of the stops meets max_distance_km and the time windows (checked exhaustively)';
+      solution['infeasible_reason'] =
+        vehicles === 1
+          ? 'no ordering of the stops meets max_distance_km and the time windows (checked exhaustively)'
+          : 'for this split of the stops among vehicles, no ordering meets max_distance_km and the time windows (each route checked exhaustively; the split itself is a heuristic sweep, so another split may be feasible)';
     } else {
       solution['classical_optimum'] = round(exact);
       solution['optimality_gap'] = exact > 0 ? Math.max(0, round((found - exact) / exact)) : 0;
