@@ -21,6 +21,12 @@ export const BATCH_MAX_PROBLEMS = 10;
 export const PROBLEM_MAX_BYTES = 1_000_000;
 
 const finite = z.number().refine(Number.isFinite, 'must be a finite number');
+/**
+ * Feature values and portfolio figures: finite and at most 1e12 in magnitude, so squares and
+ * sums of squares stay finite (no overflow to Infinity, no Inf − Inf = NaN).
+ */
+export const MAX_MAGNITUDE = 1e12;
+const bounded = finite.min(-MAX_MAGNITUDE).max(MAX_MAGNITUDE);
 const id = z.string().min(1).max(200);
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24-hour)');
 
@@ -76,7 +82,7 @@ export const qrngProblemSchema = z.object({
 });
 export type QrngProblem = z.infer<typeof qrngProblemSchema>;
 
-const features = z.array(finite).min(1).max(64);
+const features = z.array(bounded).min(1).max(64);
 
 /** Flags every row whose `features` length differs from `dim`. */
 function checkDimensions(ctx: z.RefinementCtx, rows: readonly { features: number[] }[], field: string, dim: number, like: string): void {
@@ -85,11 +91,18 @@ function checkDimensions(ctx: z.RefinementCtx, rows: readonly { features: number
   });
 }
 
+/** Most clusters a clustering problem may ask for (and never more than its points). */
+export const CLUSTERING_MAX_K = 256;
+
 export const clusteringProblemSchema = z
   .object({
     type: z.literal('clustering'),
-    data: z.array(z.object({ id, features })).min(1).max(5000),
-    k: z.number().int().min(1),
+    data: z
+      .array(z.object({ id, features }))
+      .min(1)
+      .max(5000)
+      .refine((d) => new Set(d.map((x) => x.id)).size === d.length, 'point ids must be unique'),
+    k: z.number().int().min(1).max(CLUSTERING_MAX_K),
     max_iterations: z.number().int().min(1).max(1000),
     options: problemOptionsSchema,
   })
@@ -119,16 +132,16 @@ export type ClassificationProblem = z.infer<typeof classificationProblemSchema>;
 export const portfolioProblemSchema = z.object({
   type: z.literal('portfolio_allocation'),
   assets: z
-    .array(z.object({ id, expected_return: finite, risk: finite.min(0) }))
+    .array(z.object({ id, expected_return: bounded, risk: bounded.min(0) }))
     .min(1)
     .max(2000)
     .refine((a) => new Set(a.map((x) => x.id)).size === a.length, 'asset ids must be unique'),
   constraints: z.object({
     max_assets: z.number().int().min(1),
-    max_risk: finite.min(0),
-    min_return: finite,
+    max_risk: bounded.min(0),
+    min_return: bounded,
   }),
-  /** Pairwise correlation of the assets in the risk model (extension, default 0). */
+  /** Pairwise correlation of the assets in the risk model (extension, default 0.3). */
   correlation: finite.min(-1).max(1).optional(),
   /** Weight of risk against return in the objective (extension, default 0.5). */
   risk_aversion: finite.min(0).max(1000).optional(),

@@ -184,8 +184,10 @@ interface SubRoute {
   exactCost?: number;
   /** One entry per QAOA circuit run for this route (see quantumEvidence). */
   quantum?: QuantumEvidence[];
-  /** Circuits run and shots taken for this route. */
+  /** QAOA circuits run for this route (each sampled ctx.shots times). */
   circuitsRun?: number;
+  /** Optimal-count summed over those circuits (windows whose result was discarded included). */
+  optimalTotal?: number;
 }
 
 /**
@@ -286,6 +288,7 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
   let energy = 0;
   let depth = 0;
   let optimalCount = 0;
+  let optimalTotal = 0;
   let circuit: CircuitSummary | undefined;
   const quantum: QuantumEvidence[] = [];
   for (let start = 0; start + 1 < order.length; start += ROUTE_WINDOW) {
@@ -295,7 +298,8 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
     const sub = qaoaRoute(model, window, scale, ctx, includeQasm && circuit === undefined, { before, after });
     energy += sub.energy;
     depth = Math.max(depth, sub.depth);
-    optimalCount += sub.optimalCount;
+    optimalCount = Math.max(optimalCount, sub.optimalCount);
+    optimalTotal += sub.optimalCount;
     circuit ??= sub.circuit;
     quantum.push(sub.quantum);
     if (sub.order !== undefined) {
@@ -304,7 +308,7 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
     }
   }
   order = twoOpt(model, order, scale);
-  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
+  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, optimalTotal, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
 
 /** Above this much split-search work (rotations × cut DP) only equal-count cuts are tried per rotation. */
@@ -483,6 +487,10 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     }
     if (vehicles > 1) solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';
   }
+  const circuitsRun = subs.reduce((sum, s) => sum + (s.circuitsRun ?? 0), 0);
+  solution['circuits_run'] = circuitsRun;
+  solution['total_shots'] = circuitsRun * ctx.shots;
+  solution['optimal_count_total'] = subs.reduce((sum, s) => sum + (s.optimalTotal ?? s.optimalCount), 0);
   const evidence = subs.flatMap((s) => s.quantum ?? []);
   if (evidence.length === 1) solution['quantum'] = evidence[0];
   else if (evidence.length > 1) solution['quantum'] = evidence;
@@ -493,7 +501,8 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     solution,
     meta: {
       shots: ctx.shots,
-      optimal_count: subs.reduce((sum, s) => sum + s.optimalCount, 0),
+      // per circuit, so never above shots: the best count any one circuit measured (totals in solution)
+      optimal_count: subs.reduce((max, s) => Math.max(max, s.optimalCount), 0),
       energy: subs.reduce((sum, s) => sum + s.energy, 0),
       depth: subs.reduce((max, s) => Math.max(max, s.depth), 0),
     },

@@ -19,10 +19,17 @@ import type { SolverContext } from './solver-context.ts';
  * work exceeds a budget run classical k-means instead, labelled `classical_kmeans`.
  */
 
+/**
+ * Point·centroid·feature operations allowed for the Lloyd iterations of one request: beyond,
+ * max_iterations is lowered to fit (reported as `iterations_cap`).
+ */
+const CLASSICAL_WORK_BUDGET = 2e9;
 /** Simulated amplitude·shot operations allowed per request before falling back to classical k-means. */
 const QUANTUM_WORK_BUDGET = 3e9;
 
 interface SwapTest {
+  /** Swap-test circuits run so far (each sampled `shots` times). */
+  runs: number;
   qubits: number;
   circuit: Circuit;
   state: StateVector;
@@ -43,7 +50,7 @@ function swapTest(dim: number): SwapTest {
   }
   c.h(anc);
   c.measureAll();
-  return { qubits, circuit: c, state: StateVector.zero(qubits), m };
+  return { runs: 0, qubits, circuit: c, state: StateVector.zero(qubits), m };
 }
 
 function norm(v: readonly number[]): number {
@@ -69,6 +76,7 @@ function estimateDist2(t: SwapTest, x: readonly number[], c: readonly number[], 
   const dimA = 1 << t.m;
   for (let a = 0; a < x.length; a++) for (let b = 0; b < c.length; b++) re[a + b * dimA] = (x[a]! / nx) * (c[b]! / nc);
   t.circuit.run(t.state);
+  t.runs++;
   const counts = sampleCounts(t.state, shots, rng);
   let zeros = 0;
   for (const [z, n] of counts) if (((z >> (2 * t.m)) & 1) === 0) zeros += n;
@@ -76,15 +84,20 @@ function estimateDist2(t: SwapTest, x: readonly number[], c: readonly number[], 
   return Math.max(0, nx * nx + nc * nc - 2 * nx * nc * Math.sqrt(fidelity));
 }
 
+/** k-means++ seeding in O(n·k·d): the squared distance to the nearest centroid is kept up to date. */
 function kmeansPlusPlus(points: number[][], k: number, rng: Rng): number[][] {
   const centroids = [[...points[Math.floor(rng.next() * points.length)]!]];
+  const d = points.map((p) => dist2(p, centroids[0]!));
   while (centroids.length < k) {
-    const d = points.map((p) => Math.min(...centroids.map((c) => dist2(p, c))));
     const total = d.reduce((a, b) => a + b, 0);
     let u = rng.next() * total;
     let pick = 0;
     while (pick < points.length - 1 && u >= d[pick]!) u -= d[pick++]!;
-    centroids.push([...points[total > 0 ? pick : centroids.length % points.length]!]);
+    const next = [...points[total > 0 ? pick : centroids.length % points.length]!];
+    centroids.push(next);
+    points.forEach((p, i) => {
+      d[i] = Math.min(d[i]!, dist2(p, next));
+    });
   }
   return centroids;
 }
@@ -128,16 +141,17 @@ export function solveClustering(problem: ClusteringProblem, ctx: SolverContext):
   });
   const points = raw.map((p) => p.map((x, f) => x + shift[f]!));
   const k = problem.k;
+  const perIteration = points.length * k * dim;
+  const maxIterations = Math.max(1, Math.min(problem.max_iterations, Math.floor(CLASSICAL_WORK_BUDGET / perIteration)));
   const start = kmeansPlusPlus(points, k, ctx.rng);
   const test = swapTest(dim);
-  const work = points.length * k * problem.max_iterations * (2 ** test.qubits * (4 * test.m + 3) + ctx.shots * 12);
+  const work = points.length * k * maxIterations * (2 ** test.qubits * (4 * test.m + 3) + ctx.shots * 12);
   const quantum = work <= QUANTUM_WORK_BUDGET;
 
   const exactNearest = (p: number[], cs: number[][]): number => argmin(cs.map((c) => dist2(p, c)));
-  const result = quantum
-    ? lloyd(points, start, problem.max_iterations, (p, cs) => argmin(cs.map((c) => estimateDist2(test, p, c, ctx.shots, ctx.rng))))
-    : lloyd(points, start, problem.max_iterations, exactNearest);
-  const classical = lloyd(points, start, problem.max_iterations, exactNearest);
+  const classical = lloyd(points, start, maxIterations, exactNearest);
+  // the classical path is the classical reference itself: run once
+  const result = quantum ? lloyd(points, start, maxIterations, (p, cs) => argmin(cs.map((c) => estimateDist2(test, p, c, ctx.shots, ctx.rng)))) : classical;
   const inertia = (assign: number[], cs: number[][]): number => points.reduce((s, p, i) => s + dist2(p, cs[assign[i]!]!), 0);
   // the returned centroids are the means of the returned clusters, so inertia is measured exactly
   const energy = inertia(result.assign, result.centroids);
@@ -160,6 +174,11 @@ export function solveClustering(problem: ClusteringProblem, ctx: SolverContext):
       classical_scope: 'classical k-means (exact distances) from the same k-means++ start',
       assignment_agreement: agreement,
       circuit: quantum ? summary : undefined,
+      // each swap test is one circuit sampled meta.shots times
+      circuits_run: test.runs,
+      total_shots: test.runs * (quantum ? ctx.shots : 0),
+      ...(maxIterations < problem.max_iterations ? { iterations_cap: maxIterations, iterations_cap_reason: `max_iterations lowered to fit the per-request work budget (${CLASSICAL_WORK_BUDGET.toExponential(0)} point·centroid·feature operations)` } : {}),
+      empty_clusters: clusters.filter((c) => c.members.length === 0).length,
     },
     meta: { shots: quantum ? ctx.shots : 0, optimal_count: 0, energy, depth: quantum ? summary.depth : 0 },
   };

@@ -222,6 +222,9 @@ export function solveClassification(problem: ClassificationProblem, ctx: SolverC
       support_vectors: models.map((mod) => ({ label: mod.label, count: mod.alpha.filter((a) => a > 1e-9).length })),
       qubits: n,
       kernel_evaluations: (m * (m - 1)) / 2 + m * problem.predict.length,
+      // each kernel entry is one circuit sampled meta.shots times
+      circuits_run: (m * (m - 1)) / 2 + m * problem.predict.length,
+      total_shots: ((m * (m - 1)) / 2 + m * problem.predict.length) * ctx.shots,
       circuit: summary,
     },
     meta: {

@@ -145,3 +145,16 @@ describe('qaoa / route_optimization: splitting stops among vehicles', () => {
     assert.doesNotMatch(solution['infeasible_reason'] as string, /^no ordering of the stops meets/);
   });
 });
+
+describe('qaoa / route_optimization: shot accounting', () => {
+  it('meta.optimal_count never exceeds meta.shots; totals over circuits are reported separately', () => {
+    for (const problem of [routeProblem(6), { ...routeProblem(8), constraints: { max_distance_km: 100, vehicle_count: 2 } }]) {
+      const { solution, meta } = solveRoute(routeProblemSchema.parse(problem), { shots: 8, rng: seededRng(3) });
+      assert.ok(meta.optimal_count <= meta.shots, `optimal_count ${meta.optimal_count} > shots ${meta.shots}`);
+      const runs = solution['circuits_run'] as number;
+      assert.ok(runs >= 2);
+      assert.equal(solution['total_shots'], runs * 8);
+      assert.ok((solution['optimal_count_total'] as number) <= runs * 8);
+    }
+  });
+});

@@ -97,3 +97,49 @@ describe('qkmeans / clustering', () => {
     assert.deepEqual(r.error?.issues[0]?.path, ['k']);
   });
 });
+
+describe('qkmeans / qsvm: shot accounting, bounds, ids', () => {
+  const points = blobs({ p: [0, 0], q: [6, 0] }, 6, 0.5, 3).map((b, i) => ({ id: `${b.label}${i}`, features: b.features }));
+
+  it('reports the circuits run and total shots separately from per-circuit meta.shots', () => {
+    const { solution, meta } = solveClustering(clusteringProblemSchema.parse({ type: 'clustering', data: points, k: 2, max_iterations: 5 }), ctx(2));
+    assert.ok(meta.optimal_count <= meta.shots);
+    const runs = solution['circuits_run'] as number;
+    assert.ok(runs >= points.length * 2, `circuits_run ${runs}`);
+    assert.equal(solution['total_shots'], runs * meta.shots);
+    assert.equal(solution['empty_clusters'], 0);
+    const train = blobs({ a: [0, 0], b: [3, 3] }, 4, 0.3, 2);
+    const svm = solveClassification(classificationProblemSchema.parse({ type: 'classification', training_data: train, predict: [{ features: [0, 0] }] }), ctx(2));
+    assert.equal(svm.solution['circuits_run'], (8 * 7) / 2 + 8);
+    assert.equal(svm.solution['total_shots'], ((8 * 7) / 2 + 8) * svm.meta.shots);
+  });
+
+  it('refuses huge magnitudes in features by schema (no overflow to a 500)', () => {
+    const huge = clusteringProblemSchema.safeParse({ type: 'clustering', data: [{ id: 'a', features: [1e160] }, { id: 'b', features: [0] }], k: 1, max_iterations: 3 });
+    assert.equal(huge.success, false);
+    assert.deepEqual(huge.error?.issues[0]?.path, ['data', 0, 'features', 0]);
+    const svm = classificationProblemSchema.safeParse({ type: 'classification', training_data: [{ features: [1e308], label: 'a' }, { features: [-1e308], label: 'b' }], predict: [{ features: [0] }] });
+    assert.equal(svm.success, false);
+    // the largest accepted magnitude still solves
+    const edge = solveClustering(clusteringProblemSchema.parse({ type: 'clustering', data: [{ id: 'a', features: [1e12, -1e12] }, { id: 'b', features: [-1e12, 1e12] }, { id: 'c', features: [1e12, -1e12] }], k: 2, max_iterations: 3 }), ctx(1));
+    assert.ok(Number.isFinite(edge.meta.energy));
+  });
+
+  it('rejects duplicate point ids and k beyond the documented maximum', () => {
+    const dup = clusteringProblemSchema.safeParse({ type: 'clustering', data: [{ id: 'a', features: [1] }, { id: 'a', features: [2] }], k: 1, max_iterations: 3 });
+    assert.equal(dup.success, false);
+    assert.deepEqual(dup.error?.issues[0]?.path, ['data']);
+    const many = Array.from({ length: 300 }, (_, i) => ({ id: `p${i}`, features: [i] }));
+    const big = clusteringProblemSchema.safeParse({ type: 'clustering', data: many, k: 300, max_iterations: 3 });
+    assert.equal(big.success, false);
+    assert.deepEqual(big.error?.issues[0]?.path, ['k']);
+  });
+
+  it('lowers max_iterations to the classical work budget and says so', () => {
+    const many = Array.from({ length: 5000 }, (_, i) => ({ id: `p${i}`, features: Array.from({ length: 64 }, (_, f) => ((i * 31 + f * 17) % 97) / 7) }));
+    const { solution } = solveClustering(clusteringProblemSchema.parse({ type: 'clustering', data: many, k: 256, max_iterations: 1000 }), ctx(1));
+    assert.equal(solution['method'], 'classical_kmeans');
+    assert.equal(solution['iterations_cap'], Math.floor(2e9 / (5000 * 256 * 64)));
+    assert.ok((solution['iterations'] as number) <= (solution['iterations_cap'] as number));
+  });
+});

@@ -90,3 +90,18 @@ describe('qubo / portfolio_allocation: QAOA optimises the real problem', () => {
     }
   });
 });
+
+describe('qubo / portfolio_allocation: magnitudes', () => {
+  it('refuses magnitudes whose sums would overflow (no false "infeasible")', () => {
+    const r = portfolioProblemSchema.safeParse({
+      type: 'portfolio_allocation',
+      assets: [{ id: 'a', expected_return: 1e308, risk: 0.1 }, { id: 'b', expected_return: -1e308, risk: 0.1 }],
+      constraints: { max_assets: 2, max_risk: 1, min_return: 0 },
+    });
+    assert.equal(r.success, false);
+    assert.deepEqual(r.error?.issues[0]?.path, ['assets', 0, 'expected_return']);
+    const edge = solve({ type: 'portfolio_allocation', assets: [{ id: 'a', expected_return: 1e12, risk: 1e12 }, { id: 'b', expected_return: -1e12, risk: 1e12 }], constraints: { max_assets: 2, max_risk: 1e12, min_return: -1e12 } });
+    assert.equal(edge.solution['feasible'], true);
+    assert.deepEqual(edge.solution['selected'], ['a']);
+  });
+});
