@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import { ApiError } from '../../shared/api-error.ts';
 import { Circuit } from '../simulator/circuit.ts';
 import { sampleCounts } from '../simulator/measure.ts';
@@ -11,7 +12,8 @@ import type { SolverContext } from './solver-context.ts';
  * grover / pattern_search. `dataset` holds one record per line (LF or CRLF; one trailing newline
  * does not make an extra record). Record r matches when `target.pattern` occurs in it as a
  * case-sensitive substring, or, written as `/source/flags`, when that JavaScript regular
- * expression matches. The oracle marks the matching indices of the ⌈log2 N⌉-qubit register
+ * expression matches — run on V8's linear-time engine (no backreferences or lookarounds; see
+ * recordMatcher), so no pattern can make matching exponential. The oracle marks the matching indices of the ⌈log2 N⌉-qubit register
  * (N = search_space_size ≥ record count; indices past the last record are empty and never match).
  *
  * Grover: H on every qubit, then k = ⌊π/4·√(N/M)⌋ rounds of oracle + diffusion (H X MCZ X H),
@@ -32,16 +34,103 @@ export function splitRecords(dataset: string): string[] {
   return lines;
 }
 
+/**
+ * V8's linear-time regular-expression engine (flag `l`): matching time is linear in the record
+ * length whatever the pattern, so a user pattern such as /(a+)+$/ cannot tie up a worker. It
+ * refuses what it cannot run in linear time (backreferences, lookarounds), and so do we.
+ */
+let linearEngine: boolean | undefined;
+function linearRegexAvailable(): boolean {
+  if (linearEngine === undefined) {
+    try {
+      v8.setFlagsFromString('--enable-experimental-regexp-engine');
+      linearEngine = new RegExp('a', 'l').flags.includes('l');
+    } catch {
+      linearEngine = false;
+    }
+  }
+  return linearEngine;
+}
+
+/**
+ * The linear engine has no `i` flag: `caseFoldAscii` rewrites a source so each ASCII letter
+ * matches both cases ('a' → [aA] outside classes; a class gets the swapped-case copy of its
+ * unescaped letters). Escapes (\d, \x4a, \u00e9, \cJ) and group names are left alone.
+ */
+export function caseFoldAscii(source: string): string {
+  const swap = (c: string): string => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  const isLetter = (c: string): boolean => /^[A-Za-z]$/.test(c);
+  /** Length of the escape starting at source[i] === '\\'. */
+  const escapeLength = (i: number): number => {
+    const next = source[i + 1];
+    if (next === 'x') return 4;
+    if (next === 'u') return source[i + 2] === '{' ? source.indexOf('}', i) - i + 1 || 2 : 6;
+    if (next === 'c') return 3;
+    if ((next === 'p' || next === 'P' || next === 'k') && source[i + 2] === '{') return source.indexOf('}', i) - i + 1 || 2;
+    return 2;
+  };
+  let out = '';
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i]!;
+    if (c === '\\') {
+      const n = escapeLength(i);
+      out += source.slice(i, i + n);
+      i += n;
+    } else if (c === '[') {
+      let j = i + 1;
+      let body = '';
+      let extra = '';
+      if (source[j] === '^') {
+        body += '^';
+        j++;
+      }
+      while (j < source.length && source[j] !== ']') {
+        if (source[j] === '\\') {
+          const n = escapeLength(j);
+          body += source.slice(j, j + n);
+          j += n;
+          continue;
+        }
+        const ch = source[j]!;
+        body += ch;
+        if (isLetter(ch)) extra += swap(ch);
+        else if (ch === '-' && extra.length > 0 && isLetter(source[j + 1] ?? '')) extra += '-';
+        j++;
+      }
+      out += `[${body}${extra}]`;
+      i = j + 1;
+    } else if (c === '(' && source[i + 1] === '?' && source[i + 2] === '<' && source[i + 3] !== '=' && source[i + 3] !== '!') {
+      const end = source.indexOf('>', i);
+      out += source.slice(i, end + 1);
+      i = end + 1;
+    } else {
+      out += isLetter(c) ? `[${c}${swap(c)}]` : c;
+      i++;
+    }
+  }
+  return out;
+}
+
 export function recordMatcher(pattern: string): (record: string) => boolean {
   const regex = /^\/(.+)\/([dgimsuvy]*)$/s.exec(pattern);
   if (regex === null) return (record) => record.includes(pattern);
-  let re: RegExp;
+  const refuse = (why: string): never => {
+    throw ApiError.unprocessable(`Invalid 'problem.target.pattern': ${why}`, 'problem.target.pattern');
+  };
+  if (!linearRegexAvailable()) refuse('regular expressions need a linear-time engine this runtime lacks; send a literal substring instead');
+  let re: RegExp | undefined;
   try {
-    re = new RegExp(regex[1]!, regex[2]!.replace(/[gy]/g, ''));
+    const flags = regex[2]!;
+    if (/[uv]/.test(flags)) refuse('the u and v flags are not supported (the linear-time engine lacks them)');
+    const source = flags.includes('i') ? caseFoldAscii(regex[1]!) : regex[1]!;
+    re = new RegExp(source, `${flags.replace(/[gydi]/g, '')}l`);
   } catch (error) {
-    throw ApiError.unprocessable(`Invalid 'problem.target.pattern': ${(error as Error).message}`, 'problem.target.pattern');
+    const message = (error as Error).message;
+    refuse(/linear time/i.test(message) ? `${message} (backreferences and lookarounds are not accepted: every pattern must match in time linear in the record)` : message);
   }
-  return (record) => re.test(record);
+  const compiled = re!;
+  return (record) => compiled.test(record);
 }
 
 export function groverIterations(size: number, marked: number): number {
@@ -105,7 +194,11 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
   records.forEach((r, i) => {
     if (matches(r)) marked.push(i);
   });
-  const qubits = Math.max(1, Math.ceil(Math.log2(size)));
+  // Grover amplifies only while the marked fraction is small: with M ≥ N/2 one round does
+  // nothing (at M = N/2 it leaves the uniform state). The register is widened until M ≤ N/4; the
+  // added indices are empty and never match.
+  const recordQubits = Math.max(1, Math.ceil(Math.log2(size)));
+  const qubits = Math.max(recordQubits, marked.length === 0 ? 0 : Math.ceil(Math.log2(4 * marked.length)));
   const minConfidence = problem.target.min_confidence;
   const base = { match_count: marked.length, search_space_size: size, records: records.length };
 
@@ -114,7 +207,16 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     const found = marked.length > 0 && minConfidence <= 1;
     return {
       solution: { method: 'classical_scan', reason: `${qubits} qubits exceed the Grover simulation ceiling of ${Math.min(GROVER_MAX_QUBITS, maxQubits())}`, found, target_index: found ? marked[0]! : -1, confidence: found ? 1 : 0, ...base, qubits },
-      meta: { shots: 0, optimal_count: 0, energy: found ? -1 : 0, depth: 0 },
+      // no circuit ran: nothing was minimised, so the energy is 0
+      meta: { shots: 0, optimal_count: 0, energy: 0, depth: 0 },
+    };
+  }
+  if (marked.length === 0) {
+    // The oracle marks nothing: Grover would only rotate the uniform state onto itself, so no
+    // round is run and nothing is sampled.
+    return {
+      solution: { method: 'grover', found: false, target_index: -1, confidence: 0, reason: 'no record matches the pattern (the oracle marks nothing, so no Grover iterations were run)', ...base, qubits, iterations: 0, success_probability: 0 },
+      meta: { shots: 0, optimal_count: 0, energy: 0, depth: 0 },
     };
   }
   assertFits(qubits, 2);
@@ -155,6 +257,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     ...(found ? { record: records[target]!.slice(0, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
     ...base,
     qubits,
+    ...(qubits > recordQubits ? { register_widened: `${qubits - recordQubits} qubit(s) added so that the ${marked.length} matches are at most a quarter of the ${2 ** qubits} indices` } : {}),
     iterations,
     success_probability: successProbability,
     oracle: oracle === undefined ? 'gates' : 'diagonal',

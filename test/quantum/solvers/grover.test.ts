@@ -103,3 +103,49 @@ describe('grover / qrng', () => {
     assert.ok(Math.abs(ones - 4096) < 270, `${ones} ones`);
   });
 });
+
+describe('grover / pattern_search: safe patterns, many matches, no matches', () => {
+  it('runs a catastrophic-backtracking regex in linear time', { timeout: 60_000 }, () => {
+    // on a backtracking engine /(a+)+$/ against 'aaa…ab' takes ~2^60 steps: this would never return
+    const dataset = ['x', `${'a'.repeat(60)}b`, 'aaaa'].join('\n');
+    const { solution } = search({ type: 'pattern_search', dataset, target: { pattern: '/(a+)+$/', min_confidence: 0.5 }, search_space_size: 3 });
+    assert.equal(solution['match_count'], 1);
+    assert.equal(solution['target_index'], 2);
+  });
+
+  it('refuses patterns the linear engine cannot run (422 naming problem.target.pattern)', () => {
+    assert.throws(
+      () => search({ type: 'pattern_search', dataset: 'aa\nab', target: { pattern: '/(a)\\1/', min_confidence: 0.5 }, search_space_size: 2 }),
+      (e: { status?: number; param?: string; message?: string }) => e.status === 422 && e.param === 'problem.target.pattern' && /linear/.test(e.message ?? ''),
+    );
+  });
+
+  it('keeps the i flag on the linear engine by folding ASCII letters', () => {
+    const { solution } = search({ type: 'pattern_search', dataset: 'xx\nID-7F\nzz', target: { pattern: '/^id-[0-9a-f]+$/i', min_confidence: 0.5 }, search_space_size: 3 });
+    assert.equal(solution['match_count'], 1);
+    assert.equal(solution['target_index'], 1);
+  });
+
+  it('widens the register so that 4 matches out of 8 are still amplified', () => {
+    const dataset = ['hit', 'no', 'hit', 'no', 'hit', 'no', 'hit', 'no'].join('\n');
+    const { solution } = search({ type: 'pattern_search', dataset, target: { pattern: 'hit', min_confidence: 0.9 }, search_space_size: 8 });
+    assert.equal(solution['qubits'], 4);
+    assert.ok((solution['success_probability'] as number) > 0.9, String(solution['success_probability']));
+    assert.equal(solution['found'], true);
+    assert.equal(((solution['target_index'] as number) % 2), 0);
+    assert.ok(typeof solution['register_widened'] === 'string');
+  });
+
+  it('runs no Grover rounds when nothing matches, and says so', () => {
+    const { solution, meta } = search({ ...patternProblem(16, 3), target: { pattern: 'NOPE', min_confidence: 0.5 } });
+    assert.equal(solution['found'], false);
+    assert.equal(solution['iterations'], 0);
+    assert.equal(meta.shots, 0);
+    assert.match(solution['reason'] as string, /no Grover iterations were run/);
+  });
+
+  it('the classical scan reports energy 0, not a made-up value', () => {
+    const { meta } = search({ ...patternProblem(8, 6), search_space_size: 2 ** 40 });
+    assert.equal(meta.energy, 0);
+  });
+});
