@@ -82,7 +82,9 @@ export const qrngProblemSchema = z.object({
 });
 export type QrngProblem = z.infer<typeof qrngProblemSchema>;
 
-const features = z.array(bounded).min(1).max(64);
+/** Most features per point (clustering, classification). */
+export const MAX_FEATURES = 64;
+const features = z.array(bounded).min(1).max(MAX_FEATURES);
 
 /** Flags every row whose `features` length differs from `dim`. */
 function checkDimensions(ctx: z.RefinementCtx, rows: readonly { features: number[] }[], field: string, dim: number, like: string): void {

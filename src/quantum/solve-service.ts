@@ -3,9 +3,15 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
+import { GROVER_MAX_QUBITS } from './solvers/grover-search.ts';
+import { QRNG_MAX_QUBITS } from './solvers/grover-qrng.ts';
+import { MAX_QAOA_STOPS } from './solvers/qaoa-route.ts';
+import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
+import { QAOA_MAX_ASSETS } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
 import {
   BATCH_MAX_PROBLEMS,
+  MAX_FEATURES,
   PROBLEM_MAX_BYTES,
   SOLVER_NAMES,
   batchRequestSchema,
@@ -32,7 +38,7 @@ export interface SolveServiceOptions {
   workers?: number;
   /** Problems that may wait for a worker beyond those running; default 4 per worker. */
   maxQueue?: number;
-  /** A problem running longer is stopped (its worker replaced) and answered with 503; default 120 s. */
+  /** A problem running longer is stopped (its worker replaced) and answered 422 `solve_time_budget_exceeded`; default 120 s. */
   jobTimeoutMs?: number;
 }
 
@@ -40,8 +46,29 @@ export interface SolverCapability {
   solvers: string[];
   substrate: 'simulated';
   substrates: { local: 'available'; 'vendor-eagle': 'not_configured' };
+  /** The simulator's memory ceiling on this machine. */
   max_qubits: number;
+  /** What each solver actually simulates at most (beyond: a labelled classical method or a 422). */
+  solver_max_qubits: Record<string, number>;
   workers: number;
+}
+
+/**
+ * The most qubits each solver simulates: QAOA routes m² for m ≤ MAX_QAOA_STOPS stops, QUBO one
+ * per asset, Grover ⌈log2 N⌉ up to its ceiling, QRNG its register, qkmeans the swap test on
+ * 2·⌈log2 64⌉ + 1 qubits (64 features at most), qsvm one per feature. Capped by the simulator.
+ */
+export function solverMaxQubits(): Record<string, number> {
+  const cap = maxQubits();
+  const ceilings = {
+    qaoa: MAX_QAOA_STOPS * MAX_QAOA_STOPS,
+    qubo: QAOA_MAX_ASSETS,
+    grover: GROVER_MAX_QUBITS,
+    grover_qrng: QRNG_MAX_QUBITS,
+    qkmeans: 2 * Math.ceil(Math.log2(MAX_FEATURES)) + 1,
+    qsvm: QSVM_MAX_QUBITS,
+  };
+  return Object.fromEntries(Object.entries(ceilings).map(([k, v]) => [k, Math.min(v, cap)]));
 }
 
 /** What `/health` reports under `quantum`: the solvers, the substrate and this machine's qubit ceiling. */
@@ -51,6 +78,7 @@ export function solverCapability(workers = availableParallelism()): SolverCapabi
     substrate: 'simulated',
     substrates: { local: 'available', 'vendor-eagle': 'not_configured' },
     max_qubits: maxQubits(),
+    solver_max_qubits: solverMaxQubits(),
     workers,
   };
 }
@@ -266,13 +294,13 @@ export class SolveService {
     entry.timer = setTimeout(() => {
       this.#fail(
         entry,
-        new ApiError({
-          status: 503,
-          type: 'server_error',
-          code: 'solve_timeout',
-          message: `The solve ran longer than the local limit of ${Math.round(this.jobTimeoutMs / 1000)} s and was stopped; send a smaller problem or fewer shots.`,
-          retryAfterSeconds: 1,
-        }),
+        // 422, like problem_too_large: the problem exceeds what this service solves per request.
+        // (503 is the contract's answer for the hardware substrate, so it is not reused here.)
+        ApiError.unprocessable(
+          `The solve ran longer than the local limit of ${Math.round(this.jobTimeoutMs / 1000)} s and was stopped; send a smaller problem or fewer shots.`,
+          'problem',
+          'solve_time_budget_exceeded',
+        ),
       );
     }, this.jobTimeoutMs);
     entry.worker.postMessage(job.request);

@@ -136,6 +136,11 @@ describe('/api/solve and /api/solve/batch', () => {
     assert.equal(cap.substrate, 'simulated');
     assert.equal(cap.workers, 2);
     assert.ok(cap.max_qubits >= 20 && cap.max_qubits <= 30);
+    // per-solver ceilings: what is really simulated, never above the simulator's
+    assert.equal(cap.solver_max_qubits['qaoa'], 16);
+    assert.equal(cap.solver_max_qubits['qubo'], 16);
+    assert.equal(cap.solver_max_qubits['grover'], Math.min(20, cap.max_qubits));
+    for (const q of Object.values(cap.solver_max_qubits)) assert.ok(q <= cap.max_qubits);
     assert.deepEqual(solverCapability(3).workers, 3);
   });
 });
@@ -155,10 +160,10 @@ describe('solve service', () => {
     }
   });
 
-  it('stops a problem that overruns its time limit with 503 and keeps serving', async () => {
+  it('stops a problem that overruns its time limit with 422 solve_time_budget_exceeded (503 is the hardware substrate\'s) and keeps serving', async () => {
     const service = new SolveService({ workers: 1, jobTimeoutMs: 1 });
     try {
-      const overrun = (e: { status?: number; code?: string }) => e.status === 503 && e.code === 'solve_timeout';
+      const overrun = (e: { status?: number; code?: string; param?: string }) => e.status === 422 && e.code === 'solve_time_budget_exceeded' && e.param === 'problem';
       await assert.rejects(service.solve({ solver: 'qaoa', problem: routeProblem(4) }), overrun);
       // the stopped worker was replaced: the next problem gets a fresh one (and the same limit)
       assert.deepEqual(service.load, { running: 0, queued: 0 });
