@@ -116,9 +116,20 @@ export async function runSolveCommand(file: string, opts: SolveCommandOptions, i
   return 0;
 }
 
-function describeError(error: unknown): string {
-  if (error instanceof ApiError) return `${error.status} ${error.code}: ${error.message}${error.retryAfterSeconds ? ` (retry after ${error.retryAfterSeconds} s)` : ''}`;
-  return 'internal error';
+/**
+ * An in-process (--local) failure for the terminal. The cause of an internal error is printed:
+ * it is this user's own process, so there is nothing to hide (a daemon keeps it in its log).
+ */
+export function describeError(error: unknown): string {
+  const causeOf = (e: unknown): string => {
+    if (e instanceof Error) return e.stack ?? e.message;
+    return String(e);
+  };
+  if (error instanceof ApiError) {
+    const head = `${error.status} ${error.code}: ${error.message}${error.retryAfterSeconds ? ` (retry after ${error.retryAfterSeconds} s)` : ''}`;
+    return error.status >= 500 && error.cause !== undefined ? `${head}\ncause: ${causeOf(error.cause)}` : head;
+  }
+  return `internal error: ${causeOf(error)}`;
 }
 
 /** A readable summary of a solve or batch response. */

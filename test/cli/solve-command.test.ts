@@ -92,3 +92,14 @@ describe('svc solve', () => {
     assert.match(t.stderr, /no svc daemon answers at http:\/\/127\.0\.0\.1:9.*--local/);
   });
 });
+
+describe('svc solve --local errors', () => {
+  it('prints the cause of an internal error instead of a bare "internal error"', async () => {
+    const { describeError } = await import('../../src/cli/solve-command.ts');
+    const { ApiError } = await import('../../src/shared/api-error.ts');
+    const wrapped = new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause: new Error('worker blew up: x is undefined') });
+    assert.match(describeError(wrapped), /^500 internal_error: Internal server error\.\ncause: Error: worker blew up: x is undefined/);
+    assert.match(describeError(new RangeError('bad angle')), /^internal error: RangeError: bad angle/);
+    assert.equal(describeError(ApiError.unprocessable('Invalid x', 'problem.x')), '422 invalid_problem: Invalid x');
+  });
+});
