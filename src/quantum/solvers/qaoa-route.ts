@@ -204,7 +204,7 @@ function qaoaRoute(
   ctx: SolverContext,
   includeQasm: boolean | undefined,
   around: { before: number[]; after: number[] } = { before: [], after: [] },
-): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence } {
+): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number } } {
   const m = stops.length;
   // the window's neighbours on the full route (the depot for a whole route)
   const from = around.before[around.before.length - 1] ?? 0;
@@ -270,7 +270,8 @@ function qaoaRoute(
     depth: circuit.depth,
     optimalCount: best === undefined ? 0 : (run.counts.get(best.z) ?? 0),
     circuit,
-    quantum: quantumEvidence(run.state, optimal),
+    // p_valid: the probability of measuring any valid ordering at all (one-hot in both directions)
+    quantum: { ...quantumEvidence(run.state, optimal), p_valid: Number(quantumEvidence(run.state, costs.map((c) => c.perm.reduce((z, i, p) => z | (1 << v(i, p)), 0))).p_optimal.toPrecision(6)) },
   };
 }
 

@@ -42,6 +42,10 @@ describe('qaoa / route_optimization', () => {
       // not the shots (at 16 qubits p_optimal is ~0.5 %, so a few shots out of 1024 hit it).
       const quantum = solution['quantum'] as { p_optimal: number; p_uniform: number; amplification: number };
       assert.ok(quantum.amplification > 3, `amplification ${quantum.amplification}`);
+      // robust for any seed: ≥ 20 valid orderings expected among 1024 shots, so P(no valid shot,
+      // i.e. the classical fallback) < e^-20 — the method check below cannot flake
+      const pValid = (solution['quantum'] as { p_valid: number }).p_valid;
+      assert.ok(pValid * 1024 > 20, `p_valid ${pValid}`);
       assert.equal(quantum.p_uniform, Number((2 / 2 ** (stops * stops)).toPrecision(6)), 'two optimal tours: one and its reverse');
       assert.equal(solution['method'], 'qaoa');
       assert.equal(solution['unit'], 'km');
