@@ -312,17 +312,22 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
   return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, optimalTotal, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
 
-/** Above this much split-search work (rotations × cut DP) only equal-count cuts are tried per rotation. */
+/**
+ * Every cut point is searched up to this many stops (arcs scored by nearest neighbour + 2-opt)
+ * and this much DP work (stops³·vehicles); beyond, each sweep start is cut into equal counts.
+ */
+const SPLIT_SEARCH_MAX_STOPS = 40;
 const SPLIT_SEARCH_BUDGET = 5e7;
 
 /**
  * Splits the stops among vehicles by a sweep around the depot: stops sorted by bearing
  * (longitude scaled by cos(latitude), so bearings are true on the map), then cut into contiguous
  * arcs, one per vehicle (an arc may be empty: that vehicle stays home). Every start of the
- * sweep is tried and, within the work budget, every set of cut points (a DP over unequal
- * counts); an arc is scored by the length of its route (nearest neighbour + 2-opt for short arcs,
- * the sweep order otherwise), and splits are ranked by (arcs over max_distance_km, total excess,
- * total length). Beyond the budget each start is cut into equal counts.
+ * sweep is tried and, up to SPLIT_SEARCH_MAX_STOPS stops, every set of cut points (a DP over
+ * unequal counts); an arc is scored by the length of its route (the shorter of the sweep order
+ * and nearest neighbour + 2-opt; in larger instances arcs over 12 stops use the sweep order
+ * only), and splits are ranked by (arcs over max_distance_km, total excess, total length).
+ * Larger instances cut each start into equal counts.
  */
 function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number, scale: number): number[][] {
   const depot = nodes[0]!;
@@ -341,7 +346,7 @@ function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number
     if (cached !== undefined) return cached;
     const stops = Array.from({ length }, (_, k) => sorted[(first + k) % count]!);
     let km = evaluateRoute(model, stops).distanceKm;
-    if (length <= 12 && count <= 80) km = Math.min(km, evaluateRoute(model, nearestNeighbourTwoOpt(model, stops, scale)).distanceKm);
+    if (length <= 12 || count <= SPLIT_SEARCH_MAX_STOPS) km = Math.min(km, evaluateRoute(model, nearestNeighbourTwoOpt(model, stops, scale)).distanceKm);
     arcCache.set(key, km);
     return km;
   };
@@ -349,7 +354,7 @@ function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number
   const scoreOf = (km: number): Score => (km > model.maxDistanceKm + 1e-9 ? [1, km - model.maxDistanceKm, km] : [0, 0, km]);
   const add = (a: Score, b: Score): Score => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
   const less = (a: Score, b: Score): boolean => a[0] !== b[0] ? a[0] < b[0] : Math.abs(a[1] - b[1]) > 1e-9 ? a[1] < b[1] : a[2] < b[2] - 1e-9;
-  const full = count * count * count * vehicles <= SPLIT_SEARCH_BUDGET;
+  const full = count <= SPLIT_SEARCH_MAX_STOPS && count * count * count * vehicles <= SPLIT_SEARCH_BUDGET;
   let best: { score: Score; groups: number[][] } | undefined;
   for (let rotation = 0; rotation < Math.max(1, count); rotation++) {
     let cuts: number[];
