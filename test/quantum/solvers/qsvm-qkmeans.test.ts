@@ -123,6 +123,12 @@ describe('qkmeans / qsvm: shot accounting, bounds, ids', () => {
     // the largest accepted magnitude still solves
     const edge = solveClustering(clusteringProblemSchema.parse({ type: 'clustering', data: [{ id: 'a', features: [1e12, -1e12] }, { id: 'b', features: [-1e12, 1e12] }, { id: 'c', features: [1e12, -1e12] }], k: 2, max_iterations: 3 }), ctx(1));
     assert.ok(Number.isFinite(edge.meta.energy));
+    const svmEdge = solveClassification(
+      classificationProblemSchema.parse({ type: 'classification', training_data: [{ features: [1e12, -1e12], label: 'a' }, { features: [-1e12, 1e12], label: 'b' }, { features: [1e12, 1e12], label: 'a' }], predict: [{ features: [1e12, -1e12] }] }),
+      ctx(1),
+    );
+    assert.equal((svmEdge.solution['predictions'] as { label: string }[])[0]!.label, 'a');
+    assert.ok(Number.isFinite(svmEdge.meta.energy));
   });
 
   it('rejects duplicate point ids and k beyond the documented maximum', () => {
