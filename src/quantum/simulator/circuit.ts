@@ -137,10 +137,15 @@ export class Circuit {
     return this.#gate('mcz', qubits);
   }
 
-  /** A precomputed diagonal phase layer e^{-iγ·diag} as one op (no gate form: toQasm3 refuses it; use costLayer). */
-  diagonal(diag: Float64Array, gamma: number, label = 'diagonal'): this {
+  /**
+   * A precomputed diagonal phase layer e^{-iγ·diag} as one op. Without `gateForm` it has no gate
+   * form (toQasm3 refuses it; use costLayer); with it, the caller vouches that those gates and
+   * global phase equal the layer, and they are what is exported and counted.
+   */
+  diagonal(diag: Float64Array, gamma: number, label = 'diagonal', gateForm?: { gates: readonly GateOp[]; globalPhase: number }): this {
     if (diag.length !== 2 ** this.qubits) throw new RangeError(`diagonal length ${diag.length} != ${2 ** this.qubits}`);
-    this.#ops.push({ kind: 'diagonal', diag, gamma, label, decomposition: null, globalPhase: 0 });
+    if (gateForm !== undefined) for (const g of gateForm.gates) for (const q of g.qubits) this.#q(q);
+    this.#ops.push({ kind: 'diagonal', diag, gamma, label, decomposition: gateForm?.gates ?? null, globalPhase: gateForm?.globalPhase ?? 0 });
     return this;
   }
 

@@ -1,4 +1,4 @@
-import { Circuit } from '../simulator/circuit.ts';
+import { Circuit, type GateOp } from '../simulator/circuit.ts';
 import { isingDiagonal, type LinearTerm, type QuadraticTerm } from '../simulator/diagonals.ts';
 import { expectationDiagonal, sampleCounts } from '../simulator/measure.ts';
 import { assertFits } from '../simulator/memory-guard.ts';
@@ -92,6 +92,43 @@ export function quantumEvidence(state: StateVector, optimal: Iterable<number>): 
   return { p_optimal: round(p), p_uniform: round(pUniform), amplification: pUniform > 0 ? round(p / pUniform) : 0, optimal_states: count };
 }
 
+/** Diagonals up to this many qubits get an exact gate form (Walsh expansion) for QASM export. */
+export const WALSH_MAX_QUBITS = 10;
+
+/**
+ * The exact gate form of e^{-iγ·diag}: diag = Σ_S c_S·Z_S (Walsh–Hadamard expansion, S a set of
+ * qubits), each term e^{-iγ c_S Z_S} as a CX parity ladder onto S's last qubit, RZ(2γc_S), and
+ * the ladder undone; c_∅ is the global phase −γ·c_∅. O(n·2ⁿ) to expand, up to n·2ⁿ gates.
+ */
+export function walshGateForm(qubits: number, diag: Float64Array, gamma: number): { gates: GateOp[]; globalPhase: number } {
+  const c = Float64Array.from(diag);
+  for (let h = 1; h < c.length; h <<= 1) {
+    for (let i = 0; i < c.length; i += h << 1) {
+      for (let j = i; j < i + h; j++) {
+        const a = c[j]!;
+        const b = c[j + h]!;
+        c[j] = a + b;
+        c[j + h] = a - b;
+      }
+    }
+  }
+  let largest = 0;
+  for (let i = 0; i < c.length; i++) {
+    c[i] = c[i]! / c.length;
+    largest = Math.max(largest, Math.abs(c[i]!));
+  }
+  const gates: GateOp[] = [];
+  for (let set = 1; set < c.length; set++) {
+    const coefficient = c[set]!;
+    if (Math.abs(coefficient) <= 1e-14 * largest) continue;
+    const members = [...Array(qubits).keys()].filter((q) => (set >> q) & 1);
+    const ladder: GateOp[] = [];
+    for (let k = 0; k + 1 < members.length; k++) ladder.push({ kind: 'gate', name: 'cx', qubits: [members[k]!, members[k + 1]!], params: [] });
+    gates.push(...ladder, { kind: 'gate', name: 'rz', qubits: [members[members.length - 1]!], params: [2 * gamma * coefficient] }, ...ladder.slice().reverse());
+  }
+  return { gates, globalPhase: -gamma * c[0]! };
+}
+
 export interface QaoaRun {
   qubits: number;
   /** The cost of every bitstring, in the problem's units. */
@@ -159,7 +196,10 @@ export function runQaoa(qubits: number, cost: QaoaCost, options: QaoaOptions): Q
   const circuit = new Circuit(qubits);
   for (let q = 0; q < qubits; q++) circuit.h(q);
   for (let k = 0; k < layers; k++) {
-    if (scaledModel === undefined) circuit.diagonal(scaled, gammas[k]!, (cost as { label?: string }).label ?? 'cost');
+    if (scaledModel === undefined) {
+      const label = (cost as { label?: string }).label ?? 'cost';
+      circuit.diagonal(scaled, gammas[k]!, label, qubits <= WALSH_MAX_QUBITS ? walshGateForm(qubits, scaled, gammas[k]!) : undefined);
+    }
     else circuit.costLayer(scaledModel.quadratic, scaledModel.linear, gammas[k]!, scaledModel.constant, 'cost', scaled);
     circuit.mixerX(betas[k]!);
   }

@@ -2,7 +2,7 @@ import { diagonalFromFunction } from '../simulator/diagonals.ts';
 import type { Rng } from '../simulator/rng.ts';
 import type { PortfolioProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
-import { quantumEvidence, runQaoa } from './qaoa-runner.ts';
+import { quantumEvidence, runQaoa, WALSH_MAX_QUBITS } from './qaoa-runner.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -238,6 +238,9 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     if (st.feasible && st.objective <= exact!.stats.objective + TOLERANCE) optimal.push(z);
   });
   const circuit = summarizeCircuit(run.circuit, problem.options?.include_qasm);
+  if (circuit.qasm === null) {
+    circuit.qasm_unavailable = `the cost layer is a precomputed diagonal; its exact gate form (Walsh expansion, up to n·2ⁿ gates) is built up to ${WALSH_MAX_QUBITS} qubits, and this circuit has ${n}`;
+  }
   const extra = { qubits: n, circuit, quantum: quantumEvidence(run.state, optimal), feasible_shots: [...run.counts].filter(([z]) => evaluate(model, membersOf(z, n)).feasible).reduce((s, [, c]) => s + c, 0) };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
   if (best === null) {

@@ -38,11 +38,12 @@ describe('solver registry', () => {
     assert.match(circuit.qasm, /^OPENQASM 3\.0;/);
     assert.equal(circuit.qasm.match(/^rzz\(/gm)?.length, circuit.gates['rzz']);
     assert.match(circuit.qasm, /qubit\[9\] q;/);
-    // the portfolio cost is a precomputed diagonal with no gate form: said so, not faked
+    // the portfolio cost is a precomputed diagonal, exported through its exact Walsh gate form
     const qubo = solveProblem('qubo', { ...portfolioProblem(), options: { include_qasm: true } }, { shots: 64, seed: 1 });
-    const quboCircuit = qubo.solution['circuit'] as { qasm: string | null; qasm_unavailable?: string };
-    assert.equal(quboCircuit.qasm, null);
-    assert.match(quboCircuit.qasm_unavailable!, /no gate decomposition/);
+    const quboCircuit = qubo.solution['circuit'] as { qasm: string; gates: Record<string, number> };
+    assert.match(quboCircuit.qasm, /qubit\[6\] q;/);
+    assert.equal(quboCircuit.qasm.match(/^rz\(/gm)?.length, quboCircuit.gates['rz']);
+    assert.ok((quboCircuit.gates['cx'] ?? 0) > 0);
     const grover = solveProblem('grover', { ...patternProblem(8, 5), options: { include_qasm: true } }, { shots: 64, seed: 1 });
     assert.match((grover.solution['circuit'] as { qasm: string }).qasm, /ctrl\(2\) @ z/);
     const plain = solveProblem('qubo', portfolioProblem(), { shots: 64, seed: 1 });
@@ -86,5 +87,32 @@ describe('QAOA runner: quantum evidence', () => {
     assert.ok(Math.abs(q0.amplification - 1) < 1e-9, JSON.stringify(q0));
     const tuned = runQaoa(6, { diagonal }, { shots: 16, rng: seededRng(1) });
     assert.ok(quantumEvidence(tuned.state, [37]).amplification > 2);
+  });
+});
+
+describe('QAOA runner: gate form of a precomputed diagonal', () => {
+  it('the Walsh expansion (CX ladders + RZ, global phase) equals the diagonal layer exactly', async () => {
+    const { walshGateForm } = await import('../../../src/quantum/solvers/qaoa-runner.ts');
+    const { Circuit } = await import('../../../src/quantum/simulator/circuit.ts');
+    const { StateVector } = await import('../../../src/quantum/simulator/state-vector.ts');
+    const n = 4;
+    const diag = Float64Array.from({ length: 16 }, (_, z) => Math.sin(z * 1.3) * 2 + (z === 11 ? 3 : 0));
+    const gamma = 0.7;
+    const viaDiagonal = StateVector.uniform(n);
+    new Circuit(n).diagonal(diag, gamma).run(viaDiagonal);
+    const form = walshGateForm(n, diag, gamma);
+    const gates = new Circuit(n);
+    for (const g of form.gates) {
+      if (g.name === 'cx') gates.cx(g.qubits[0]!, g.qubits[1]!);
+      else gates.rz(g.qubits[0]!, g.params[0]!);
+    }
+    const viaGates = StateVector.uniform(n);
+    gates.run(viaGates);
+    const phase = { re: Math.cos(form.globalPhase), im: Math.sin(form.globalPhase) };
+    for (let z = 0; z < 16; z++) {
+      const re = viaGates.re[z]! * phase.re - viaGates.im[z]! * phase.im;
+      const im = viaGates.re[z]! * phase.im + viaGates.im[z]! * phase.re;
+      assert.ok(Math.abs(re - viaDiagonal.re[z]!) < 1e-12 && Math.abs(im - viaDiagonal.im[z]!) < 1e-12, `amplitude ${z}`);
+    }
   });
 });
