@@ -44,22 +44,25 @@ const compatibilityFields = {
   prediction: nullish(z.unknown()),
 };
 
-const streamOptions = nullish(z.looseObject({ include_usage: z.boolean().optional() }));
-
-export const chatCompletionRequestSchema = z.strictObject({
+/** What chat and legacy completions share: the model, sampling, stopping and streaming. */
+const generationFields = {
   model: z.string().min(1),
-  messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
   max_tokens: maxTokens,
-  max_completion_tokens: maxTokens,
   temperature,
   top_p: topP,
   seed,
   stop: stopSchema,
   stream: nullish(z.boolean()),
-  stream_options: streamOptions,
+  stream_options: nullish(z.looseObject({ include_usage: z.boolean().optional() })),
   n: nullish(z.number().int().min(1).max(128)),
   frequency_penalty: penalty,
   presence_penalty: penalty,
+};
+
+export const chatCompletionRequestSchema = z.strictObject({
+  ...generationFields,
+  messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  max_completion_tokens: maxTokens,
   modalities: nullish(z.array(z.string())),
   audio: nullish(z.unknown()),
   web_search_options: nullish(z.unknown()),
@@ -73,21 +76,11 @@ export const chatCompletionRequestSchema = z.strictObject({
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
 export const completionRequestSchema = z.strictObject({
-  model: z.string().min(1),
+  ...generationFields,
   prompt: z.union([z.string(), z.array(z.string()).min(1).max(32)]),
-  max_tokens: maxTokens,
-  temperature,
-  top_p: topP,
-  seed,
-  stop: stopSchema,
-  stream: nullish(z.boolean()),
-  stream_options: streamOptions,
-  n: nullish(z.number().int().min(1).max(128)),
   echo: nullish(z.boolean()),
   suffix: nullish(z.string()),
   best_of: nullish(z.number().int().min(1)),
-  frequency_penalty: penalty,
-  presence_penalty: penalty,
   logprobs: nullish(z.number().int().min(0).max(5)),
   logit_bias: nullish(z.record(z.string(), z.number())),
   user: nullish(z.string()),
