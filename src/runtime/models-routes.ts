@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelDescriptor, ModelRegistry } from '../inference/language-model.ts';
-import { ApiError } from '../shared/api-error.ts';
+import { modelNotFound } from './model-lookup.ts';
 
 function toOpenAIModel(m: ModelDescriptor) {
   return { id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy };
@@ -14,9 +14,7 @@ export async function modelsRoutes(app: FastifyInstance, options: { models: Mode
     // Fastify has already percent-decoded the path.
     const id = request.params['*'];
     const model = options.models.list().find((m) => m.id === id);
-    if (model === undefined) {
-      throw new ApiError({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `The model '${id}' does not exist.` });
-    }
+    if (model === undefined) throw modelNotFound(options.models, id);
     return toOpenAIModel(model);
   });
 }
