@@ -59,19 +59,23 @@ function stats(model: Model, count: number, sumR: number, sumS: number, sumS2: n
   return { count, ret, risk, feasible, objective: -ret + model.lambda * risk };
 }
 
-function evaluate(model: Model, members: readonly number[]): Stats {
+const membersOf = (z: number, n: number): number[] => [...Array(n).keys()].filter((i) => (z >> i) & 1);
+
+/** The selection whose members are the set bits of z, scored without building a member array (assets in index order). */
+function evaluateMask(model: Model, z: number): Stats {
+  let count = 0;
   let sumR = 0;
   let sumS = 0;
   let sumS2 = 0;
-  for (const i of members) {
+  for (let i = 0; i < model.r.length; i++) {
+    if (((z >> i) & 1) === 0) continue;
+    count++;
     sumR += model.r[i]!;
     sumS += model.s[i]!;
     sumS2 += model.s[i]! ** 2;
   }
-  return stats(model, members.length, sumR, sumS, sumS2);
+  return stats(model, count, sumR, sumS, sumS2);
 }
-
-const membersOf = (z: number, n: number): number[] => [...Array(n).keys()].filter((i) => (z >> i) & 1);
 
 /** Every selection, in Gray-code order (one asset changes per step): O(2^n). */
 function exhaustive(model: Model): { members: number[]; stats: Stats } | null {
@@ -207,7 +211,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   // it misses (so the landscape still points towards feasibility).
   const maxR = Math.max(...model.r.map(Math.abs)) || 1;
   const maxS = Math.max(...model.s) || 1;
-  const all = Array.from({ length: 2 ** n }, (_, z) => evaluate(model, membersOf(z, n)));
+  const all = Array.from({ length: 2 ** n }, (_, z) => evaluateMask(model, z));
   let lo = Infinity;
   let hi = -Infinity;
   for (const st of all) {
@@ -226,10 +230,9 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
   let best: { z: number; members: number[]; stats: Stats } | null = null;
   for (const z of run.counts.keys()) {
-    const members = membersOf(z, n);
-    const st = evaluate(model, members);
+    const st = all[z]!;
     if (st.feasible && (best === null || st.objective < best.stats.objective - TOLERANCE || (Math.abs(st.objective - best.stats.objective) <= TOLERANCE && z < best.z))) {
-      best = { z, members, stats: st };
+      best = { z, members: membersOf(z, n), stats: st };
     }
   }
   // every bitstring as good as the enumerated optimum
@@ -241,7 +244,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   if (circuit.qasm === null) {
     circuit.qasm_unavailable = `the cost layer is a precomputed diagonal; its exact gate form (Walsh expansion, up to n·2ⁿ gates) is built up to ${WALSH_MAX_QUBITS} qubits, and this circuit has ${n}`;
   }
-  const extra = { qubits: n, circuit, quantum: quantumEvidence(run.state, optimal), feasible_shots: [...run.counts].filter(([z]) => evaluate(model, membersOf(z, n)).feasible).reduce((s, [, c]) => s + c, 0) };
+  const extra = { qubits: n, circuit, quantum: quantumEvidence(run.state, optimal), feasible_shots: [...run.counts].filter(([z]) => all[z]!.feasible).reduce((s, [, c]) => s + c, 0) };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
   if (best === null) {
     // A feasible selection exists (the enumeration found it) but no shot measured one: answer
