@@ -85,3 +85,16 @@ export async function startDaemon(options: { args?: string[]; env?: Record<strin
     },
   };
 }
+
+/** Polls `/health` until `ready(health)` holds (at most ~10 s); returns the last health body. */
+export async function waitForHealth<T = { model: { active: number; waiting: number; loaded: string[] } }>(
+  url: string,
+  ready: (health: T) => boolean,
+): Promise<T> {
+  let health = (await (await fetch(`${url}/health`)).json()) as T;
+  for (let i = 0; i < 400 && !ready(health); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    health = (await (await fetch(`${url}/health`)).json()) as T;
+  }
+  return health;
+}

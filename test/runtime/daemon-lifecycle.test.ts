@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
-import { runCli, startDaemon } from '../helpers/daemon-process.ts';
+import { runCli, startDaemon, waitForHealth } from '../helpers/daemon-process.ts';
 
 const chatBody = (maxTokens: number, stream = false) =>
   JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'talk' }], max_tokens: maxTokens, stream });
@@ -199,12 +199,12 @@ describe('slow clients and shutdown', () => {
   test('SIGTERM lets an in-flight request finish within the grace period', async () => {
     const daemon = await startDaemon({ args: ['--shutdown-timeout', '20s'] });
     assert.equal((await postChat(daemon.url, chatBody(2))).status, 200); // load the model first
-    const pending = postChat(daemon.url, chatBody(300));
-    await new Promise((r) => setTimeout(r, 50));
+    const pending = postChat(daemon.url, chatBody(1000));
+    assert.equal((await waitForHealth(daemon.url, (h) => h.model.active === 1)).model.active, 1);
     const code = daemon.stop('SIGTERM');
     const res = await pending;
     assert.equal(res.status, 200);
-    assert.equal(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens, 300);
+    assert.equal(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens, 1000);
     assert.equal(await code, 0);
   });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { describe, test } from 'node:test';
-import { startDaemon, tinyModelPath } from '../helpers/daemon-process.ts';
+import { startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 
 const post = (url: string, path: string, body: unknown) =>
   fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -54,9 +54,11 @@ describe('failure modes', () => {
     const daemon = await startDaemon({ args: ['--parallel', '1', '--shutdown-timeout', '300ms', '--context-size', '8192'] });
     const chat = { model: 'tiny', messages: [{ role: 'user', content: 'x' }], max_tokens: 8000 };
     const running = post(daemon.url, '/v1/chat/completions', chat);
-    await new Promise((r) => setTimeout(r, 300));
     const queued = post(daemon.url, '/v1/chat/completions', chat);
-    await new Promise((r) => setTimeout(r, 100));
+    // Signal only once the daemon holds one request running and one queued: a request still
+    // unread in its socket when shutdown starts is (rightly) just disconnected.
+    const { model } = await waitForHealth(daemon.url, (h) => h.model.active === 1 && h.model.waiting === 1);
+    assert.deepEqual([model.active, model.waiting], [1, 1]);
     const exit = daemon.stop('SIGTERM');
     for (const res of await Promise.all([running, queued])) {
       assert.equal(res.status, 503);
@@ -70,10 +72,10 @@ describe('failure modes', () => {
     const daemon = await startDaemon({ args: ['--shutdown-timeout', '20s'] });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      const chat = { model: 'tiny', messages: [{ role: 'user', content: 'x' }], max_tokens: 400 };
+      const chat = { model: 'tiny', messages: [{ role: 'user', content: 'x' }], max_tokens: 1000 };
       assert.equal((await httpPost(daemon.url, '/v1/chat/completions', chat, agent)).status, 200);
       const inFlight = httpPost(daemon.url, '/v1/chat/completions', chat, agent);
-      await new Promise((r) => setTimeout(r, 100));
+      assert.equal((await waitForHealth(daemon.url, (h) => h.model.active === 1)).model.active, 1);
       const exit = daemon.stop('SIGTERM');
       const first = await inFlight;
       assert.equal(first.status, 200);
