@@ -94,25 +94,47 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
 
   // Every (port, host) pair gets its own http.Server sharing Fastify's router.
   const servers: Server[] = [];
+  const fail = async (error: unknown): Promise<never> => {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await Promise.all([engine.close(), solver.close()]);
+    throw error;
+  };
   for (const requestedPort of config.ports) {
-    let port = requestedPort;
-    for (const [i, host] of config.hosts.entries()) {
-      const server = i === 0 && servers.length === 0 ? app.server : createHttpServer(requestTimeoutMs, app.routing);
-      try {
-        port = await listen(server, port, host);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        // ::1 is missing on hosts without IPv6; serve IPv4 alone rather than fail.
-        if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) {
-          log.warn({ host, port }, `cannot listen on ${urlOf(host, port)} (${code}); continuing without it`);
-          continue;
+    // Port 0: the first host picks a free port and the others bind the same one; if another
+    // process holds it on one of them, start over with a new pick (a few times).
+    for (let attempt = 1; ; attempt++) {
+      const bound: { server: Server; url: string }[] = [];
+      let port = requestedPort;
+      let retry = false;
+      for (const [i, host] of config.hosts.entries()) {
+        const server = i === 0 && servers.length === 0 ? app.server : createHttpServer(requestTimeoutMs, app.routing);
+        try {
+          port = await listen(server, port, host);
+          bound.push({ server, url: urlOf(host, port) });
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // ::1 is missing on hosts without IPv6; serve IPv4 alone rather than fail.
+          if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) {
+            log.warn({ host, port }, `cannot listen on ${urlOf(host, port)} (${code}); continuing without it`);
+            continue;
+          }
+          if (requestedPort === 0 && i > 0 && code === 'EADDRINUSE' && attempt < 5) {
+            retry = true;
+            break;
+          }
+          servers.push(...bound.map((b) => b.server));
+          return fail(error);
         }
-        await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-        await Promise.all([engine.close(), solver.close()]);
-        throw error;
       }
-      servers.push(server);
-      urls.push(urlOf(host, port));
+      if (retry) {
+        await Promise.all(bound.map((b) => new Promise((r) => b.server.close(r))));
+        continue;
+      }
+      for (const b of bound) {
+        servers.push(b.server);
+        urls.push(b.url);
+      }
+      break;
     }
   }
 
