@@ -271,7 +271,7 @@ export class LlamaModelHost implements LanguageModel {
       dispose: () => void;
     },
   ): Promise<GenerateResult> {
-    return this.#withSequence(options.signal, this.#admission, async (loaded, sequence) => {
+    return this.#withSequence(options.signal, async (loaded, sequence) => {
       const generator = prepare(loaded, sequence);
       try {
         const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens, promptParam);
@@ -300,11 +300,8 @@ export class LlamaModelHost implements LanguageModel {
     });
   }
 
-  async embed(inputs: readonly (string | readonly number[])[], signal?: AbortSignal): Promise<EmbedResult> {
-    const release = await this.#admit(this.#embedAdmission, signal);
-    this.#enter();
-    try {
-      const loaded = await this.#load();
+  embed(inputs: readonly (string | readonly number[])[], signal?: AbortSignal): Promise<EmbedResult> {
+    return this.#withModel(this.#embedAdmission, signal, async (loaded) => {
       loaded.embedding ??= loaded.model.createEmbeddingContext({
         contextSize: this.#contextSize(loaded.model),
         ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
@@ -327,10 +324,7 @@ export class LlamaModelHost implements LanguageModel {
         vectors.push([...embedding.vector]);
       }
       return { vectors, promptTokens };
-    } finally {
-      this.#leave();
-      release();
-    }
+    });
   }
 
   #checkTokens(model: LlamaModel, input: readonly number[], index: number): Token[] {
@@ -380,35 +374,38 @@ export class LlamaModelHost implements LanguageModel {
     }
   }
 
-  async #withSequence<T>(
-    signal: AbortSignal | undefined,
-    queue: AdmissionQueue,
-    run: (loaded: Loaded, sequence: LlamaContextSequence) => Promise<T>,
-  ): Promise<T> {
+  /** Admission, the idle timer and the model load around one unit of work. */
+  async #withModel<T>(queue: AdmissionQueue, signal: AbortSignal | undefined, run: (loaded: Loaded) => Promise<T>): Promise<T> {
     const release = await this.#admit(queue, signal);
     this.#enter();
-    let sequence: LlamaContextSequence | undefined;
-    let healthy = false;
     try {
-      const loaded = await this.#load();
-      // LIFO reuse: the most recently used sequence most likely holds this conversation's
-      // prefix, which LlamaChat reuses instead of evaluating the prompt again.
-      sequence = this.#freeSequences.pop() ?? loaded.context.getSequence();
-      const result = await run(loaded, sequence);
-      healthy = true;
-      return result;
-    } catch (error) {
-      // Client errors thrown before generation leave the sequence intact.
-      healthy = error instanceof ApiError;
-      throw error;
+      return await run(await this.#load());
     } finally {
-      if (sequence !== undefined) {
-        if (healthy && !sequence.disposed) this.#freeSequences.push(sequence);
-        else if (!sequence.disposed) sequence.dispose();
-      }
       this.#leave();
       release();
     }
+  }
+
+  /** A generation on a pooled sequence of the model's context. */
+  #withSequence<T>(signal: AbortSignal | undefined, run: (loaded: Loaded, sequence: LlamaContextSequence) => Promise<T>): Promise<T> {
+    return this.#withModel(this.#admission, signal, async (loaded) => {
+      // LIFO reuse: the most recently used sequence most likely holds this conversation's
+      // prefix, which LlamaChat reuses instead of evaluating the prompt again.
+      const sequence = this.#freeSequences.pop() ?? loaded.context.getSequence();
+      let healthy = false;
+      try {
+        const result = await run(loaded, sequence);
+        healthy = true;
+        return result;
+      } catch (error) {
+        // Client errors thrown before generation leave the sequence intact.
+        healthy = error instanceof ApiError;
+        throw error;
+      } finally {
+        if (healthy && !sequence.disposed) this.#freeSequences.push(sequence);
+        else if (!sequence.disposed) sequence.dispose();
+      }
+    });
   }
 
   #enter(): void {
