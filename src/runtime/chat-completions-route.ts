@@ -39,15 +39,14 @@ export function toChatMessages(messages: ChatCompletionRequest['messages']): Cha
 }
 
 function refuseUnsupported(body: ChatCompletionRequest): void {
-  const unsupported = (param: string, message: string) => ApiError.invalidRequest(message, param, 'unsupported_parameter');
-  if ((body.n ?? 1) !== 1) throw unsupported('n', 'n must be 1: svc generates one choice per chat request.');
-  if (body.logprobs === true || body.top_logprobs != null) throw unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
-  if ((body.tools?.length ?? 0) > 0 || (body.functions?.length ?? 0) > 0) throw unsupported('tools', 'Tool calling is not available from the local runtime yet.');
-  if (body.response_format != null && body.response_format.type !== 'text') throw unsupported('response_format', `response_format '${body.response_format.type}' is not available yet; only 'text'.`);
-  if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
-  if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw unsupported('modalities', 'The local models produce text only.');
-  if (body.audio != null) throw unsupported('audio', 'Audio output is not available from the local runtime.');
-  if (body.web_search_options != null) throw unsupported('web_search_options', 'Web search is not available: the local runtime opens no outbound connections.');
+  if ((body.n ?? 1) !== 1) throw ApiError.unsupported('n', 'n must be 1: svc generates one choice per chat request.');
+  if (body.logprobs === true || body.top_logprobs != null) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
+  if ((body.tools?.length ?? 0) > 0 || (body.functions?.length ?? 0) > 0) throw ApiError.unsupported('tools', 'Tool calling is not available from the local runtime yet.');
+  if (body.response_format != null && body.response_format.type !== 'text') throw ApiError.unsupported('response_format', `response_format '${body.response_format.type}' is not available yet; only 'text'.`);
+  if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
+  if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw ApiError.unsupported('modalities', 'The local models produce text only.');
+  if (body.audio != null) throw ApiError.unsupported('audio', 'Audio output is not available from the local runtime.');
+  if (body.web_search_options != null) throw ApiError.unsupported('web_search_options', 'Web search is not available: the local runtime opens no outbound connections.');
 }
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {

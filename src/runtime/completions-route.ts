@@ -15,11 +15,10 @@ export interface CompletionsRouteOptions {
 }
 
 function refuseUnsupported(body: CompletionRequest): void {
-  const unsupported = (param: string, message: string) => ApiError.invalidRequest(message, param, 'unsupported_parameter');
-  if ((body.n ?? 1) !== 1 || (body.best_of ?? 1) !== 1) throw unsupported('n', 'n and best_of must be 1: svc generates one completion per prompt.');
-  if (body.logprobs != null && body.logprobs > 0) throw unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
-  if (body.suffix != null && body.suffix !== '') throw unsupported('suffix', 'suffix (fill-in-the-middle) is not available yet.');
-  if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
+  if ((body.n ?? 1) !== 1 || (body.best_of ?? 1) !== 1) throw ApiError.unsupported('n', 'n and best_of must be 1: svc generates one completion per prompt.');
+  if (body.logprobs != null && body.logprobs > 0) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
+  if (body.suffix != null && body.suffix !== '') throw ApiError.unsupported('suffix', 'suffix (fill-in-the-middle) is not available yet.');
+  if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
 }
 
 /** The legacy text-completion endpoint: one choice per prompt, `index` in prompt order. */

@@ -46,6 +46,11 @@ export class ApiError extends Error {
     return new ApiError({ status: 400, type: 'invalid_request_error', code, message, param });
   }
 
+  /** An argument the API defines that svc does not offer (yet): 400 naming it. */
+  static unsupported(param: string, message: string): ApiError {
+    return ApiError.invalidRequest(message, param, 'unsupported_parameter');
+  }
+
   static unprocessable(message: string, param: string | null = null, code = 'invalid_problem'): ApiError {
     return new ApiError({ status: 422, type: 'invalid_request_error', code, message, param });
   }
