@@ -77,15 +77,28 @@ function evaluateMask(model: Model, z: number): Stats {
   return stats(model, count, sumR, sumS, sumS2);
 }
 
-/** Every selection, in Gray-code order (one asset changes per step): O(2^n). */
+/** The enumerated optimum (exhaustiveBest), or null when no selection is feasible. */
 function exhaustive(model: Model): { members: number[]; stats: Stats } | null {
+  const z = exhaustiveBest(model);
+  return z < 0 ? null : { members: membersOf(z, model.r.length), stats: evaluateMask(model, z) };
+}
+
+/**
+ * Every selection, in Gray-code order (one asset changes per step): O(2^n); the best feasible
+ * selection's bit mask, or -1. Numbers only, no objects: V8 compiles this loop on-stack while it
+ * runs, and an object built in the same function (the old `best = { z, stats }`, or the result
+ * literal) lacked type feedback in that code, so it was deoptimised and recompiled on every
+ * solve — background compilation that took CPU from the other worker of a parallel batch.
+ */
+function exhaustiveBest(model: Model): number {
   const n = model.r.length;
   let count = 0;
   let sumR = 0;
   let sumS = 0;
   let sumS2 = 0;
   let z = 0;
-  let best: { z: number; stats: Stats } | null = null;
+  let bestZ = -1;
+  let bestObjective = Infinity;
   for (let k = 1; k < 2 ** n; k++) {
     const bit = 31 - Math.clz32(k & -k);
     const sign = (z >> bit) & 1 ? -1 : 1;
@@ -95,10 +108,16 @@ function exhaustive(model: Model): { members: number[]; stats: Stats } | null {
     sumS += sign * model.s[bit]!;
     sumS2 += sign * model.s[bit]! ** 2;
     if (count > model.maxAssets) continue;
-    const st = stats(model, count, sumR, sumS, sumS2);
-    if (st.feasible && (best === null || st.objective < best.stats.objective - TOLERANCE)) best = { z, stats: st };
+    const ret = sumR / count;
+    const risk = Math.sqrt(Math.max(0, (1 - model.rho) * sumS2 + model.rho * sumS * sumS)) / count;
+    if (risk > model.maxRisk + TOLERANCE || ret < model.minReturn - TOLERANCE) continue;
+    const objective = -ret + model.lambda * risk;
+    if (objective < bestObjective - TOLERANCE) {
+      bestZ = z;
+      bestObjective = objective;
+    }
   }
-  return best === null ? null : { members: membersOf(best.z, n), stats: best.stats };
+  return bestZ;
 }
 
 /** Simulated annealing on the exact model, violations penalised; restarts keep the best feasible state. */
