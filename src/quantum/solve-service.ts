@@ -7,7 +7,7 @@ import { GROVER_MAX_QUBITS } from './solvers/grover-search.ts';
 import { QRNG_MAX_QUBITS } from './solvers/grover-qrng.ts';
 import { MAX_QAOA_STOPS } from './solvers/qaoa-route.ts';
 import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
-import { QAOA_MAX_ASSETS } from './solvers/qubo-portfolio.ts';
+import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
 import {
   BATCH_MAX_PROBLEMS,
@@ -55,14 +55,14 @@ export interface SolverCapability {
 
 /**
  * The most qubits each solver simulates: QAOA routes m² for m ≤ MAX_QAOA_STOPS stops, QUBO one
- * per asset, Grover ⌈log2 N⌉ up to its ceiling, QRNG its register, qkmeans the swap test on
+ * per asset (24, memory permitting), Grover ⌈log2 N⌉ up to its ceiling, QRNG its register, qkmeans the swap test on
  * 2·⌈log2 64⌉ + 1 qubits (64 features at most), qsvm one per feature. Capped by the simulator.
  */
 export function solverMaxQubits(): Record<string, number> {
   const cap = maxQubits();
   const ceilings = {
     qaoa: MAX_QAOA_STOPS * MAX_QAOA_STOPS,
-    qubo: QAOA_MAX_ASSETS,
+    qubo: portfolioQaoaCeiling(),
     grover: GROVER_MAX_QUBITS,
     grover_qrng: QRNG_MAX_QUBITS,
     qkmeans: 2 * Math.ceil(Math.log2(MAX_FEATURES)) + 1,

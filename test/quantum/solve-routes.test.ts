@@ -138,7 +138,7 @@ describe('/api/solve and /api/solve/batch', () => {
     assert.ok(cap.max_qubits >= 20 && cap.max_qubits <= 30);
     // per-solver ceilings: what is really simulated, never above the simulator's
     assert.equal(cap.solver_max_qubits['qaoa'], 16);
-    assert.equal(cap.solver_max_qubits['qubo'], 16);
+    assert.equal(cap.solver_max_qubits['qubo'], 24);
     assert.equal(cap.solver_max_qubits['grover'], Math.min(20, cap.max_qubits));
     for (const q of Object.values(cap.solver_max_qubits)) assert.ok(q <= cap.max_qubits);
     assert.deepEqual(solverCapability(3).workers, 3);

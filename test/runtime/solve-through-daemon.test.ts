@@ -52,6 +52,39 @@ test('/health answers while a batch of large solves occupies every worker', asyn
   assert.deepEqual(body.results.map((r) => r.solution.target_index), problems.map((_, i) => 1000 + i));
 });
 
+test('/health answers while a 24-qubit solve runs', async () => {
+  // 24 assets: QAOA on a 2^24-amplitude state (256 MiB), seconds of simulator work in a worker
+  const assets = Array.from({ length: 24 }, (_, i) => ({ id: `A${i}`, expected_return: 0.03 + ((i * 7) % 11) / 80, risk: 0.05 + ((i * 5) % 13) / 40 }));
+  const problem = { type: 'portfolio_allocation', assets, constraints: { max_assets: 6, max_risk: 0.15, min_return: 0.09 } };
+  let solveDone = false;
+  const solve = post('/api/solve', { solver: 'qubo', problem, seed: 2 }).then(async (r) => {
+    solveDone = true;
+    return { status: r.status, body: (await r.json()) as { solution: { method: string; circuit: { qubits: number }; optimality_gap: number; qaoa: { angles: string } } } };
+  });
+  // poll until the daemon reports the solve running, then check health answered before it ended
+  let running = 0;
+  let answers = 0;
+  while (running === 0 && !solveDone) {
+    const health = await fetch(`${daemon.url}/health`);
+    assert.equal(health.status, 200);
+    running = ((await health.json()) as { quantum: { running: number } }).quantum.running;
+    answers++;
+    if (running === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(running, 1, 'health saw the 24-qubit solve running');
+  assert.equal(solveDone, false, 'health answered while the solve was still running');
+  const health = (await (await fetch(`${daemon.url}/health`)).json()) as { quantum: { solver_max_qubits: Record<string, number> } };
+  assert.equal(health.quantum.solver_max_qubits['qubo'], 24);
+  assert.equal(solveDone, false, 'a second health check also answered during the solve');
+  const { status, body } = await solve;
+  assert.equal(status, 200);
+  assert.equal(body.solution.method, 'qaoa');
+  assert.equal(body.solution.circuit.qubits, 24);
+  assert.match(body.solution.qaoa.angles, /^transferred/);
+  assert.equal(typeof body.solution.optimality_gap, 'number');
+  assert.ok(answers >= 1);
+});
+
 test('solve errors come in the OpenAI envelope with the contract statuses', async () => {
   const unknown = await post('/api/solve', { solver: 'annealer', problem: { type: 'x' } });
   assert.equal(unknown.status, 400);

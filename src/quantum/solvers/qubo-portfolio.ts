@@ -1,4 +1,4 @@
-import { diagonalFromFunction } from '../simulator/diagonals.ts';
+import { maxQubits } from '../simulator/memory-guard.ts';
 import type { Rng } from '../simulator/rng.ts';
 import type { PortfolioProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
@@ -18,17 +18,36 @@ import type { SolverContext } from './solver-context.ts';
  * Up to QAOA_MAX_ASSETS assets: QAOA (one qubit per asset) whose cost diagonal is the exact
  * penalised model — a feasible selection costs its objective, an infeasible one (empty, more than
  * max_assets, over max_risk, under min_return) costs more than every feasible one — so the circuit
- * optimises the real problem, any count 1..max_assets included. Every measured selection is then
- * scored with the exact model and the best feasible one is returned, still labelled `qaoa` even
- * when the enumerated optimum is better: `optimality_gap` says by how much, and
- * `solution.quantum` gives the exact probability of the optimum in the final state against
- * uniform guessing. Beyond: simulated annealing on the exact model, labelled `simulated_annealing`.
- * Up to EXHAUSTIVE_MAX_ASSETS assets, every selection is also enumerated: the classical optimum
- * and the gap are reported, and an infeasible instance is proven so. An infeasible instance gets
- * `feasible: false`, an empty selection and the reason — never a random pick.
+ * optimises the real problem, any count 1..max_assets included. Up to QAOA_OPTIMISED_MAX_ASSETS
+ * the angles are optimised on the instance itself (hundreds of state-vector evaluations); beyond,
+ * one evaluation costs seconds, so the angles are optimised on a TRANSFER_ASSETS-asset
+ * sub-instance and the full circuit runs once with them (parameter transfer: QAOA angles for a
+ * standardised cost concentrate across instances of one problem family). Every measured
+ * selection is then scored with the exact model and the best feasible one is returned, still
+ * labelled `qaoa` even when the enumerated optimum is better: `optimality_gap` says by how much,
+ * and `solution.quantum` gives the exact probability of the optimum in the final state against
+ * uniform guessing. Beyond QAOA_MAX_ASSETS (or the simulator's memory here): simulated annealing
+ * on the exact model, labelled `simulated_annealing`. Up to EXHAUSTIVE_MAX_ASSETS assets, every
+ * selection is also enumerated: the classical optimum and the gap are reported, and an
+ * infeasible instance is proven so. An infeasible instance gets `feasible: false`, an empty
+ * selection and the reason — never a random pick.
  */
-export const QAOA_MAX_ASSETS = 16;
-const EXHAUSTIVE_MAX_ASSETS = 22;
+export const QAOA_MAX_ASSETS = 24;
+/** Up to this many assets QAOA's angles are optimised on the instance itself. */
+export const QAOA_OPTIMISED_MAX_ASSETS = 16;
+/** Size of the sub-instance larger problems take their angles from. */
+export const TRANSFER_ASSETS = 12;
+const QAOA_LAYERS = 2;
+
+/**
+ * The most assets QAOA takes on this machine: QAOA_MAX_ASSETS, or fewer when the simulator's
+ * memory budget is smaller — the state, the cost diagonal and its working copies take about
+ * three state vectors' worth (≈ 0.8 GiB at 24 qubits).
+ */
+export function portfolioQaoaCeiling(): number {
+  return Math.min(QAOA_MAX_ASSETS, maxQubits(3));
+}
+const EXHAUSTIVE_MAX_ASSETS = 24;
 const DEFAULT_CORRELATION = 0.3;
 const DEFAULT_RISK_AVERSION = 0.5;
 const TOLERANCE = 1e-12;
@@ -77,28 +96,36 @@ function evaluateMask(model: Model, z: number): Stats {
   return stats(model, count, sumR, sumS, sumS2);
 }
 
-/** The enumerated optimum (exhaustiveBest), or null when no selection is feasible. */
-function exhaustive(model: Model): { members: number[]; stats: Stats } | null {
-  const z = exhaustiveBest(model);
-  return z < 0 ? null : { members: membersOf(z, model.r.length), stats: evaluateMask(model, z) };
+/** Feasible objectives over every selection: their range and the best selection (bit mask, -1 if none). */
+interface Scan {
+  lo: number;
+  hi: number;
+  bestZ: number;
 }
 
 /**
- * Every selection, in Gray-code order (one asset changes per step): O(2^n); the best feasible
- * selection's bit mask, or -1. Numbers only, no objects: V8 compiles this loop on-stack while it
- * runs, and an object built in the same function (the old `best = { z, stats }`, or the result
- * literal) lacked type feedback in that code, so it was deoptimised and recompiled on every
- * solve — background compilation that took CPU from the other worker of a parallel batch.
+ * Every selection, in Gray-code order (one asset changes per step, so the sums update in O(1)):
+ * O(2^n) time. With `fill`, also writes each selection's objective (feasible, flagged in
+ * `fill.feasible`) or 1 + its normalised shortfall (infeasible) into `fill.diagonal`.
+ * Numbers only, no objects: V8 compiles this loop on-stack while it runs, and an object built in
+ * the same function (a `best = { z, stats }`) lacked type feedback in that code, so it was
+ * deoptimised and recompiled on every solve — background compilation that took CPU from the
+ * other worker of a parallel batch.
  */
-function exhaustiveBest(model: Model): number {
+function scanSelections(model: Model, fill?: { diagonal: Float64Array; feasible: Uint8Array }): Scan {
   const n = model.r.length;
+  const maxR = Math.max(...model.r.map(Math.abs)) || 1;
+  const maxS = Math.max(...model.s) || 1;
+  const maxRisk = model.maxRisk + TOLERANCE;
+  const minReturn = model.minReturn - TOLERANCE;
   let count = 0;
   let sumR = 0;
   let sumS = 0;
   let sumS2 = 0;
   let z = 0;
   let bestZ = -1;
-  let bestObjective = Infinity;
+  let lo = Infinity;
+  let hi = -Infinity;
   for (let k = 1; k < 2 ** n; k++) {
     const bit = 31 - Math.clz32(k & -k);
     const sign = (z >> bit) & 1 ? -1 : 1;
@@ -107,17 +134,69 @@ function exhaustiveBest(model: Model): number {
     sumR += sign * model.r[bit]!;
     sumS += sign * model.s[bit]!;
     sumS2 += sign * model.s[bit]! ** 2;
-    if (count > model.maxAssets) continue;
+    if (count > model.maxAssets && fill === undefined) continue;
     const ret = sumR / count;
     const risk = Math.sqrt(Math.max(0, (1 - model.rho) * sumS2 + model.rho * sumS * sumS)) / count;
-    if (risk > model.maxRisk + TOLERANCE || ret < model.minReturn - TOLERANCE) continue;
-    const objective = -ret + model.lambda * risk;
-    if (objective < bestObjective - TOLERANCE) {
-      bestZ = z;
-      bestObjective = objective;
+    if (count <= model.maxAssets && risk <= maxRisk && ret >= minReturn) {
+      const objective = -ret + model.lambda * risk;
+      if (objective < lo - TOLERANCE) {
+        bestZ = z;
+        lo = objective;
+      } else if (objective < lo) lo = objective;
+      if (objective > hi) hi = objective;
+      if (fill !== undefined) {
+        fill.diagonal[z] = objective;
+        fill.feasible[z] = 1;
+      }
+    } else if (fill !== undefined) {
+      const over = Math.max(0, count - model.maxAssets) / n + Math.max(0, risk - maxRisk) / maxS + Math.max(0, minReturn - ret) / maxR;
+      fill.diagonal[z] = 1 + Math.min(1, over);
     }
   }
-  return bestZ;
+  return { lo, hi, bestZ };
+}
+
+/**
+ * The QAOA cost, the exact penalised model: a feasible selection costs its objective mapped
+ * to [0, 1] over the feasible range (0 = the best), every infeasible one costs more — 1 + how
+ * far it misses (more assets than allowed, risk over, return under; at most 2), the empty
+ * selection 2 — so the landscape still points towards feasibility. Also returns the scan and
+ * the selections within TOLERANCE of the best objective.
+ */
+function penalisedDiagonal(model: Model): { scan: Scan; diagonal: Float64Array; optimal: number[] } {
+  const size = 2 ** model.r.length;
+  const diagonal = new Float64Array(size);
+  const feasible = new Uint8Array(size);
+  const scan = scanSelections(model, { diagonal, feasible });
+  diagonal[0] = 2;
+  const lo = scan.bestZ >= 0 ? scan.lo : 0;
+  const span = scan.bestZ >= 0 ? scan.hi - scan.lo || 1 : 1;
+  const optimal: number[] = [];
+  for (let z = 1; z < size; z++) {
+    if (feasible[z] === 0) continue;
+    const objective = diagonal[z]!;
+    diagonal[z] = (objective - lo) / span;
+    if (objective <= lo + TOLERANCE) optimal.push(z);
+  }
+  return { scan, diagonal, optimal };
+}
+
+/**
+ * The sub-instance larger problems take QAOA angles from: TRANSFER_ASSETS assets spread evenly
+ * over the instance's assets ranked by their own objective (so it spans good and poor ones),
+ * the same risk model and thresholds, and max_assets scaled to its size.
+ */
+function transferModel(model: Model): Model {
+  const n = model.r.length;
+  const m = TRANSFER_ASSETS;
+  const ranked = [...Array(n).keys()].sort((a, b) => -model.r[a]! + model.lambda * model.s[a]! - (-model.r[b]! + model.lambda * model.s[b]!) || a - b);
+  const picked = Array.from({ length: m }, (_, i) => ranked[Math.round((i * (n - 1)) / (m - 1))]!);
+  return {
+    ...model,
+    r: picked.map((i) => model.r[i]!),
+    s: picked.map((i) => model.s[i]!),
+    maxAssets: Math.max(1, Math.min(m, Math.round((model.maxAssets * m) / n))),
+  };
 }
 
 /** Simulated annealing on the exact model, violations penalised; restarts keep the best feasible state. */
@@ -184,7 +263,12 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     maxRisk: constraints.max_risk,
     minReturn: constraints.min_return,
   };
-  const exact = n <= EXHAUSTIVE_MAX_ASSETS ? exhaustive(model) : undefined;
+  const ceiling = portfolioQaoaCeiling();
+  // the QAOA path scans while it builds the cost diagonal; otherwise scan only what is enumerable
+  const penalised = n <= ceiling ? penalisedDiagonal(model) : undefined;
+  const scan = penalised?.scan ?? (n <= EXHAUSTIVE_MAX_ASSETS ? scanSelections(model) : undefined);
+  // null: proven infeasible; undefined: too large to enumerate
+  const exact = scan === undefined ? undefined : scan.bestZ < 0 ? null : { members: membersOf(scan.bestZ, n), stats: evaluateMask(model, scan.bestZ) };
   const round = (x: number): number => Math.round(x * 1e10) / 1e10;
   const answer = (method: string, found: { members: number[]; stats: Stats } | null, extra: Record<string, unknown>, meta: SolverOutput['meta']): SolverOutput => {
     const solution: Record<string, unknown> = { method };
@@ -215,55 +299,56 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     // proven infeasible: say so without sampling anything
     return answer('exhaustive_search', null, {}, { shots: 0, optimal_count: 0, energy: 0, depth: 0 });
   }
-  if (n > QAOA_MAX_ASSETS) {
+  if (penalised === undefined) {
     const found = anneal(model, ctx.rng);
     return answer(
       'simulated_annealing',
       found,
-      { reason_classical: `${n} assets exceed the QAOA ceiling of ${QAOA_MAX_ASSETS} qubits on this service` },
+      { reason_classical: `${n} assets exceed the QAOA ceiling of ${ceiling} qubits on this service` },
       { shots: 0, optimal_count: 0, energy: found === null ? 0 : found.stats.objective, depth: 0 },
     );
   }
 
-  // The QAOA cost is the exact penalised model: every feasible selection costs its objective
-  // (within ±bound), every infeasible one costs more than any feasible one, graded by how far
-  // it misses (so the landscape still points towards feasibility).
-  const maxR = Math.max(...model.r.map(Math.abs)) || 1;
-  const maxS = Math.max(...model.s) || 1;
-  const all = Array.from({ length: 2 ** n }, (_, z) => evaluateMask(model, z));
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const st of all) {
-    if (!st.feasible) continue;
-    lo = Math.min(lo, st.objective);
-    hi = Math.max(hi, st.objective);
+  const { diagonal, optimal } = penalised;
+  let angles: { source: string; optimisedOn: number; evaluations?: number; fixedAngles?: { gammas: number[]; betas: number[] } } = { source: 'optimised on this instance', optimisedOn: n };
+  if (n > QAOA_OPTIMISED_MAX_ASSETS) {
+    const sub = transferModel(model);
+    const tuned = runQaoa(TRANSFER_ASSETS, { diagonal: penalisedDiagonal(sub).diagonal }, { shots: 0, rng: ctx.rng, layers: QAOA_LAYERS, threads: 1 });
+    angles = {
+      source: `transferred: optimised on a ${TRANSFER_ASSETS}-asset sub-instance (max_assets ${sub.maxAssets}), then run once at ${n} qubits`,
+      optimisedOn: TRANSFER_ASSETS,
+      evaluations: tuned.evaluations,
+      fixedAngles: { gammas: tuned.gammas, betas: tuned.betas },
+    };
   }
-  const span = hi - lo || 1;
-  const diagonal = diagonalFromFunction(n, (z) => {
-    const st = all[z]!;
-    if (st.feasible) return (st.objective - lo) / span;
-    if (st.count === 0) return 2;
-    const miss = Math.max(0, st.count - model.maxAssets) / n + Math.max(0, st.risk - model.maxRisk) / maxS + Math.max(0, model.minReturn - st.ret) / maxR;
-    return 1 + Math.min(1, miss);
-  });
-  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
+  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: QAOA_LAYERS, threads: ctx.threads, fixedAngles: angles.fixedAngles });
+  const scored = new Map<number, Stats>();
+  for (const z of run.counts.keys()) scored.set(z, evaluateMask(model, z));
   let best: { z: number; members: number[]; stats: Stats } | null = null;
-  for (const z of run.counts.keys()) {
-    const st = all[z]!;
+  for (const [z, st] of scored) {
     if (st.feasible && (best === null || st.objective < best.stats.objective - TOLERANCE || (Math.abs(st.objective - best.stats.objective) <= TOLERANCE && z < best.z))) {
       best = { z, members: membersOf(z, n), stats: st };
     }
   }
-  // every bitstring as good as the enumerated optimum
-  const optimal: number[] = [];
-  all.forEach((st, z) => {
-    if (st.feasible && st.objective <= exact!.stats.objective + TOLERANCE) optimal.push(z);
-  });
   const circuit = summarizeCircuit(run.circuit, problem.options?.include_qasm);
   if (circuit.qasm === null) {
     circuit.qasm_unavailable = `the cost layer is a precomputed diagonal; its exact gate form (Walsh expansion, up to n·2ⁿ gates) is built up to ${WALSH_MAX_QUBITS} qubits, and this circuit has ${n}`;
   }
-  const extra = { qubits: n, circuit, quantum: quantumEvidence(run.state, optimal), feasible_shots: [...run.counts].filter(([z]) => all[z]!.feasible).reduce((s, [, c]) => s + c, 0) };
+  const round6 = (x: number): number => Number(x.toPrecision(6));
+  const extra = {
+    qubits: n,
+    circuit,
+    quantum: quantumEvidence(run.state, optimal),
+    feasible_shots: [...run.counts].filter(([z]) => scored.get(z)!.feasible).reduce((s, [, c]) => s + c, 0),
+    qaoa: {
+      layers: QAOA_LAYERS,
+      gammas: run.gammas.map(round6),
+      betas: run.betas.map(round6),
+      angles: angles.source,
+      optimised_on_qubits: angles.optimisedOn,
+      optimiser_evaluations: angles.evaluations ?? run.evaluations,
+    },
+  };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
   if (best === null) {
     // A feasible selection exists (the enumeration found it) but no shot measured one: answer

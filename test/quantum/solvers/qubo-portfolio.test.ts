@@ -51,12 +51,55 @@ describe('qubo / portfolio_allocation', () => {
   });
 
   it('uses labelled simulated annealing beyond the QAOA ceiling and still finds the optimum', () => {
-    const assets = Array.from({ length: 20 }, (_, i) => ({ id: `A${i}`, expected_return: 0.04 + ((i * 7) % 11) / 100, risk: 0.05 + ((i * 5) % 13) / 50 }));
-    const constraints = { max_assets: 4, max_risk: 0.12, min_return: 0.08 };
+    // 26 assets (over the 24-qubit ceiling, too many to enumerate): two strong assets and
+    // 24 weak ones, at most 2 held, so the optimum is known without a brute force
+    const assets = Array.from({ length: 26 }, (_, i) => ({ id: `A${i}`, expected_return: i === 7 || i === 19 ? 0.3 : 0.04 + ((i * 7) % 11) / 200, risk: 0.1 + ((i * 5) % 13) / 100 }));
+    const constraints = { max_assets: 2, max_risk: 0.5, min_return: 0.05 };
     const { solution, meta } = solve({ type: 'portfolio_allocation', assets, constraints });
     assert.equal(solution['method'], 'simulated_annealing');
+    assert.match(solution['reason_classical'] as string, /26 assets exceed the QAOA ceiling of 24 qubits/);
     assert.equal(meta.shots, 0);
-    assert.deepEqual([...(solution['selected'] as string[])].sort(), [...bruteForce(assets, constraints)!].sort());
+    assert.equal(solution['classical_optimum'], undefined, 'no enumeration beyond 24 assets');
+    assert.deepEqual([...(solution['selected'] as string[])].sort(), ['A19', 'A7']);
+  });
+
+  it('runs QAOA beyond 16 assets with angles transferred from a 12-asset sub-instance', () => {
+    // 18 assets: the full circuit runs once at 18 qubits with angles optimised on 12 of them
+    const assets = Array.from({ length: 18 }, (_, i) => ({ id: `A${i}`, expected_return: 0.03 + ((i * 7) % 11) / 80, risk: 0.05 + ((i * 5) % 13) / 40 }));
+    const constraints = { max_assets: 5, max_risk: 0.15, min_return: 0.09 };
+    const { solution, meta } = solve({ type: 'portfolio_allocation', assets, constraints }, 3);
+    const qaoa = solution['qaoa'] as { angles: string; optimised_on_qubits: number; optimiser_evaluations: number; gammas: number[] };
+    const quantum = solution['quantum'] as { amplification: number };
+    assert.equal(solution['method'], 'qaoa');
+    assert.equal((solution['circuit'] as { qubits: number }).qubits, 18);
+    assert.match(qaoa.angles, /^transferred/);
+    assert.equal(qaoa.optimised_on_qubits, 12);
+    assert.ok(qaoa.optimiser_evaluations > 50);
+    assert.equal(qaoa.gammas.length, 2);
+    // the classical certificate is the independent brute force's optimum
+    const expected = bruteForce(assets, constraints)!;
+    assert.deepEqual([...(solution['classical_optimum'] as { selected: string[] }).selected].sort(), [...expected].sort());
+    assert.equal(typeof solution['optimality_gap'], 'number');
+    // the transferred angles amplify the optimum far above uniform guessing (2^-18)
+    assert.ok(quantum.amplification > 100, `amplification ${quantum.amplification}`);
+    assert.ok((solution['risk'] as number) <= constraints.max_risk + 1e-12);
+    assert.ok((solution['expected_return'] as number) >= constraints.min_return - 1e-12);
+    assert.ok(meta.optimal_count > 0);
+  });
+
+  it('falls back to labelled annealing when the simulator budget cannot hold the circuit', () => {
+    const saved = process.env['SVC_SIM_MAX_BYTES'];
+    process.env['SVC_SIM_MAX_BYTES'] = String(3 * 16 * 2 ** 4); // three 4-qubit state vectors; the fixture has 6 assets
+    try {
+      const constraints = { max_assets: 3, max_risk: 0.15, min_return: 0.08 };
+      const { solution } = solve(portfolioProblem(constraints));
+      assert.equal(solution['method'], 'simulated_annealing');
+      assert.match(solution['reason_classical'] as string, /6 assets exceed the QAOA ceiling of 4 qubits/);
+      assert.deepEqual([...(solution['selected'] as string[])].sort(), [...bruteForce(portfolioAssets, constraints)!].sort());
+    } finally {
+      if (saved === undefined) delete process.env['SVC_SIM_MAX_BYTES'];
+      else process.env['SVC_SIM_MAX_BYTES'] = saved;
+    }
   });
 });
 
