@@ -1,3 +1,5 @@
+import { cosSinInto } from './fast-trig.ts';
+
 /**
  * The QAOA hot path: p layers of (cost phase, transverse mixer) on |+>^n, then ⟨C⟩, in 2 passes
  * over memory per layer instead of the n + 1 a gate-by-gate evaluation makes.
@@ -17,6 +19,7 @@
  * expectation is accumulated per chunk and summed in chunk order, so the result is bit-for-bit
  * the same whatever the thread count or scheduling.
  */
+
 
 export interface QaoaJob {
   n: number;
@@ -40,6 +43,8 @@ export interface QaoaJob {
 }
 
 export const DEFAULT_LOW_BITS = 14;
+/** cos and sin of the current phase (cosSinInto writes both; one per thread). */
+const cs = new Float64Array(2);
 /** Sub-block exponent of the low pass: 2^10 amplitudes of re + im are 16 KiB, half of L1d. */
 const SUB_BITS = 10;
 /**
@@ -133,9 +138,9 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
     const t = Math.tan(beta);
     const last = l === p - 1;
     for (let k = 0; k < tableSize; k++) {
-      const a = -gamma * job.values[k]!;
-      const cr = Math.cos(a);
-      const ci = Math.sin(a);
+      cosSinInto(-gamma * job.values[k]!, cs, 0);
+      const cr = cs[0]!;
+      const ci = cs[1]!;
       phr[k] = cr * gr - ci * gi;
       phi[k] = cr * gi + ci * gr;
     }
@@ -265,9 +270,9 @@ function phaseRaw(
   amp0: number,
 ): void {
   for (let z = from; z < to; z++) {
-    const a = -gamma * raw[z ^ xmask]!;
-    const cr = Math.cos(a);
-    const ci = Math.sin(a);
+    cosSinInto(-gamma * raw[z ^ xmask]!, cs, 0);
+    const cr = cs[0]!;
+    const ci = cs[1]!;
     const pr = cr * gr - ci * gi;
     const pi = cr * gi + ci * gr;
     if (init) {
