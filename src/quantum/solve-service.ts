@@ -40,6 +40,12 @@ export interface SolveServiceOptions {
   maxQueue?: number;
   /** A problem running longer is stopped (its worker replaced) and answered 422 `solve_time_budget_exceeded`; default 120 s. */
   jobTimeoutMs?: number;
+  /**
+   * V8 heap ceiling of each solve worker in MiB (its JavaScript objects; state vectors are
+   * typed arrays outside it, bounded by the simulator's memory guard). A solve that needs more
+   * stops its worker, which is replaced, and is answered 422 `problem_too_large`. Default: V8's.
+   */
+  workerHeapMb?: number;
 }
 
 export interface SolverCapability {
@@ -104,6 +110,7 @@ export class SolveService {
   readonly workers: number;
   readonly maxQueue: number;
   readonly jobTimeoutMs: number;
+  readonly workerHeapMb: number | undefined;
   readonly #pool: PoolWorker[] = [];
   readonly #queue: Job[] = [];
   #nextJob = 1;
@@ -115,6 +122,7 @@ export class SolveService {
     this.workers = Math.max(1, Math.floor(options.workers ?? availableParallelism()));
     this.maxQueue = Math.max(0, Math.floor(options.maxQueue ?? 4 * this.workers));
     this.jobTimeoutMs = options.jobTimeoutMs ?? 120_000;
+    this.workerHeapMb = options.workerHeapMb;
   }
 
   capability(): SolverCapability {
@@ -273,10 +281,20 @@ export class SolveService {
   }
 
   #spawn(): PoolWorker {
-    const worker = new Worker(new URL('./solve-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./solve-worker.ts', import.meta.url), this.workerHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.workerHeapMb } });
     const entry: PoolWorker = { worker, job: null, timer: null };
     worker.on('message', (reply: WorkerReply) => this.#finish(entry, reply));
-    worker.on('error', (error) => this.#fail(entry, internalError(error)));
+    worker.on('error', (error: Error & { code?: string }) => {
+      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY') return this.#fail(entry, internalError(error));
+      this.#fail(
+        entry,
+        ApiError.unprocessable(
+          `The solve needed more memory than a solve worker may use (${this.workerHeapMb ?? 'V8 default'} MiB of heap) and was stopped; send a smaller problem.`,
+          'problem',
+          'problem_too_large',
+        ),
+      );
+    });
     worker.on('exit', (code) => {
       if (entry.job !== null) this.#fail(entry, internalError(new Error(`solve worker exited with code ${code}`)));
     });

@@ -173,6 +173,28 @@ describe('solve service', () => {
     }
   });
 
+  it('replaces a worker that runs out of heap: 422 problem_too_large for that problem, the next one is solved', async () => {
+    // 16 MiB of V8 heap holds a solve worker and a small problem, not 120 000 records split into strings
+    const service = new SolveService({ workers: 1, workerHeapMb: 16 });
+    try {
+      const lines = Array.from({ length: 120_000 }, (_, i) => `r${i}`);
+      lines[5000] = 'needle';
+      const big = { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 131_072 };
+      await assert.rejects(service.solve({ solver: 'grover', problem: big, seed: 1 }), (e: { status?: number; code?: string; param?: string; message?: string }) => {
+        assert.equal(e.status, 422);
+        assert.equal(e.code, 'problem_too_large');
+        assert.equal(e.param, 'problem');
+        assert.match(e.message!, /more memory than a solve worker may use \(16 MiB/);
+        return true;
+      });
+      assert.deepEqual(service.load, { running: 0, queued: 0 });
+      const next = (await service.solve({ solver: 'grover', problem: patternProblem(8, 3), seed: 1 })) as unknown as { solution: { target_index: number } };
+      assert.equal(next.solution.target_index, 3);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('refuses new work after close', async () => {
     const service = new SolveService({ workers: 1 });
     await service.close();
