@@ -1,8 +1,9 @@
 /**
  * End-to-end solve latency: POST /api/solve over real HTTP (an in-process Fastify on port 0,
  * global fetch) for a typical instance of each solver, next to the same solve called directly
- * in this thread (solveProblem, no HTTP, no worker); then a batch of 10 problems through
- * /api/solve/batch against the same 10 sent one after another to /api/solve.
+ * in this thread (solveProblem, no HTTP, no worker); /health latency while a 24-qubit solve runs;
+ * then a batch of 10 problems through /api/solve/batch against the same 10 sent one after
+ * another to /api/solve (and, for 16-qubit routes, to a service whose simulator uses one thread).
  * Medians over RUNS runs. Usage: npm run bench:solve [-- --runs 5]
  */
 import { availableParallelism, cpus } from 'node:os';
@@ -45,6 +46,11 @@ const instances: { name: string; solver: string; problem: Record<string, unknown
     problem: { type: 'classification', training_data: blob([[0, 0], [4, 4]], 15), predict: blob([[0, 0], [4, 4]], 10).map((p) => ({ features: p.features })) },
   },
   {
+    name: 'qubo portfolio, 20 assets (20 qubits, angles transferred)',
+    solver: 'qubo',
+    problem: { type: 'portfolio_allocation', assets: Array.from({ length: 20 }, (_, i) => ({ id: `A${i}`, expected_return: 0.03 + rand() * 0.12, risk: 0.05 + rand() * 0.3 })), constraints: { max_assets: 6, max_risk: 0.15, min_return: 0.07 } },
+  },
+  {
     name: 'qubo portfolio, 12 assets (12 qubits)',
     solver: 'qubo',
     problem: { type: 'portfolio_allocation', assets: Array.from({ length: 12 }, (_, i) => ({ id: `A${i}`, expected_return: 0.03 + rand() * 0.12, risk: 0.05 + rand() * 0.3 })), constraints: { max_assets: 4, max_risk: 0.15, min_return: 0.07 } },
@@ -77,16 +83,21 @@ async function parallelHeadroom(): Promise<number> {
   return median(ratios);
 }
 
-const service = new SolveService();
-const app = Fastify({ logger: false });
-installOpenAIErrorHandler(app);
-await app.register(solveRoutes, { prefix: '/api', service });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+async function startService(): Promise<{ service: SolveService; app: ReturnType<typeof Fastify>; base: string }> {
+  const service = new SolveService();
+  service.warm();
+  const app = Fastify({ logger: false });
+  installOpenAIErrorHandler(app);
+  await app.register(solveRoutes, { prefix: '/api', service });
+  app.get('/health', async () => ({ status: 'ok', quantum: service.load }));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { service, app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+const { service, app, base } = await startService();
 
-async function post(path: string, body: unknown): Promise<{ ms: number; json: Record<string, unknown> }> {
+async function post(path: string, body: unknown, at = base): Promise<{ ms: number; json: Record<string, unknown> }> {
   const t = performance.now();
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${at}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const json = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
   return { ms: performance.now() - t, json };
@@ -114,21 +125,66 @@ for (const inst of instances) {
   console.log(`| ${inst.name} | ${method} | ${median(http).toFixed(1)} | ${median(direct).toFixed(1)} | ${(median(http) - median(direct)).toFixed(1)} |`);
 }
 
-// batch of 10 vs the same 10 sent one after another to /api/solve (same problems, same seeds)
-async function batchVsSequential(label: string, solver: string, problems: Record<string, unknown>[]): Promise<void> {
+// /health while a 24-qubit solve runs (the event loop must stay free), against /health idle
+{
+  const healthMs = async (): Promise<number> => {
+    const t = performance.now();
+    await (await fetch(`${base}/health`)).json();
+    return performance.now() - t;
+  };
+  const idle: number[] = [];
+  for (let i = 0; i < 20; i++) idle.push(await healthMs());
+  const assets = Array.from({ length: 24 }, (_, i) => ({ id: `A${i}`, expected_return: 0.03 + rand() * 0.12, risk: 0.05 + rand() * 0.3 }));
+  let done = false;
+  const solve = post('/api/solve', { solver: 'qubo', problem: { type: 'portfolio_allocation', assets, constraints: { max_assets: 8, max_risk: 0.15, min_return: 0.07 } }, seed: 1 }).then((r) => {
+    done = true;
+    return r;
+  });
+  const during: number[] = [];
+  while (!done) {
+    during.push(await healthMs());
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const solved = await solve;
+  const solution = solved.json['solution'] as { method: string; optimality_gap: number; quantum: { amplification: number } };
+  const max = (xs: number[]): number => Math.max(...xs);
+  console.log(
+    `\n/health during a 24-qubit qubo solve (${solution.method}, ${solved.ms.toFixed(0)} ms, gap ${solution.optimality_gap}, amplification ×${solution.quantum.amplification.toFixed(0)}): ` +
+      `${during.length} checks, median ${median(during).toFixed(2)} ms, max ${max(during).toFixed(2)} ms; idle: median ${median(idle).toFixed(2)} ms, max ${max(idle).toFixed(2)} ms`,
+  );
+}
+
+// batch of 10 vs the same 10 sent one after another to /api/solve (same problems, same seeds);
+// one untimed batch first, so both workers have compiled this solver (steady state)
+async function batchVsSequential(label: string, solver: string, problems: Record<string, unknown>[], oneThread?: string): Promise<void> {
+  await post('/api/solve/batch', { solver, problems, seed: 100 });
+  if (oneThread) for (const [i, problem] of problems.slice(0, 2).entries()) await post('/api/solve', { solver, problem, seed: 100 + i }, oneThread);
   const seq: number[] = [];
+  const seq1: number[] = [];
   const par: number[] = [];
   for (let r = 0; r < Math.max(3, RUNS); r++) {
-    const t = performance.now();
+    let t = performance.now();
     for (const [i, problem] of problems.entries()) await post('/api/solve', { solver, problem, seed: 100 + i });
     seq.push(performance.now() - t);
+    if (oneThread) {
+      t = performance.now();
+      for (const [i, problem] of problems.entries()) await post('/api/solve', { solver, problem, seed: 100 + i }, oneThread);
+      seq1.push(performance.now() - t);
+    }
     par.push((await post('/api/solve/batch', { solver, problems, seed: 100 })).ms);
   }
   const ms = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(', ');
-  console.log(`| ${label} | ${median(seq).toFixed(0)} | ${median(par).toFixed(0)} | ×${(median(seq) / median(par)).toFixed(2)} | ${ms(seq)} / ${ms(par)} |`);
+  const one = oneThread ? `${median(seq1).toFixed(0)} (×${(median(seq1) / median(par)).toFixed(2)})` : '—';
+  console.log(`| ${label} | ${median(seq).toFixed(0)} | ${one} | ${median(par).toFixed(0)} | ×${(median(seq) / median(par)).toFixed(2)} | ${ms(seq)} / ${oneThread ? `${ms(seq1)} / ` : ''}${ms(par)} |`);
 }
-console.log('\n| batch of 10 | sequential /api/solve ms (median) | /api/solve/batch ms (median) | throughput | runs (sequential / batch) |');
-console.log('|---|---:|---:|---:|---|');
+// The same service with SVC_SIM_THREADS=1 in its workers: every solve on one simulator thread,
+// the baseline a batch's problems run against (one thread each)
+process.env['SVC_SIM_THREADS'] = '1';
+const single = await startService();
+delete process.env['SVC_SIM_THREADS'];
+
+console.log('\n| batch of 10 | sequential /api/solve ms (median) | sequential, one simulator thread ms (batch speed-up) | /api/solve/batch ms (median) | throughput vs sequential | runs (sequential / [one thread /] batch) |');
+console.log('|---|---:|---:|---:|---:|---|');
 await batchVsSequential(
   'qubo portfolios, 12 assets (12 qubits, one simulator thread each)',
   'qubo',
@@ -138,8 +194,9 @@ await batchVsSequential(
   'qaoa routes, 4 stops (16 qubits; a lone solve lets the simulator use both cores)',
   'qaoa',
   Array.from({ length: 10 }, () => ({ type: 'route_optimization', nodes: city(5), constraints: { max_distance_km: 200, vehicle_count: 1 } })),
+  single.base,
 );
 
 console.log(`\nParallel headroom after (2-thread spin speed-up): ×${(await parallelHeadroom()).toFixed(2)}`);
-await app.close();
-await service.close();
+await Promise.all([app.close(), single.app.close()]);
+await Promise.all([service.close(), single.service.close()]);
