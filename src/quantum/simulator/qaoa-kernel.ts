@@ -37,6 +37,12 @@ export interface QaoaJob {
   tile: number;
   /** Per-chunk expectation partials, at least partialSlots(n, lowBits, tile) long (shared memory for a team). */
   partials: Float64Array;
+  /**
+   * Scratch for the layer's phase table e^{-iγ·values[k]} (times the pending global scale): at
+   * least 2 × values.length (re then im; shared memory for a team). The threads fill it together,
+   * chunk by chunk, before each layer's first pass.
+   */
+  table: Float64Array;
   /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
   finalScale?: [number, number];
   flipped?: boolean;
@@ -82,6 +88,9 @@ export function soloSync(): ShareSync {
   };
 }
 
+/** Phase-table entries per claimed chunk. */
+const TABLE_CHUNK = 2048;
+
 /** Amplitudes per claimed chunk: large enough that claiming costs nothing, small enough to balance. */
 const CHUNK_AMPLITUDES = 1 << 14;
 
@@ -115,8 +124,10 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
   const tileCount = B / C;
   const amp0 = 1 / Math.sqrt(2 ** n);
   const tableSize = job.values.length;
-  const phr = new Float64Array(tableSize);
-  const phi = new Float64Array(tableSize);
+  if (job.table.length < 2 * tableSize) throw new RangeError(`phase table scratch holds ${job.table.length} values, the job needs ${2 * tableSize}`);
+  const phr = job.table.subarray(0, tableSize);
+  const phi = job.table.subarray(tableSize, 2 * tableSize);
+  const tableChunks = Math.ceil(tableSize / TABLE_CHUNK);
   const blocksPer = Math.max(1, Math.min(blockCount, CHUNK_AMPLITUDES / B));
   const blockChunks = blockCount / blocksPer;
   const tilesPer = tilesPerChunk(H, C, tileCount);
@@ -137,12 +148,20 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
     const c = Math.cos(beta);
     const t = Math.tan(beta);
     const last = l === p - 1;
-    for (let k = 0; k < tableSize; k++) {
-      cosSinInto(-gamma * job.values[k]!, cs, 0);
-      const cr = cs[0]!;
-      const ci = cs[1]!;
-      phr[k] = cr * gr - ci * gi;
-      phi[k] = cr * gi + ci * gr;
+    // the phase table, split between the threads (a route's diagonal has ~49 000 distinct costs
+    // at 16 qubits: computed whole by every thread, it was ~40% of a team evaluation)
+    if (tableSize > 0) {
+      for (let chunk = sync.next(); chunk < tableChunks; chunk = sync.next()) {
+        const end = Math.min(tableSize, (chunk + 1) * TABLE_CHUNK);
+        for (let k = chunk * TABLE_CHUNK; k < end; k++) {
+          cosSinInto(-gamma * job.values[k]!, cs, 0);
+          const cr = cs[0]!;
+          const ci = cs[1]!;
+          phr[k] = cr * gr - ci * gi;
+          phi[k] = cr * gi + ci * gr;
+        }
+      }
+      sync.barrier();
     }
     const xmask = flip * (2 ** n - 1);
     if (sigma !== 0) flip ^= 1;

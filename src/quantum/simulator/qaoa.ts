@@ -101,6 +101,7 @@ function execute(
     lowBits,
     tile,
     partials: team ? new Float64Array(new SharedArrayBuffer(slots * 8)) : new Float64Array(slots),
+    table: tableScratch(2 * diag.values.length, team !== null),
   };
   if (team) return finish(job, team.run(job));
   runQaoaShare(job, soloSync());
@@ -180,6 +181,18 @@ export function qaoaExpectationReference(
     applyMixerX(s, betas[l]!);
   }
   return expectationDiagonal(s, diag);
+}
+
+// One phase-table scratch per thread, grown as needed (a team's on shared memory); at most
+// 2 × 65 536 values, 1 MiB, so it is simply kept.
+let table: Float64Array = new Float64Array(0);
+
+function tableScratch(length: number, shared: boolean): Float64Array {
+  if (table.length < length || (shared && !(table.buffer instanceof SharedArrayBuffer))) {
+    const size = Math.max(length, table.length);
+    table = shared ? new Float64Array(new SharedArrayBuffer(size * 8)) : new Float64Array(size);
+  }
+  return table;
 }
 
 // One scratch state per thread (per module instance), released after a quiet spell so a daemon
