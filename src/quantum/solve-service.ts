@@ -289,7 +289,7 @@ export class SolveService {
       this.#fail(
         entry,
         ApiError.unprocessable(
-          `The solve needed more memory than a solve worker may use (${this.workerHeapMb ?? 'V8 default'} MiB of heap) and was stopped; send a smaller problem.`,
+          `The solve needed more memory than a solve worker may use (${this.workerHeapMb === undefined ? "V8's default heap limit" : `${this.workerHeapMb} MiB of heap`}) and was stopped; send a smaller problem.`,
           'problem',
           'problem_too_large',
         ),

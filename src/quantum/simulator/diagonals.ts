@@ -150,10 +150,3 @@ export function maxCutDiagonal(n: number, edges: readonly Edge[]): Float64Array 
   const { quadratic, constant } = maxCutTerms(edges);
   return isingDiagonal(n, quadratic, [], constant);
 }
-
-/** A diagonal from an arbitrary function of the basis index (O(2^n) calls; for tests and odd costs). */
-export function diagonalFromFunction(n: number, f: (z: number) => number): Float64Array {
-  const d = allocateDiagonal(n);
-  for (let z = 0; z < d.length; z++) d[z] = f(z);
-  return d;
-}

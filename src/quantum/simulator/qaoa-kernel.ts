@@ -20,7 +20,6 @@ import { cosSinInto } from './fast-trig.ts';
  * the same whatever the thread count or scheduling.
  */
 
-
 export interface QaoaJob {
   n: number;
   re: Float64Array;

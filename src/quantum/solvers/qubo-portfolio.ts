@@ -38,6 +38,10 @@ export const QAOA_OPTIMISED_MAX_ASSETS = 16;
 /** Size of the sub-instance larger problems take their angles from. */
 export const TRANSFER_ASSETS = 12;
 const QAOA_LAYERS = 2;
+const EXHAUSTIVE_MAX_ASSETS = 24;
+const DEFAULT_CORRELATION = 0.3;
+const DEFAULT_RISK_AVERSION = 0.5;
+const TOLERANCE = 1e-12;
 
 /**
  * The most assets QAOA takes on this machine: QAOA_MAX_ASSETS, or fewer when the simulator's
@@ -47,10 +51,6 @@ const QAOA_LAYERS = 2;
 export function portfolioQaoaCeiling(): number {
   return Math.min(QAOA_MAX_ASSETS, maxQubits(3));
 }
-const EXHAUSTIVE_MAX_ASSETS = 24;
-const DEFAULT_CORRELATION = 0.3;
-const DEFAULT_RISK_AVERSION = 0.5;
-const TOLERANCE = 1e-12;
 
 interface Model {
   r: number[];
@@ -310,18 +310,11 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   }
 
   const { diagonal, optimal } = penalised;
-  let angles: { source: string; optimisedOn: number; evaluations?: number; fixedAngles?: { gammas: number[]; betas: number[] } } = { source: 'optimised on this instance', optimisedOn: n };
-  if (n > QAOA_OPTIMISED_MAX_ASSETS) {
-    const sub = transferModel(model);
-    const tuned = runQaoa(TRANSFER_ASSETS, { diagonal: penalisedDiagonal(sub).diagonal }, { shots: 0, rng: ctx.rng, layers: QAOA_LAYERS, threads: 1 });
-    angles = {
-      source: `transferred: optimised on a ${TRANSFER_ASSETS}-asset sub-instance (max_assets ${sub.maxAssets}), then run once at ${n} qubits`,
-      optimisedOn: TRANSFER_ASSETS,
-      evaluations: tuned.evaluations,
-      fixedAngles: { gammas: tuned.gammas, betas: tuned.betas },
-    };
-  }
-  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: QAOA_LAYERS, threads: ctx.threads, fixedAngles: angles.fixedAngles });
+  // beyond QAOA_OPTIMISED_MAX_ASSETS: angles optimised on the sub-instance (12 qubits, one thread)
+  const sub = n > QAOA_OPTIMISED_MAX_ASSETS ? transferModel(model) : undefined;
+  const tuned = sub && runQaoa(TRANSFER_ASSETS, { diagonal: penalisedDiagonal(sub).diagonal }, { shots: 0, rng: ctx.rng, layers: QAOA_LAYERS, threads: 1 });
+  const fixedAngles = tuned && { gammas: tuned.gammas, betas: tuned.betas };
+  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: QAOA_LAYERS, threads: ctx.threads, fixedAngles });
   const scored = new Map<number, Stats>();
   for (const z of run.counts.keys()) scored.set(z, evaluateMask(model, z));
   let best: { z: number; members: number[]; stats: Stats } | null = null;
@@ -344,9 +337,9 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
       layers: QAOA_LAYERS,
       gammas: run.gammas.map(round6),
       betas: run.betas.map(round6),
-      angles: angles.source,
-      optimised_on_qubits: angles.optimisedOn,
-      optimiser_evaluations: angles.evaluations ?? run.evaluations,
+      angles: sub ? `transferred: optimised on a ${TRANSFER_ASSETS}-asset sub-instance (max_assets ${sub.maxAssets}), then run once at ${n} qubits` : 'optimised on this instance',
+      optimised_on_qubits: sub ? TRANSFER_ASSETS : n,
+      optimiser_evaluations: (tuned ?? run).evaluations,
     },
   };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
