@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChatMessage, ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
+import { quoteInput } from '../shared/quote-input.ts';
 import { newId } from '../shared/new-id.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { lookupModel } from './model-lookup.ts';
@@ -30,7 +31,7 @@ export function toChatMessages(messages: ChatCompletionRequest['messages']): Cha
     const texts = content.map((part, j) => {
       if (part.type === 'text' && typeof part.text === 'string') return part.text;
       throw ApiError.invalidRequest(
-        `messages[${i}].content[${j}] is a '${part.type}' part; the local models take text parts only.`,
+        `messages[${i}].content[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
         `messages[${i}].content[${j}].type`, 'unsupported_value',
       );
     });
@@ -42,7 +43,7 @@ function refuseUnsupported(body: ChatCompletionRequest): void {
   if ((body.n ?? 1) !== 1) throw ApiError.unsupported('n', 'n must be 1: svc generates one choice per chat request.');
   if (body.logprobs === true || body.top_logprobs != null) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
   if ((body.tools?.length ?? 0) > 0 || (body.functions?.length ?? 0) > 0) throw ApiError.unsupported('tools', 'Tool calling is not available from the local runtime yet.');
-  if (body.response_format != null && body.response_format.type !== 'text') throw ApiError.unsupported('response_format', `response_format '${body.response_format.type}' is not available yet; only 'text'.`);
+  if (body.response_format != null && body.response_format.type !== 'text') throw ApiError.unsupported('response_format', `response_format ${quoteInput(body.response_format.type)} is not available yet; only 'text'.`);
   if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
   if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw ApiError.unsupported('modalities', 'The local models produce text only.');
   if (body.audio != null) throw ApiError.unsupported('audio', 'Audio output is not available from the local runtime.');

@@ -1,5 +1,6 @@
 import type { LanguageModel, ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
+import { quoteInput } from '../shared/quote-input.ts';
 
 /** 404 `model_not_found` that says which models there are, or how to add one. */
 export function modelNotFound(registry: ModelRegistry, id: string): ApiError {
@@ -12,7 +13,7 @@ export function modelNotFound(registry: ModelRegistry, id: string): ApiError {
     type: 'invalid_request_error',
     code: 'model_not_found',
     param: 'model',
-    message: `The model '${id}' does not exist. ${hint}`,
+    message: `The model ${quoteInput(id)} does not exist. ${hint}`,
   });
 }
 

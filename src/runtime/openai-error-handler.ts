@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/api-error.ts';
+import { truncateInput } from '../shared/quote-input.ts';
 
 /** The OpenAI error envelope the local runtime answers with. */
 export interface OpenAIErrorBody {
@@ -77,6 +78,6 @@ export function installOpenAIErrorHandler(app: FastifyInstance): void {
     return sendApiError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendApiError(reply, ApiError.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`, 'unknown_route')),
+    sendApiError(reply, ApiError.notFound(`No route for ${request.method} ${truncateInput(request.url.split('?')[0] ?? '')}.`, 'unknown_route')),
   );
 }

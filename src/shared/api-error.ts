@@ -1,3 +1,5 @@
+import { truncateInput } from './quote-input.ts';
+
 /**
  * The one error type that crosses the wire. Domain code throws an ApiError with a stable
  * `code`, an HTTP `status` and an OpenAI-style `type`; each face of svc (local runtime,
@@ -18,6 +20,13 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * The longest message and param an error carries. Messages quote user input through
+ * quote-input.ts already; this bound holds for every message, whoever wrote it.
+ */
+const MAX_MESSAGE_CHARS = 1000;
+const MAX_PARAM_CHARS = 300;
+
 export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
@@ -27,12 +36,12 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(options: ApiErrorOptions) {
-    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(truncateInput(options.message, MAX_MESSAGE_CHARS), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.status = options.status;
     this.type = options.type;
     this.code = options.code;
-    this.param = options.param ?? null;
+    this.param = options.param == null ? null : truncateInput(options.param, MAX_PARAM_CHARS);
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers ?? {};
   }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ApiError } from './api-error.ts';
+import { truncateInput } from './quote-input.ts';
 
 /**
  * Validates untrusted input against a zod schema and turns the first issue into an ApiError
@@ -16,7 +17,10 @@ export function parseWithSchema<S extends z.ZodType>(
   const issue = result.error.issues[0];
   // An unknown field is reported at the object's path; name the field itself.
   const unknownKey = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
-  const path = [options.prefix, ...(issue?.path ?? []).map(String), unknownKey].filter((p) => p !== undefined && p !== '').join('.');
+  // Keys are user input too (an unknown key may be a megabyte long): each is cut short.
+  const path = [options.prefix, ...(issue?.path ?? []).map((p) => truncateInput(String(p))), unknownKey === undefined ? undefined : truncateInput(unknownKey)]
+    .filter((p) => p !== undefined && p !== '')
+    .join('.');
   const where = path === '' ? 'request body' : `'${path}'`;
   const message = unknownKey !== undefined
     ? `Unrecognized request argument supplied: ${path}`

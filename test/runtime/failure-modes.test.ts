@@ -94,7 +94,7 @@ describe('failure modes', () => {
     try {
       const encoded = await fetch(`${daemon.url}/v1/models/100%25`);
       assert.equal(encoded.status, 404);
-      assert.match(((await encoded.json()) as { error: { message: string } }).error.message, /'100%'/);
+      assert.match(((await encoded.json()) as { error: { message: string } }).error.message, /"100%"/);
       const bad = await fetch(`${daemon.url}/v1/models/%E0%A4%A`);
       assert.equal(bad.status, 400);
       assert.equal(((await bad.json()) as { error: { type: string } }).error.type, 'invalid_request_error');

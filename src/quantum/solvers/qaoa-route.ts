@@ -1,4 +1,5 @@
 import { ApiError } from '../../shared/api-error.ts';
+import { quoteInput } from '../../shared/quote-input.ts';
 import type { RouteProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit, type CircuitSummary } from './circuit-summary.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
@@ -401,7 +402,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const windows: RouteModel['windows'] = new Array(nodes.length).fill(undefined);
   (constraints.time_windows ?? []).forEach((w, i) => {
     const at = indexOf.get(w.node);
-    if (at === undefined) throw ApiError.unprocessable(`Invalid 'problem.constraints.time_windows.${i}.node': no node has id '${w.node}'`, `problem.constraints.time_windows.${i}.node`);
+    if (at === undefined) throw ApiError.unprocessable(`Invalid 'problem.constraints.time_windows.${i}.node': no node has id ${quoteInput(w.node)}`, `problem.constraints.time_windows.${i}.node`);
     if (minutesOf(w.end) < minutesOf(w.start)) throw ApiError.unprocessable(`Invalid 'problem.constraints.time_windows.${i}': end is before start`, `problem.constraints.time_windows.${i}.end`);
     windows[at] = { start: minutesOf(w.start), end: minutesOf(w.end) };
   });

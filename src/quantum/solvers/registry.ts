@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ApiError } from '../../shared/api-error.ts';
 import { parseWithSchema } from '../../shared/parse-with-schema.ts';
+import { quoteInput } from '../../shared/quote-input.ts';
 import { cryptoRng, seededRng } from '../simulator/rng.ts';
 import { PROBLEM_SCHEMAS, SOLVER_NAMES, type Problem, type SolveMeta, type SolverName, type SolverOutput } from '../solve-schemas.ts';
 import { solvePatternSearch } from './grover-search.ts';
@@ -22,6 +23,28 @@ const IMPLEMENTATIONS: { [S in SolverName]: Record<keyof (typeof PROBLEM_SCHEMAS
   qubo: { portfolio_allocation: solvePortfolio },
 };
 
+interface ProblemType {
+  schema: z.ZodType;
+  implementation: Implementation;
+}
+
+/**
+ * The same table as Maps: `problem.type` is user input, and a plain-object lookup would find
+ * `constructor`, `toString` or `__proto__` on the prototype.
+ */
+const PROBLEM_TYPES: ReadonlyMap<SolverName, ReadonlyMap<string, ProblemType>> = new Map(
+  SOLVER_NAMES.map((solver) => {
+    const schemas: Record<string, z.ZodType> = PROBLEM_SCHEMAS[solver];
+    const implementations: Record<string, Implementation> = IMPLEMENTATIONS[solver];
+    const types = Object.entries(schemas).map(([type, schema]): [string, ProblemType] => [type, { schema, implementation: implementations[type]! }]);
+    return [solver, new Map(types)];
+  }),
+);
+
+function problemTypesOf(solver: SolverName): ReadonlyMap<string, ProblemType> {
+  return PROBLEM_TYPES.get(solver)!;
+}
+
 export function isSolverName(name: unknown): name is SolverName {
   return typeof name === 'string' && (SOLVER_NAMES as readonly string[]).includes(name);
 }
@@ -30,7 +53,7 @@ export function isSolverName(name: unknown): name is SolverName {
 export function assertSolverName(name: unknown): SolverName {
   if (isSolverName(name)) return name;
   throw ApiError.invalidRequest(
-    `Unknown solver ${JSON.stringify(name)}: use one of ${SOLVER_NAMES.join(', ')}.`,
+    `Unknown solver ${quoteInput(name)}: use one of ${SOLVER_NAMES.join(', ')}.`,
     'solver',
     'unknown_solver',
   );
@@ -51,14 +74,14 @@ export function validateProblem(solver: SolverName, problem: unknown, param = 'p
   if (typeof problem !== 'object' || problem === null || Array.isArray(problem)) {
     throw ApiError.invalidRequest(`Malformed '${param}': it must be a JSON object with a 'type'.`, param, 'invalid_problem');
   }
-  const schemas: Record<string, z.ZodType> = PROBLEM_SCHEMAS[solver];
+  const types = problemTypesOf(solver);
   const type = (problem as { type?: unknown }).type;
-  const schema = typeof type === 'string' ? schemas[type] : undefined;
-  if (schema === undefined) {
-    const allowed = Object.keys(schemas).map((t) => `'${t}'`).join(' or ');
-    throw ApiError.unprocessable(`Invalid '${param}.type': solver '${solver}' solves ${allowed}, got ${JSON.stringify(type ?? null)}.`, `${param}.type`);
+  const known = typeof type === 'string' ? types.get(type) : undefined;
+  if (known === undefined) {
+    const allowed = [...types.keys()].map((t) => `'${t}'`).join(' or ');
+    throw ApiError.unprocessable(`Invalid '${param}.type': solver '${solver}' solves ${allowed}, got ${quoteInput(type ?? null)}.`, `${param}.type`);
   }
-  return { solver, type: type as string, problem: parseWithSchema(schema, problem, { status: 422, prefix: param }) as Problem };
+  return { solver, type: type as string, problem: parseWithSchema(known.schema, problem, { status: 422, prefix: param }) as Problem };
 }
 
 export interface RunOptions {
@@ -73,8 +96,7 @@ export interface RunOptions {
 export function runValidated(validated: ValidatedProblem, options: RunOptions): SolverOutput & { meta: SolveMeta } {
   const started = performance.now();
   const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed), threads: options.threads };
-  const implementations: Record<string, Implementation> = IMPLEMENTATIONS[validated.solver];
-  const implementation = implementations[validated.type]!;
+  const implementation = problemTypesOf(validated.solver).get(validated.type)!.implementation;
   let output: SolverOutput;
   try {
     output = implementation(validated.problem as never, ctx);
