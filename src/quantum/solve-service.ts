@@ -2,27 +2,26 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
-import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { GROVER_MAX_QUBITS } from './solvers/grover-search.ts';
 import { QRNG_MAX_QUBITS } from './solvers/grover-qrng.ts';
 import { MAX_QAOA_STOPS } from './solvers/qaoa-route.ts';
 import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
 import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
+import { OffThread } from '../shared/off-thread.ts';
+import { prepareSolve, RawJsonBody, type PreparedSolve, type SerializedProblem, type SolveKind } from './solve-intake.ts';
 import {
-  BATCH_MAX_PROBLEMS,
   MAX_FEATURES,
-  PROBLEM_MAX_BYTES,
   SOLVER_NAMES,
-  batchRequestSchema,
-  solveRequestSchema,
   type BatchResponse,
   type SolveMeta,
   type SolveResponse,
   type Substrate,
 } from './solve-schemas.ts';
 import type { WorkerReply, WorkerRequest } from './solve-worker.ts';
-import { assertSolverName, validateProblem, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
+import type { RunOptions, ValidatedProblem } from './solvers/registry.ts';
+
+const INTAKE_MODULE = new URL('./solve-intake.ts', import.meta.url);
 
 /**
  * The solve service: validates solve and batch requests against the contract and runs each
@@ -46,6 +45,8 @@ export interface SolveServiceOptions {
    * stops its worker, which is replaced, and is answered 422 `problem_too_large`. Default: V8's.
    */
   workerHeapMb?: number;
+  /** Where large bodies are parsed and validated; default: an intake worker of the service's own. */
+  offThread?: OffThread;
 }
 
 export interface SolverCapability {
@@ -111,6 +112,8 @@ export class SolveService {
   readonly maxQueue: number;
   readonly jobTimeoutMs: number;
   readonly workerHeapMb: number | undefined;
+  readonly #offThread: OffThread;
+  readonly #ownsOffThread: boolean;
   readonly #pool: PoolWorker[] = [];
   readonly #queue: Job[] = [];
   #nextJob = 1;
@@ -123,6 +126,8 @@ export class SolveService {
     this.maxQueue = Math.max(0, Math.floor(options.maxQueue ?? 4 * this.workers));
     this.jobTimeoutMs = options.jobTimeoutMs ?? 120_000;
     this.workerHeapMb = options.workerHeapMb;
+    this.#ownsOffThread = options.offThread === undefined;
+    this.#offThread = options.offThread ?? new OffThread();
   }
 
   capability(): SolverCapability {
@@ -136,35 +141,15 @@ export class SolveService {
 
   /** `POST /api/solve`. With `batch: true` the problem is an array and the answer a batch response. */
   async solve(body: unknown): Promise<SolveResponse | BatchResponse> {
-    const request = this.#envelope(body, solveRequestSchema);
-    if (request.batch) {
-      if (!Array.isArray(request.problem)) throw ApiError.invalidRequest("With 'batch: true', 'problem' must be an array of problems.", 'problem', 'invalid_problem');
-      return this.#runBatch(request.solver, request.problem, 'problem', request.substrate, request.shots, request.seed);
-    }
-    if (Array.isArray(request.problem)) {
-      throw ApiError.invalidRequest("Malformed 'problem': an array needs 'batch: true' (or POST /api/solve/batch).", 'problem', 'invalid_problem');
-    }
-    const solver = assertSolverName(request.solver);
-    checkSize(request.problem, 'problem');
-    const validated = validateProblem(solver, request.problem, 'problem');
-    this.#checkSubstrate(request.substrate);
-    this.#admit(1);
-    const result = await this.#submit(validated, { shots: request.shots, seed: request.seed });
-    return {
-      id: newId('qj_'),
-      solver,
-      substrate: request.substrate,
-      status: 'completed',
-      solution: result.solution,
-      meta: result.meta,
-      ...(request.seed === undefined ? {} : { seed: request.seed }),
-    };
+    // A parsed body is admitted at once (no await before #run), so load figures are current on return.
+    const prepared = this.#intake(body, 'solve');
+    return this.#run(prepared instanceof Promise ? await prepared : prepared);
   }
 
   /** `POST /api/solve/batch`. */
   async solveBatch(body: unknown): Promise<BatchResponse> {
-    const request = this.#envelope(body, batchRequestSchema);
-    return this.#runBatch(request.solver, request.problems, 'problems', request.substrate, request.shots, request.seed);
+    const prepared = this.#intake(body, 'batch');
+    return (await this.#run(prepared instanceof Promise ? await prepared : prepared)) as BatchResponse;
   }
 
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
@@ -175,6 +160,7 @@ export class SolveService {
   /** Stops the workers; running and queued problems fail with 503. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#ownsOffThread) await this.#offThread.close();
     const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
     for (const job of this.#queue.splice(0)) job.reject(closing);
     await Promise.all(
@@ -187,30 +173,39 @@ export class SolveService {
     );
   }
 
-  #envelope<S extends typeof solveRequestSchema | typeof batchRequestSchema>(body: unknown, schema: S): ReturnType<S['parse']> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw ApiError.invalidRequest('The request body must be a JSON object.', null, 'invalid_request');
-    }
-    // an unknown solver is a 400 whatever else is wrong
-    assertSolverName((body as { solver?: unknown }).solver);
-    return parseWithSchema(schema, body, { status: 400 }) as ReturnType<S['parse']>;
+  /**
+   * Parsed bodies are checked here; a large body arrives as raw bytes (see solve-routes.ts) and
+   * is parsed and checked on the intake worker, off the event loop.
+   */
+  #intake(body: unknown, kind: SolveKind): PreparedSolve<ValidatedProblem | SerializedProblem> | Promise<PreparedSolve<SerializedProblem>> {
+    if (!(body instanceof RawJsonBody)) return prepareSolve(body, kind);
+    const { bytes } = body;
+    // The bytes are not needed here again: hand the memory over instead of copying it.
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    return this.#offThread.run(INTAKE_MODULE, 'prepareSolveJson', [bytes, kind], whole ? [bytes.buffer as ArrayBuffer] : []);
   }
 
-  async #runBatch(solverName: string, problems: unknown[], field: string, substrate: Substrate, shots: number, seed: number | undefined): Promise<BatchResponse> {
+  async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>): Promise<SolveResponse | BatchResponse> {
     const started = performance.now();
-    const solver = assertSolverName(solverName);
-    if (problems.length > BATCH_MAX_PROBLEMS) {
-      throw ApiError.tooLarge(`A batch holds at most ${BATCH_MAX_PROBLEMS} problems; this one has ${problems.length}.`, field, 'batch_too_large');
-    }
-    if (problems.length === 0) throw ApiError.invalidRequest(`'${field}' must hold at least one problem.`, field, 'invalid_problem');
-    problems.forEach((p, i) => checkSize(p, `${field}.${i}`));
-    const validated = problems.map((p, i) => validateProblem(solver, p, `${field}.${i}`));
+    const { solver, substrate, shots, seed, field, problems } = request;
     this.#checkSubstrate(substrate);
-    this.#admit(validated.length);
-    // every problem is admitted before any runs, so none is left behind by a refusal
+    // Every problem is admitted before any runs, so none is left behind by a refusal.
+    this.#admit(problems.length);
+    if (!request.batch) {
+      const result = await this.#submit(problems[0]!, { shots, seed });
+      return {
+        id: newId('qj_'),
+        solver,
+        substrate,
+        status: 'completed',
+        solution: result.solution,
+        meta: result.meta,
+        ...(seed === undefined ? {} : { seed }),
+      };
+    }
     // Several problems share the pool: one simulator thread each, so they do not fight over the cores.
-    const threads = validated.length > 1 ? 1 : undefined;
-    const settled = await Promise.allSettled(validated.map((v, i) => this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
+    const threads = problems.length > 1 ? 1 : undefined;
+    const settled = await Promise.allSettled(problems.map((v, i) => this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
     const failed = settled.findIndex((s) => s.status === 'rejected');
     if (failed >= 0) {
       const reason = (settled[failed] as PromiseRejectedResult).reason;
@@ -263,7 +258,7 @@ export class SolveService {
     );
   }
 
-  #submit(validated: ValidatedProblem, options: RunOptions): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }> {
+  #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }> {
     return new Promise((resolve, reject) => {
       const id = this.#nextJob++;
       const job: Job = { id, request: { id, validated, options }, resolve, reject };
@@ -362,13 +357,6 @@ export class SolveService {
       if (!idle) return;
       this.#start(idle, this.#queue.shift()!);
     }
-  }
-}
-
-function checkSize(problem: unknown, param: string): void {
-  const bytes = Buffer.byteLength(JSON.stringify(problem) ?? '', 'utf8');
-  if (bytes > PROBLEM_MAX_BYTES) {
-    throw ApiError.tooLarge(`'${param}' is ${bytes} bytes of JSON; a problem may be at most ${PROBLEM_MAX_BYTES} bytes (1 MB).`, param, 'problem_too_large');
   }
 }
 

@@ -5,12 +5,20 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../shared/api-error.ts';
+import type { SerializedProblem } from './solve-intake.ts';
+import type { Problem } from './solve-schemas.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
 
 export interface WorkerRequest {
   id: number;
-  validated: ValidatedProblem;
+  /** Validated by intake; a large one arrives as JSON text (parsed here, off the event loop). */
+  validated: ValidatedProblem | SerializedProblem;
   options: RunOptions;
+}
+
+function revive(validated: ValidatedProblem | SerializedProblem): ValidatedProblem {
+  if (!('json' in validated)) return validated;
+  return { solver: validated.solver, type: validated.type, problem: JSON.parse(validated.json) as Problem };
 }
 
 export type WorkerReply =
@@ -20,7 +28,7 @@ export type WorkerReply =
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
-    reply = { id: request.id, ok: true, result: runValidated(request.validated, request.options) };
+    reply = { id: request.id, ok: true, result: runValidated(revive(request.validated), request.options) };
   } catch (error) {
     const apiError = error instanceof ApiError ? { status: error.status, type: error.type, code: error.code, message: error.message, param: error.param } : null;
     reply = { id: request.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };

@@ -11,6 +11,8 @@ import { installLoopbackGuard } from './loopback-guard.ts';
 import { modelsRoutes } from './models-routes.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
 import { installDraining } from './draining.ts';
+import { installJsonBodyParser } from './json-body-parser.ts';
+import type { OffThread } from '../shared/off-thread.ts';
 import { installRequestLog } from './request-log.ts';
 
 export interface LocalAppOptions {
@@ -27,6 +29,8 @@ export interface LocalAppOptions {
   /** A pino logger; none means silent (tests that use inject). */
   logger?: FastifyBaseLogger | undefined;
   fingerprint: string;
+  /** Where large bodies are parsed (json-body-parser.ts). */
+  offThread: OffThread;
   /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
 }
@@ -49,6 +53,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     frameworkErrors: (error, _request, reply) => sendApiError(reply, toApiError(error)),
   });
   installOpenAIErrorHandler(app);
+  installJsonBodyParser(app, options.offThread);
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);

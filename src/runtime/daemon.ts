@@ -13,6 +13,7 @@ import { createHttpServer } from './http-server.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
+import { OffThread } from '../shared/off-thread.ts';
 
 export interface Daemon {
   /** `http://127.0.0.1:11435`, `http://[::1]:11435`, … */
@@ -54,12 +55,15 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     parallel: config.parallel,
     queueSize: config.queueSize,
     contextSize: config.contextSize,
+    defaultMaxTokens: config.defaultMaxTokens,
     keepAliveMs: config.keepAliveMs,
     gpu: config.gpu,
     threads: config.threads,
     log: log.child({ component: 'inference' }),
   });
-  const solver = createSolveService();
+  // One intake worker parses every large body, for the OpenAI routes and the solve endpoints.
+  const offThread = new OffThread();
+  const solver = createSolveService({ offThread });
   const draining = new AbortController();
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
@@ -70,6 +74,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
     requestTimeoutMs,
+    offThread,
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }],
@@ -96,7 +101,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-    await Promise.all([engine.close(), solver.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -174,7 +179,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       await serversClosed;
       clearTimeout(grace);
       await app.close();
-      await Promise.all([engine.close(), solver.close()]);
+      await Promise.all([engine.close(), solver.close(), offThread.close()]);
       log.info('stopped');
     })();
     return closing;

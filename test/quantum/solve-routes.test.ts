@@ -118,6 +118,52 @@ describe('/api/solve and /api/solve/batch', () => {
     await expectError('/api/solve/batch', { solver: 'qubo', problems: [portfolioProblem()], substrate: 'vendor-eagle' }, 503);
   });
 
+  const PROTOTYPE_KEYS = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', 'prototype'];
+
+  it('prototype keys as problem.type or solver are refused 422/400, never looked up on a prototype', async () => {
+    for (const key of PROTOTYPE_KEYS) {
+      await expectError('/api/solve', { solver: 'qaoa', problem: { ...routeProblem(2), type: key } }, 422, 'problem.type');
+      await expectError('/api/solve/batch', { solver: 'grover', problems: [patternProblem(4, 1), { type: key }] }, 422, 'problems.1.type');
+      await expectError('/api/solve', { solver: key, problem: routeProblem(2) }, 400, 'solver', 'unknown_solver');
+    }
+    // The same through the large-body path (parsed and validated on the intake worker).
+    const padding = 'x'.repeat(100_000);
+    for (const key of PROTOTYPE_KEYS) {
+      await expectError('/api/solve', { solver: 'grover', problem: { ...patternProblem(4, 1), type: key, dataset: padding } }, 422, 'problem.type');
+      await expectError('/api/solve/batch', { solver: key, problems: [{ ...patternProblem(4, 1), dataset: padding }] }, 400, 'solver', 'unknown_solver');
+    }
+  });
+
+  it('large bodies are parsed and validated off the event loop with the same answers', async () => {
+    const big = (needle: number) => patternProblem(4000, needle);
+    assert.ok(JSON.stringify(big(1)).length > 64 * 1024);
+    const res = await post(app, '/api/solve/batch', { solver: 'grover', problems: [big(5), big(3999)], shots: 64, seed: 3 });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().results.map((r: { solution: { target_index: number } }) => r.solution.target_index), [5, 3999]);
+    const single = await post(app, '/api/solve', { solver: 'grover', problem: big(17), shots: 64 });
+    assert.equal(single.json().solution.target_index, 17);
+    // defaults applied by validation survive the trip as JSON text (qrng's format defaults to base64)
+    const qrng = await post(app, '/api/solve', { solver: 'grover', problem: { type: 'qrng', bits: 64 }, shots: 1, padding: 'x'.repeat(70_000) });
+    assert.equal(qrng.statusCode, 200, qrng.body);
+    await expectError('/api/solve/batch', { solver: 'grover', problems: [big(1), { ...big(2), search_space_size: 'many' }] }, 422, 'problems.1.search_space_size');
+    await expectError('/api/solve', `{"solver":"grover","problem":{"dataset":"${'y'.repeat(70_000)}"`, 400, null, 'invalid_json');
+  });
+
+  it('bodies nested deeper than 64 levels are 400 json_too_complex, small or large', async () => {
+    for (const depth of [100, 100_000]) {
+      const body = `{"solver":"qaoa","problem":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+      await expectError('/api/solve', body, 400, null, 'json_too_complex');
+    }
+  });
+
+  it('user input echoed in an error message is truncated', async () => {
+    const res = await expectError('/api/solve', { solver: 's'.repeat(1_000_000), problem: routeProblem(2) }, 400, 'solver', 'unknown_solver');
+    assert.ok(res.body.length < 2000, `error body is ${res.body.length} bytes`);
+    const typed = await expectError('/api/solve', { solver: 'qaoa', problem: { ...routeProblem(2), type: 't'.repeat(500_000) } }, 422, 'problem.type');
+    assert.ok(typed.body.length < 2000);
+    assert.match(typed.json().error.message, /\(500000 characters\)/);
+  });
+
   it('keeps the event loop free while a solve runs in a worker', async () => {
     const order: string[] = [];
     const solving = post(app, '/api/solve', { solver: 'qaoa', problem: routeProblem(4) }).then((r) => {

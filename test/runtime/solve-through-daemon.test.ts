@@ -39,13 +39,15 @@ test('/health answers while a batch of large solves occupies every worker', asyn
   const batch = post('/api/solve/batch', { solver: 'grover', problems, seed: 5 }).then(async (r) => ({ status: r.status, body: (await r.json()) as { results: { index: number; solution: { target_index: number } }[] } }));
   let batchDone = false;
   void batch.then(() => { batchDone = true; });
-  // Give the daemon time to parse the batch and hand it to the workers.
-  await new Promise((r) => setTimeout(r, 300));
-  const health = await fetch(`${daemon.url}/health`);
-  assert.equal(health.status, 200);
-  const load = ((await health.json()) as { quantum: { running: number } }).quantum;
+  // Poll until the daemon has parsed the batch (on its intake worker) and handed it to the solve workers.
+  let running = 0;
+  while (running === 0 && !batchDone) {
+    const health = await fetch(`${daemon.url}/health`);
+    assert.equal(health.status, 200);
+    running = ((await health.json()) as { quantum: { running: number } }).quantum.running;
+  }
   assert.equal(batchDone, false, 'health answered while the batch was still solving');
-  assert.ok(load.running > 0);
+  assert.ok(running > 0);
   const { status, body } = await batch;
   assert.equal(status, 200);
   assert.deepEqual(body.results.map((r) => r.index), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

@@ -1,0 +1,30 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseJsonBody } from '../shared/json-body.ts';
+import type { OffThread } from '../shared/off-thread.ts';
+
+/** Bodies up to this size are parsed on the event loop (well under a millisecond of work). */
+export const INLINE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Most JSON values one OpenAI-route body may hold. The parsed body comes back to the event loop,
+ * where parsing costs in proportion to its values; 300,000 is what OpenAI's embeddings endpoint
+ * takes at most in one request (300k tokens) and far beyond any chat request.
+ */
+export const MAX_BODY_VALUES = 300_000;
+
+const JSON_BODY_MODULE = new URL('../shared/json-body.ts', import.meta.url);
+
+/**
+ * The daemon's JSON body parser, replacing Fastify's: a body over INLINE_BODY_BYTES is first
+ * checked on the intake worker (well-formed, not nested too deep, not too many values), so a
+ * hostile 16 MB body never holds the event loop; only a body that passed is then parsed here.
+ * Routes that can use the large body where it is (the solve endpoints) install their own.
+ */
+export function installJsonBodyParser(app: FastifyInstance, intake: OffThread): void {
+  const limits = { maxValues: MAX_BODY_VALUES };
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => {
+    if (body.length > INLINE_BODY_BYTES) await intake.run(JSON_BODY_MODULE, 'checkJsonBody', [body, limits]);
+    return parseJsonBody(body.toString('utf8'), limits);
+  });
+}

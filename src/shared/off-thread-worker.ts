@@ -1,0 +1,32 @@
+/**
+ * The OffThread worker: runs the named export of one of svc's modules and posts back its
+ * result, an ApiError by value, or (anything else) a detail for the log.
+ */
+import { parentPort } from 'node:worker_threads';
+import { ApiError } from './api-error.ts';
+import type { OffThreadReply } from './off-thread.ts';
+
+interface TaskMessage {
+  id: number;
+  module: string;
+  exportName: string;
+  args: unknown[];
+}
+
+parentPort!.on('message', (task: TaskMessage) => {
+  void (async () => {
+    let reply: OffThreadReply;
+    try {
+      const mod = (await import(task.module)) as Record<string, unknown>;
+      const fn = Object.hasOwn(mod, task.exportName) ? mod[task.exportName] : undefined;
+      if (typeof fn !== 'function') throw new TypeError(`${task.module} has no function export ${task.exportName}`);
+      reply = { id: task.id, ok: true, value: await (fn as (...args: unknown[]) => unknown)(...task.args) };
+    } catch (error) {
+      const apiError = error instanceof ApiError
+        ? { status: error.status, type: error.type, code: error.code, message: error.message, param: error.param, headers: error.headers }
+        : null;
+      reply = { id: task.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    }
+    parentPort!.postMessage(reply);
+  })();
+});

@@ -1,0 +1,119 @@
+import { Worker, type TransferListItem } from 'node:worker_threads';
+import { ApiError, type ApiErrorOptions } from './api-error.ts';
+
+/**
+ * One worker thread for the request work that costs in proportion to what a client sends:
+ * parsing and validating large bodies. The event loop hands the raw bytes over (transferred,
+ * not copied) and gets back a verdict or a small, already-validated result, so `/health` and
+ * every other request keep being served while a 10 MB body is parsed.
+ *
+ * A task names a module and one of its exported functions (the module is ours, never the
+ * client's). Tasks run one at a time in arrival order; at most `maxPending` wait, beyond that
+ * a request is refused 503 with Retry-After, so a flood of large bodies holds a bounded
+ * amount of memory. The worker starts on first use and never keeps the process alive.
+ */
+export interface OffThreadOptions {
+  /** Tasks allowed to wait or run; default 16. */
+  maxPending?: number;
+}
+
+interface Task {
+  id: number;
+  module: string;
+  exportName: string;
+  args: unknown[];
+  transfer: TransferListItem[];
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export type OffThreadReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
+
+const internalError = (cause: unknown): ApiError =>
+  new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
+
+export class OffThread {
+  readonly maxPending: number;
+  readonly #queue: Task[] = [];
+  #worker: Worker | undefined;
+  #running: Task | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: OffThreadOptions = {}) {
+    this.maxPending = Math.max(1, options.maxPending ?? 16);
+  }
+
+  /** Tasks running or waiting now. */
+  get pending(): number {
+    return this.#queue.length + (this.#running === undefined ? 0 : 1);
+  }
+
+  /**
+   * Runs `module`'s export `exportName` with `args` on the worker. ApiErrors thrown there
+   * arrive as ApiErrors; anything else is an opaque 500 (its detail goes to the log).
+   */
+  run<T>(module: URL, exportName: string, args: unknown[], transfer: TransferListItem[] = []): Promise<T> {
+    if (this.#closed) return Promise.reject(ApiError.busy('The daemon is shutting down.', 1, 503, 'server_shutting_down'));
+    if (this.pending >= this.maxPending) {
+      return Promise.reject(ApiError.busy(`Too many large request bodies are being parsed (${this.pending}); retry shortly.`, 1, 503, 'server_busy'));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ id: this.#nextId++, module: module.href, exportName, args, transfer, resolve: resolve as (value: unknown) => void, reject });
+      this.#pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const closing = ApiError.busy('The daemon is shutting down.', 1, 503, 'server_shutting_down');
+    for (const task of this.#queue.splice(0)) task.reject(closing);
+    this.#running?.reject(closing);
+    this.#running = undefined;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    await worker?.terminate();
+  }
+
+  #pump(): void {
+    if (this.#running !== undefined || this.#closed) return;
+    const task = this.#queue.shift();
+    if (task === undefined) {
+      this.#worker?.unref();
+      return;
+    }
+    this.#running = task;
+    const worker = this.#spawn();
+    worker.ref();
+    const { id, module, exportName, args, transfer } = task;
+    worker.postMessage({ id, module, exportName, args }, transfer);
+  }
+
+  #spawn(): Worker {
+    if (this.#worker !== undefined) return this.#worker;
+    const worker = new Worker(new URL('./off-thread-worker.ts', import.meta.url));
+    worker.on('message', (reply: OffThreadReply) => {
+      const task = this.#running;
+      if (task === undefined || task.id !== reply.id) return;
+      this.#running = undefined;
+      if (reply.ok) task.resolve(reply.value);
+      else task.reject(reply.apiError !== null ? new ApiError(reply.apiError) : internalError(new Error(reply.detail)));
+      this.#pump();
+    });
+    // A worker that dies (out of memory, a bug) fails its task and is replaced on next use.
+    const fail = (error: unknown) => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      const task = this.#running;
+      this.#running = undefined;
+      task?.reject(internalError(error));
+      this.#pump();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`intake worker exited with code ${code}`)));
+    this.#worker = worker;
+    return worker;
+  }
+}
