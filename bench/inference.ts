@@ -23,6 +23,7 @@ import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, type ChatHistor
 import { LlamaEngine } from '../src/inference/llama-engine.ts';
 import { ModelCatalog } from '../src/inference/model-catalog.ts';
 import { samplingFrom } from '../src/runtime/sampling-from.ts';
+import { DEFAULT_MAX_TOKENS } from '../src/runtime/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
 
@@ -215,7 +216,7 @@ async function loadDirect(modelPath: string, threads: number): Promise<Direct> {
 async function loadEngine(modelPath: string, threads: number): Promise<{ generate(maxTokens: number): Promise<Sample>; close(): Promise<void> }> {
   const catalog = await ModelCatalog.load([{ id: 'bench', path: modelPath }]);
   const quiet = { info() {}, warn() {}, debug() {} };
-  const engine = new LlamaEngine(catalog, { parallel: SEQUENCES, queueSize: 32, keepAliveMs: Number.POSITIVE_INFINITY, gpu: 'cpu', threads, log: quiet });
+  const engine = new LlamaEngine(catalog, { parallel: SEQUENCES, queueSize: 32, defaultMaxTokens: DEFAULT_MAX_TOKENS, keepAliveMs: Number.POSITIVE_INFINITY, gpu: 'cpu', threads, log: quiet });
   const model = engine.model('bench')!;
   return {
     async generate(maxTokens) {

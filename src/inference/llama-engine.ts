@@ -34,6 +34,8 @@ export interface LlamaEngineOptions {
   queueSize: number;
   /** Context size per sequence; default: the model's training context, capped at 4096. */
   contextSize?: number | undefined;
+  /** Reply tokens when a request sets no max_tokens (still bounded by what is left of the context). */
+  defaultMaxTokens: number;
   /** Idle time before a model is unloaded; 0 unloads after each request, Infinity never. */
   keepAliveMs: number;
   gpu: GpuChoice;
@@ -149,6 +151,61 @@ interface Loaded {
   chatWrapper: ChatWrapper;
   context: LlamaContext;
   embedding?: Promise<LlamaEmbeddingContext>;
+  /** An upper bound on the bytes of text one token stands for (see maxBytesPerToken). */
+  maxBytesPerToken: number;
+}
+
+/**
+ * An upper bound on how many bytes of input text one token of this vocabulary covers, so that
+ * `bytes / maxBytesPerToken` is a lower bound on a text's token count, known without tokenizing.
+ * A piece's own UTF-8 length bounds what it covers for SentencePiece (`▁` is 3 bytes for a
+ * 1-byte space, `<0x41>` 6 for 1) and byte-level BPE (every byte is written as a 1–2 byte
+ * character); other tokenizers (WordPiece lowercases and strips accents, so a 1-byte `e` can
+ * stand for a 3-byte character) get a factor of 4.
+ */
+export function maxBytesPerToken(pieces: readonly string[], tokenizerModel: string | undefined): number {
+  // Without the vocabulary in the metadata nothing is known: no bound, count tokens instead.
+  if (pieces.length === 0) return Number.POSITIVE_INFINITY;
+  let longest = 4;
+  for (const piece of pieces) longest = Math.max(longest, Buffer.byteLength(piece, 'utf8'));
+  return tokenizerModel === 'llama' || tokenizerModel === 'gpt2' ? longest : 4 * longest;
+}
+
+/** Text above this many bytes is counted in slices, yielding to the event loop between them. */
+const SLICE_BYTES = 16 * 1024;
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Counts tokens of texts without holding the event loop: each text is tokenized in slices of
+ * about SLICE_BYTES (cut before whitespace, where tokenizers split words anyway), with other
+ * requests served between slices, and counting stops as soon as `limit` is passed. Slice
+ * boundaries can shift the count by a token or so each, so the result is an estimate: callers
+ * use it to refuse texts far beyond the context, and count exactly what fits.
+ */
+export async function estimateTokens(texts: readonly string[], tokenize: (text: string) => number, limit: number): Promise<number> {
+  let count = 0;
+  for (const text of texts) {
+    for (let at = 0; at < text.length && count <= limit;) {
+      let end = Math.min(text.length, at + SLICE_BYTES);
+      if (end < text.length) {
+        const space = text.lastIndexOf(' ', end);
+        if (space > at + SLICE_BYTES / 2) end = space;
+        // Never split a surrogate pair.
+        const code = text.charCodeAt(end - 1);
+        if (code >= 0xd800 && code <= 0xdbff) end--;
+      }
+      count += tokenize(text.slice(at, end));
+      at = end;
+      if (at < text.length) await yieldToEventLoop();
+    }
+    if (count > limit) break;
+  }
+  return count;
+}
+
+function contextLengthExceeded(param: string, message: string): ApiError {
+  return new ApiError({ status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param, message });
 }
 
 function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
@@ -174,7 +231,6 @@ interface EngineSampling {
   signal?: AbortSignal;
   stopOnAbortSignal?: boolean;
   repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number };
-  onToken: (tokens: Token[]) => void;
   onTextChunk?: (text: string) => void;
 }
 
@@ -227,11 +283,11 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    return this.#generate(options, 'messages', (loaded, sequence) => {
+    return this.#generate(options, 'messages', messages.map((m) => m.content), (loaded, sequence) => {
       const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
       const history = toHistory(messages);
       return {
-        promptTokens: chat.chatWrapper
+        promptTokens: () => chat.chatWrapper
           .generateContextState({ chatHistory: history })
           .contextText.tokenize(loaded.model.tokenizer).length,
         run: async (sampling) => {
@@ -244,11 +300,11 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
-    return this.#generate(options, 'prompt', (loaded, sequence) => {
+    return this.#generate(options, 'prompt', [prompt], (loaded, sequence) => {
       const completion = new loaded.lib.LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
       const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
       return {
-        promptTokens: loaded.model.tokenize(prompt).length + bos,
+        promptTokens: () => loaded.model.tokenize(prompt).length + bos,
         run: async (sampling) => {
           const result = await completion.generateCompletionWithMeta(prompt, sampling);
           return { text: result.response, stopReason: result.metadata.stopReason };
@@ -260,28 +316,41 @@ export class LlamaModelHost implements LanguageModel {
 
   /**
    * The part chat and plain completion share: a sequence, the token budget, sampling options,
-   * token counting and streaming callbacks around one generator call.
+   * token counting and streaming callbacks around one generator call. `texts` are the prompt's
+   * user-supplied parts, checked against the context before anything is tokenized whole.
    */
   #generate(
     options: GenerateOptions,
     promptParam: string,
+    texts: readonly string[],
     prepare: (loaded: Loaded, sequence: LlamaContextSequence) => {
-      promptTokens: number;
+      /** Tokenizes the whole prompt (synchronous; only called once the prompt is known to be near the context's size). */
+      promptTokens: () => number;
       run: (sampling: EngineSampling) => Promise<{ text: string; stopReason: string }>;
       dispose: () => void;
     },
   ): Promise<GenerateResult> {
     return this.#withSequence(options.signal, async (loaded, sequence) => {
+      if (options.maxTokens !== undefined && options.maxTokens > sequence.contextSize) {
+        throw new ApiError({
+          status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'max_tokens',
+          message: `max_tokens is ${options.maxTokens}; this model's context holds ${sequence.contextSize} tokens per request, prompt included.`,
+        });
+      }
+      await this.#refuseOversizedText(loaded, texts, sequence.contextSize, promptParam, 'The prompt');
+      options.signal?.throwIfAborted();
       const generator = prepare(loaded, sequence);
       try {
-        const maxTokens = this.#budget(generator.promptTokens, sequence.contextSize, options.maxTokens, promptParam);
-        let completionTokens = 0;
+        const promptTokens = generator.promptTokens();
+        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens, promptParam);
+        // Every token the model sampled, read from the sequence's own meter: counting the
+        // tokens handed to onToken misses those held back while a stop sequence might match.
+        const meterAtStart = sequence.tokenMeter.usedOutputTokens;
         let partial = '';
-        const usage = () => ({ promptTokens: generator.promptTokens, completionTokens });
+        const usage = () => ({ promptTokens, completionTokens: sequence.tokenMeter.usedOutputTokens - meterAtStart });
         try {
           const result = await generator.run({
             ...this.#sampling(options, maxTokens),
-            onToken: (tokens) => { completionTokens += tokens.length; },
             onTextChunk: (text) => {
               partial += text;
               options.onText?.(text);
@@ -307,17 +376,16 @@ export class LlamaModelHost implements LanguageModel {
         ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
       });
       const context = await loaded.embedding;
+      const limit = Math.min(context.model.trainContextSize, this.#contextSize(loaded.model));
       const vectors: number[][] = [];
       let promptTokens = 0;
       for (const [index, input] of inputs.entries()) {
         signal?.throwIfAborted();
+        if (typeof input === 'string') await this.#refuseOversizedText(loaded, [input], limit, 'input', `input[${index}]`);
         const tokens = typeof input === 'string' ? loaded.model.tokenize(input) : this.#checkTokens(loaded.model, input, index);
         if (tokens.length === 0) throw ApiError.invalidRequest(`input[${index}] is empty.`, 'input');
-        if (tokens.length > context.model.trainContextSize || tokens.length > this.#contextSize(loaded.model)) {
-          throw new ApiError({
-            status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'input',
-            message: `input[${index}] has ${tokens.length} tokens; this model embeds at most ${this.#contextSize(loaded.model)}.`,
-          });
+        if (tokens.length > limit) {
+          throw contextLengthExceeded('input', `input[${index}] has ${tokens.length} tokens; this model embeds at most ${limit}.`);
         }
         promptTokens += tokens.length;
         const embedding = await context.getEmbeddingFor(tokens);
@@ -334,7 +402,7 @@ export class LlamaModelHost implements LanguageModel {
     return input as Token[];
   }
 
-  #sampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onToken' | 'onTextChunk'> {
+  #sampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onTextChunk'> {
     return {
       maxTokens,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
@@ -348,16 +416,35 @@ export class LlamaModelHost implements LanguageModel {
     };
   }
 
+  /**
+   * Refuses text that cannot fit `limit` tokens, cheaply and without holding the event loop:
+   * first by its size in bytes (a lower bound on its tokens, no tokenizing at all), then by
+   * counting tokens in slices. What passes is at most about `limit` tokens, so tokenizing it
+   * whole afterwards is bounded work whatever a client sends.
+   */
+  async #refuseOversizedText(loaded: Loaded, texts: readonly string[], limit: number, param: string, what: string): Promise<void> {
+    let bytes = 0;
+    for (const text of texts) bytes += Buffer.byteLength(text, 'utf8');
+    const atLeast = Math.ceil(bytes / loaded.maxBytesPerToken);
+    if (atLeast > limit) {
+      throw contextLengthExceeded(param, `${what} is ${bytes} bytes, at least ${atLeast} tokens; this model's context holds ${limit} per request.`);
+    }
+    if (bytes <= SLICE_BYTES) return;
+    // Slice counts can run a token or two per slice above the exact count; leave that much room.
+    const slack = Math.ceil(bytes / SLICE_BYTES) * 2;
+    const estimate = await estimateTokens(texts, (text) => loaded.model.tokenize(text).length, limit + slack);
+    if (estimate > limit + slack) {
+      throw contextLengthExceeded(param, `${what} is ${bytes} bytes, more than ${limit + slack} tokens; this model's context holds ${limit} per request.`);
+    }
+  }
+
   /** Tokens left for the reply; a prompt that does not fit is the client's error (400), as with OpenAI. */
   #budget(promptTokens: number, contextSize: number, requested: number | undefined, param: string): number {
     const room = contextSize - promptTokens;
     if (room < 1) {
-      throw new ApiError({
-        status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param,
-        message: `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize} per request.`,
-      });
+      throw contextLengthExceeded(param, `The prompt is ${promptTokens} tokens; this model's context holds ${contextSize} per request.`);
     }
-    return requested === undefined ? room : Math.min(requested, room);
+    return Math.min(requested ?? this.#options.defaultMaxTokens, room);
   }
 
   async #admit(queue: AdmissionQueue, signal: AbortSignal | undefined): Promise<() => void> {
@@ -451,7 +538,8 @@ export class LlamaModelHost implements LanguageModel {
         );
         const lib = await import('node-llama-cpp');
         this.#chatWrapper ??= lib.resolveChatWrapper(model);
-        return { lib, model, context, chatWrapper: this.#chatWrapper };
+        const tokenizer = model.fileInfo.metadata.tokenizer?.ggml;
+        return { lib, model, context, chatWrapper: this.#chatWrapper, maxBytesPerToken: maxBytesPerToken(tokenizer?.tokens ?? [], tokenizer?.model) };
       } catch (error) {
         await model.dispose();
         throw error;

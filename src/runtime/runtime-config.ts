@@ -17,6 +17,8 @@ export interface RuntimeConfig {
   parallel: number;
   queueSize: number;
   contextSize: number | undefined;
+  /** Reply tokens when a request sets no max_tokens. */
+  defaultMaxTokens: number;
   gpu: GpuChoice;
   threads: number | undefined;
   bodyLimit: number;
@@ -30,6 +32,11 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const DEFAULT_PORTS = [11435, 11440];
 export const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
+/**
+ * Reply tokens when a chat request sets no max_tokens. "Until the context is full" took minutes
+ * on a CPU with a large context; 2048 covers ordinary answers, and clients that want more say so.
+ */
+export const DEFAULT_MAX_TOKENS = 2048;
 
 /** What the CLI hands over: raw strings from flags or their environment variables. */
 export interface RawRuntimeOptions {
@@ -42,6 +49,7 @@ export interface RawRuntimeOptions {
   parallel?: string | undefined;
   queueSize?: string | undefined;
   contextSize?: string | undefined;
+  maxTokens?: string | undefined;
   gpu?: string | undefined;
   threads?: string | undefined;
   bodyLimit?: string | undefined;
@@ -120,6 +128,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
     parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
     queueSize: integer(raw.queueSize, '--queue-size', 0, 10_000) ?? 32,
     contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
+    defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
     gpu: gpu as GpuChoice,
     threads: integer(raw.threads, '--threads', 1, 1024),
     bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { estimateTokens, maxBytesPerToken } from '../../src/inference/llama-engine.ts';
+
+test('maxBytesPerToken bounds what one token covers, per tokenizer kind', () => {
+  assert.equal(maxBytesPerToken(['a', '▁the', '<0x41>', 'hello'], 'llama'), 6);
+  assert.equal(maxBytesPerToken(['ĠĠĠĠĠĠĠĠ'], 'gpt2'), 16);
+  // WordPiece folds accents and case: a piece may stand for more bytes than it has.
+  assert.equal(maxBytesPerToken(['##ing'], 'bert'), 20);
+  // Short vocabularies still allow a 4-byte character per token.
+  assert.equal(maxBytesPerToken(['a'], 'llama'), 4);
+  // No vocabulary in the metadata: no bound at all (counting decides).
+  assert.equal(maxBytesPerToken([], 'llama'), Number.POSITIVE_INFINITY);
+});
+
+test('estimateTokens counts in slices, yields between them, and stops past the limit', async () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+  const byWords = (text: string) => text.split(' ').filter((w) => w !== '').length;
+  const text = words(20_000); // ~130 KB: several slices
+  const slices: number[] = [];
+  const counting = (t: string) => {
+    slices.push(t.length);
+    return byWords(t);
+  };
+  assert.equal(await estimateTokens([text], counting, Number.POSITIVE_INFINITY), 20_000);
+  assert.ok(slices.length > 4 && Math.max(...slices) <= 16 * 1024);
+  // The event loop runs between slices.
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 0);
+  slices.length = 0;
+  await estimateTokens([text], counting, Number.POSITIVE_INFINITY);
+  clearInterval(timer);
+  assert.ok(ticks > 0);
+  // Past the limit it stops: only the first slices are tokenized.
+  slices.length = 0;
+  const over = await estimateTokens([text, text], counting, 100);
+  assert.ok(over > 100);
+  assert.equal(slices.length, 1);
+});
