@@ -10,11 +10,15 @@ import { ApiError, type ApiErrorOptions } from './api-error.ts';
  * A task names a module and one of its exported functions (the module is ours, never the
  * client's). Tasks run one at a time in arrival order; at most `maxPending` wait, beyond that
  * a request is refused 503 with Retry-After, so a flood of large bodies holds a bounded
- * amount of memory. The worker starts on first use and never keeps the process alive.
+ * amount of memory. The worker starts on first use, never keeps the process alive, and exits
+ * after `idleMs` without work: the heap it grew parsing large bodies goes with it, instead of
+ * staying resident until some later allocation makes its V8 collect.
  */
 export interface OffThreadOptions {
   /** Tasks allowed to wait or run; default 16. */
   maxPending?: number;
+  /** Idle time after which the worker exits (a later task starts a new one); default 10 s. */
+  idleMs?: number;
 }
 
 interface Task {
@@ -36,14 +40,22 @@ const internalError = (cause: unknown): ApiError =>
 
 export class OffThread {
   readonly maxPending: number;
+  readonly idleMs: number;
   readonly #queue: Task[] = [];
   #worker: Worker | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
   #running: Task | undefined;
   #nextId = 1;
   #closed = false;
 
   constructor(options: OffThreadOptions = {}) {
     this.maxPending = Math.max(1, options.maxPending ?? 16);
+    this.idleMs = options.idleMs ?? 10_000;
+  }
+
+  /** Whether the worker thread exists now (it exits when idle). */
+  get started(): boolean {
+    return this.#worker !== undefined;
   }
 
   /** Tasks running or waiting now. */
@@ -68,6 +80,7 @@ export class OffThread {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#idleTimer);
     const closing = ApiError.busy('The daemon is shutting down.', 1, 503, 'server_shutting_down');
     for (const task of this.#queue.splice(0)) task.reject(closing);
     this.#running?.reject(closing);
@@ -82,13 +95,28 @@ export class OffThread {
     const task = this.#queue.shift();
     if (task === undefined) {
       this.#worker?.unref();
+      this.#scheduleIdleExit();
       return;
     }
+    clearTimeout(this.#idleTimer);
     this.#running = task;
     const worker = this.#spawn();
     worker.ref();
     const { id, module, exportName, args, transfer } = task;
     worker.postMessage({ id, module, exportName, args }, transfer);
+  }
+
+  #scheduleIdleExit(): void {
+    clearTimeout(this.#idleTimer);
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    this.#idleTimer = setTimeout(() => {
+      if (this.#worker !== worker || this.#running !== undefined) return;
+      this.#worker = undefined;
+      worker.removeAllListeners();
+      void worker.terminate();
+    }, this.idleMs);
+    this.#idleTimer.unref();
   }
 
   #spawn(): Worker {
