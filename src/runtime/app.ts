@@ -5,7 +5,9 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { comingSoonRoutes } from './coming-soon-routes.ts';
 import { completionsRoute } from './completions-route.ts';
 import { embeddingsRoute } from './embeddings-route.ts';
+import { installCharsetGuard } from './charset-guard.ts';
 import { createHttpServer } from './http-server.ts';
+import { installHttpOptions } from './http-options.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { modelsRoutes } from './models-routes.ts';
@@ -46,7 +48,11 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
     serverFactory: (handler) => createHttpServer(options.requestTimeoutMs, handler),
-    return503OnClosing: true,
+    // createHttpServer already answers client errors in the envelope on every server it makes;
+    // Fastify's default handler would write a second, Fastify-shaped answer on this one.
+    clientErrorHandler: () => {},
+    // The draining hook answers requests during shutdown, in the envelope.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     // Errors Fastify raises before routing (a malformed URL) use the same envelope.
@@ -57,6 +63,8 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);
+  installCharsetGuard(app);
+  installHttpOptions(app);
   // Browser apps served from a loopback origin may call the daemon (the guard has already
   // refused every other origin), as Ollama allows for localhost by default.
   await app.register(cors, { origin: true, maxAge: 600 });

@@ -1,10 +1,16 @@
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import { ApiError } from '../shared/api-error.ts';
+import { answerClientError, endAndClose, rawErrorResponse } from './client-error-handler.ts';
+import { openAIErrorBody } from './openai-error-handler.ts';
 
 /**
  * Node's HTTP server settings for the daemon. `requestTimeout` cuts off clients that never
  * finish sending a request (slowloris); Node only checks it every `connectionsCheckingInterval`
  * (30 s by default), so the interval follows the timeout. Responses (long streams) are not
  * bounded by it.
+ *
+ * Every server the daemon listens on is made here, so each answers what Node would answer
+ * itself (parse errors, timeouts, `Expect`, `CONNECT`) in the JSON envelope too.
  */
 export function createHttpServer(requestTimeoutMs: number, handler: RequestListener): Server {
   const options: ServerOptions = {
@@ -12,6 +18,39 @@ export function createHttpServer(requestTimeoutMs: number, handler: RequestListe
     headersTimeout: requestTimeoutMs === 0 ? 60_000 : Math.min(60_000, requestTimeoutMs),
     keepAliveTimeout: 5_000,
     connectionsCheckingInterval: requestTimeoutMs === 0 ? 30_000 : Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+    // Node answers a missing Host with an empty 400; the loopback guard answers it in the envelope.
+    requireHostHeader: false,
   };
-  return createServer(options, handler);
+  const server = createServer(options, handler);
+  server.on('clientError', answerClientError);
+  // Without a listener Node answers an `Expect` other than 100-continue with an empty 417.
+  server.on('checkExpectation', (_request, response) => {
+    const error = new ApiError({
+      status: 417,
+      type: 'invalid_request_error',
+      code: 'expectation_failed',
+      message: 'The only Expect this server honours is 100-continue.',
+    });
+    const body = JSON.stringify(openAIErrorBody(error));
+    // The client may send its body anyway; closing keeps it from being read as a next request.
+    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
+  // Without a listener Node drops a CONNECT connection without a word (e.g. a client whose
+  // HTTPS proxy setting points here).
+  server.on('connect', (_request, socket) => {
+    const error = new ApiError({
+      status: 405,
+      type: 'invalid_request_error',
+      code: 'method_not_allowed',
+      message: 'CONNECT is not supported: the daemon is not a proxy.',
+      headers: { Allow: 'GET, HEAD, POST, OPTIONS' },
+    });
+    // Node has handed the socket over and no longer listens for its errors: a reset from the
+    // client would otherwise be an uncaught exception.
+    socket.on('error', () => {});
+    socket.resume();
+    endAndClose(socket, rawErrorResponse(error), true);
+  });
+  return server;
 }

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { MIMEType } from 'node:util';
+import { ApiError } from '../shared/api-error.ts';
+import { truncateInput } from '../shared/quote-input.ts';
+
+const UTF8_LABELS = new Set(['utf-8', 'utf8']);
+
+/** Fastify never reads a body for these; every other method's body is parsed when it has a Content-Type. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
+function unsupportedMediaType(message: string, code: string): ApiError {
+  return new ApiError({ status: 415, type: 'invalid_request_error', code, message });
+}
+
+/**
+ * The error for a request body declared in a charset other than UTF-8, or undefined when the
+ * body may be read. Fastify decodes every body as UTF-8 whatever the header says, so a UTF-16
+ * body would be read as garbage (or worse, as different text than the client meant); no
+ * charset means UTF-8 (RFC 8259). The header is parsed by Node's WHATWG MIME parser, which
+ * handles quoting, case and stray parameters as browsers do.
+ */
+export function charsetError(contentType: string): ApiError | undefined {
+  let mime: MIMEType;
+  try {
+    mime = new MIMEType(contentType);
+  } catch {
+    return unsupportedMediaType(`Content-Type '${truncateInput(contentType)}' is not a valid media type; send application/json.`, 'unsupported_media_type');
+  }
+  const charset = mime.params.get('charset');
+  if (charset === null || UTF8_LABELS.has(charset.toLowerCase())) return undefined;
+  return unsupportedMediaType(
+    `Charset '${truncateInput(charset)}' is not supported; send the body as UTF-8 (charset=utf-8, or no charset).`,
+    'unsupported_charset',
+  );
+}
+
+/** Refuses a non-UTF-8 body with 415 before any of it is read, on every route that takes one. */
+export function installCharsetGuard(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const contentType = request.headers['content-type'];
+    if (contentType === undefined || BODYLESS_METHODS.has(request.method) || request.is404) return;
+    const error = charsetError(contentType);
+    if (error !== undefined) throw error;
+  });
+}
