@@ -8,6 +8,7 @@ import { embeddingsRoute } from './embeddings-route.ts';
 import { createHttpServer } from './http-server.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
+import { installMemoryRelief } from './memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
 import { installDraining } from './draining.ts';
@@ -52,6 +53,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);
+  installMemoryRelief(app);
   // Browser apps served from a loopback origin may call the daemon (the guard has already
   // refused every other origin), as Ollama allows for localhost by default.
   await app.register(cors, { origin: true, maxAge: 600 });
