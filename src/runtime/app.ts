@@ -10,6 +10,7 @@ import { createHttpServer } from './http-server.ts';
 import { installHttpOptions } from './http-options.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
+import { installMemoryRelief } from './memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
 import { installDraining } from './draining.ts';
@@ -65,6 +66,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   installDraining(app, options.drainingSignal);
   installCharsetGuard(app);
   installHttpOptions(app);
+  installMemoryRelief(app);
   // Browser apps served from a loopback origin may call the daemon (the guard has already
   // refused every other origin), as Ollama allows for localhost by default.
   await app.register(cors, { origin: true, maxAge: 600 });
