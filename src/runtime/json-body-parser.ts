@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseJsonBody } from '../shared/json-body.ts';
+import { parseJson, parseJsonBody } from '../shared/json-body.ts';
 import type { OffThread } from '../shared/off-thread.ts';
 
 /** Bodies up to this size are parsed on the event loop (well under a millisecond of work). */
@@ -16,15 +16,18 @@ const JSON_BODY_MODULE = new URL('../shared/json-body.ts', import.meta.url);
 
 /**
  * The daemon's JSON body parser, replacing Fastify's: a body over INLINE_BODY_BYTES is first
- * checked on the intake worker (well-formed, not nested too deep, not too many values), so a
- * hostile 16 MB body never holds the event loop; only a body that passed is then parsed here.
+ * scanned on the intake worker (not nested too deep, not too many values), so a hostile 16 MB
+ * body never holds the event loop; only a body whose parse is known to be cheap is parsed here.
  * Routes that can use the large body where it is (the solve endpoints) install their own.
  */
 export function installJsonBodyParser(app: FastifyInstance, intake: OffThread): void {
   const limits = { maxValues: MAX_BODY_VALUES };
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => {
-    if (body.length > INLINE_BODY_BYTES) await intake.run(JSON_BODY_MODULE, 'checkJsonBody', [body, limits]);
-    return parseJsonBody(body.toString('utf8'), limits);
+    if (body.length <= INLINE_BODY_BYTES) return parseJsonBody(body.toString('utf8'), limits);
+    // The bytes travel to the worker and back without a copy when the Buffer owns its memory.
+    const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
+    const checked = await intake.run<Uint8Array>(JSON_BODY_MODULE, 'checkJsonBody', [body, limits], whole ? [body.buffer as ArrayBuffer] : []);
+    return parseJson(Buffer.from(checked.buffer, checked.byteOffset, checked.byteLength).toString('utf8'));
   });
 }

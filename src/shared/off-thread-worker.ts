@@ -27,6 +27,9 @@ parentPort!.on('message', (task: TaskMessage) => {
         : null;
       reply = { id: task.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
     }
-    parentPort!.postMessage(reply);
+    // A byte array the task hands back (a body it checked) returns without a copy.
+    const value = reply.ok ? reply.value : undefined;
+    const transfer = value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.buffer instanceof ArrayBuffer ? [value.buffer] : [];
+    parentPort!.postMessage(reply, transfer);
   })();
 });

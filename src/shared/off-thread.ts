@@ -17,7 +17,7 @@ import { ApiError, type ApiErrorOptions } from './api-error.ts';
 export interface OffThreadOptions {
   /** Tasks allowed to wait or run; default 16. */
   maxPending?: number;
-  /** Idle time after which the worker exits (a later task starts a new one); default 10 s. */
+  /** Idle time after which the worker exits (a later task starts a new one); default 2 s, as memory-relief.ts waits. */
   idleMs?: number;
 }
 
@@ -50,7 +50,7 @@ export class OffThread {
 
   constructor(options: OffThreadOptions = {}) {
     this.maxPending = Math.max(1, options.maxPending ?? 16);
-    this.idleMs = options.idleMs ?? 10_000;
+    this.idleMs = options.idleMs ?? 2_000;
   }
 
   /** Whether the worker thread exists now (it exits when idle). */

@@ -49,7 +49,7 @@ test('after 200 large hostile bodies, each refused with the envelope, RSS return
     let peak = before.rss;
     const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)); }, 100);
     const started = performance.now();
-    // Over-context prompts stay at 1–2 MB: the daemon tokenizes them whole before refusing.
+    // Over-context prompts stay at 1–2 MB (the daemon refuses larger ones from their size alone, which would make the flood lighter).
     const results = await driveLargeBodies(daemon.url, { count: 200, concurrency: 4, chatMaxMb: 2 }).finally(() => clearInterval(sampler));
     const driveS = (performance.now() - started) / 1000;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError } from '../../src/shared/api-error.ts';
-import { MAX_JSON_DEPTH, parseJsonBody } from '../../src/shared/json-body.ts';
+import { checkJsonBody, MAX_JSON_DEPTH, parseJsonBody, scanJson } from '../../src/shared/json-body.ts';
 
 const refusedWith = (code: string) => (error: unknown) => error instanceof ApiError && error.status === 400 && error.code === code;
 
@@ -25,4 +25,24 @@ test('bounds nesting depth and the number of values', () => {
   const values = JSON.stringify(Array.from({ length: 1000 }, (_, i) => i));
   assert.doesNotThrow(() => parseJsonBody(values, { maxValues: 1001 }));
   assert.throws(() => parseJsonBody(values, { maxValues: 1000 }), refusedWith('json_too_complex'));
+});
+
+test('scanJson reads depth and an upper bound on values from the bytes, ignoring strings', () => {
+  const scan = (text: string) => scanJson(Buffer.from(text));
+  assert.deepEqual(scan('{"a":[1,2,3],"b":{"c":null}}'), { depth: 2, values: 7 });
+  // Brackets, braces, commas and escaped quotes inside strings are text.
+  assert.deepEqual(scan('["[[[,,,{{{", "a\\"[[,"]'), { depth: 1, values: 3 });
+  assert.deepEqual(scan('3'), { depth: 0, values: 1 });
+  for (const text of ['[]', '[1,[2,{}]]', '{"k":[[],[[1]]]}', JSON.stringify({ messages: [{ role: 'user', content: 'x, y' }] })]) {
+    let real = 0;
+    const walk = (v: unknown): void => {
+      real++;
+      if (typeof v === 'object' && v !== null) for (const child of Object.values(v)) walk(child);
+    };
+    walk(JSON.parse(text));
+    assert.ok(scan(text).values >= real, text);
+  }
+  assert.throws(() => checkJsonBody(Buffer.from('['.repeat(MAX_JSON_DEPTH + 1)), {}), refusedWith('json_too_complex'));
+  assert.throws(() => checkJsonBody(Buffer.from('[1,2,3,4]'), { maxValues: 4 }), refusedWith('json_too_complex'));
+  assert.doesNotThrow(() => checkJsonBody(Buffer.from('[1,2,3,4]'), { maxValues: 5 }));
 });

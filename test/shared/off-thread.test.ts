@@ -9,8 +9,12 @@ const bytes = (text: string) => Buffer.from(text, 'utf8');
 test('runs a module export on the worker; ApiErrors come back as ApiErrors', async () => {
   const offThread = new OffThread();
   try {
-    assert.equal(await offThread.run(JSON_BODY, 'checkJsonBody', [bytes('{"a":[1,2]}'), {}]), undefined);
-    await assert.rejects(offThread.run(JSON_BODY, 'checkJsonBody', [bytes('{"a":'), {}]), (error: unknown) => error instanceof ApiError && error.status === 400 && error.code === 'invalid_json');
+    const sent = new Uint8Array(bytes('{"a":[1,2]}'));
+    const back = await offThread.run<Uint8Array>(JSON_BODY, 'checkJsonBody', [sent, {}], [sent.buffer]);
+    // Transferred there and back: the memory moved, nothing was copied.
+    assert.equal(sent.byteLength, 0);
+    assert.equal(Buffer.from(back).toString(), '{"a":[1,2]}');
+    await assert.rejects(offThread.run(JSON_BODY, 'checkJsonBody', [bytes('['.repeat(100)), {}]), (error: unknown) => error instanceof ApiError && error.status === 400 && error.code === 'json_too_complex');
     // Anything else is an opaque 500 whose detail stays in the cause.
     await assert.rejects(offThread.run(JSON_BODY, 'noSuchExport', []), (error: unknown) => error instanceof ApiError && error.status === 500 && error.message === 'Internal server error.');
   } finally {
