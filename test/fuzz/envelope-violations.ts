@@ -38,7 +38,7 @@ export function parseEnvelope(body: Buffer): Envelope | string {
 }
 
 /** Why a response breaks the rules (empty when it keeps them). */
-export function envelopeViolations(response: RawResponse, request: { head: boolean; foreignCharset: boolean }): string[] {
+export function envelopeViolations(response: RawResponse, request: { head: boolean; foreignCharset: boolean; refuse?: string | null }): string[] {
   const problems: string[] = [];
   const { status } = response;
   // A HEAD reply has no body, unless the parser refused the request before knowing it was HEAD.
@@ -55,6 +55,7 @@ export function envelopeViolations(response: RawResponse, request: { head: boole
     if (bytes >= MAX_MESSAGE_BYTES) problems.push(`status ${status} (${code}): error message of ${bytes} bytes echoes input (limit ${MAX_MESSAGE_BYTES}): ${JSON.stringify(envelope.error.message.slice(0, 120))}…`);
   }
   if (request.foreignCharset && status >= 200 && status < 300) problems.push(`status ${status}: a body declared in a non-UTF-8 charset was accepted (read as UTF-8)`);
+  if (request.refuse != null && status < 400) problems.push(`status ${status}: ${request.refuse} was served; it must be refused (a status ≥ 400)`);
   return problems;
 }
 
@@ -66,6 +67,8 @@ export interface ExchangeExpectation {
   mayBeSilent: boolean;
   /** Replies owed (at least). */
   responses: number;
+  /** What makes the request one to refuse (any reply < 400 breaks the rules), or null. */
+  refuse?: string | null;
 }
 
 /** What went wrong with one exchange: no reply, an unparseable one, or a reply breaking the rules. */

@@ -584,7 +584,8 @@ export const BODY_ROUTES: BodyRoute[] = [
 export function generatesTooMuch(bytes: Buffer): boolean {
   let body: unknown;
   try {
-    body = JSON.parse(bytes.toString('utf8'));
+    // secure-json-parse (Fastify's parser) drops a leading BOM before JSON.parse; so does this.
+    body = JSON.parse(bytes.toString('utf8').replace(/^\ufeff/, ''));
   } catch {
     return false;
   }
@@ -692,6 +693,8 @@ export interface FramingCase {
   mayBeSilent: boolean;
   /** HEAD replies have no body. */
   head: boolean;
+  /** What makes this request one the daemon must refuse (a reply < 400 breaks the rules), or null. */
+  refuse: string | null;
   /**
    * Responses to read before closing (a valid request followed by garbage may get two; one is
    * owed, since a server may answer the garbage and close before the first reply is written).
@@ -701,7 +704,7 @@ export interface FramingCase {
 
 const CRLF = '\r\n';
 
-function framing(label: string, text: (host: string) => string | Buffer, options: Partial<Pick<FramingCase, 'after' | 'mayBeSilent' | 'head' | 'responses'>> = {}): FramingCase {
+function framing(label: string, text: (host: string) => string | Buffer, options: Partial<Pick<FramingCase, 'after' | 'mayBeSilent' | 'head' | 'responses' | 'refuse'>> = {}): FramingCase {
   return {
     label,
     bytes: (host) => {
@@ -712,6 +715,7 @@ function framing(label: string, text: (host: string) => string | Buffer, options
     mayBeSilent: options.mayBeSilent ?? false,
     head: options.head ?? false,
     responses: options.responses ?? 1,
+    refuse: options.refuse ?? null,
   };
 }
 
@@ -757,18 +761,18 @@ export const FRAMING_CASES: FramingCase[] = [
   framing('NUL in header value', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}X-Nul: a\u0000b${CRLF}${CRLF}`),
   framing('bare LF line endings', (h) => `GET /health HTTP/1.1\nHost: ${h}\n\n`),
   framing('bare CR line endings', (h) => `GET /health HTTP/1.1\rHost: ${h}\r\r`),
-  framing('missing Host (HTTP/1.1)', () => `GET /health HTTP/1.1${CRLF}${CRLF}`),
-  framing('empty Host', () => `GET /health HTTP/1.1${CRLF}Host: ${CRLF}${CRLF}`),
-  framing('duplicate Host (same)', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}Host: ${h}${CRLF}${CRLF}`),
-  framing('duplicate Host (evil second)', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}Host: evil.example${CRLF}${CRLF}`),
-  framing('Host evil.example', () => `GET /health HTTP/1.1${CRLF}Host: evil.example${CRLF}${CRLF}`),
-  framing('Host 127.0.0.1:80@evil.com', () => `GET /health HTTP/1.1${CRLF}Host: 127.0.0.1:80@evil.com${CRLF}${CRLF}`),
-  framing('Host localhost:18435 evil.com', () => `GET /health HTTP/1.1${CRLF}Host: localhost:18435 evil.com${CRLF}${CRLF}`),
-  framing('Host [::1]x', () => `GET /health HTTP/1.1${CRLF}Host: [::1]x${CRLF}${CRLF}`),
-  framing('Host localhost:99999', () => `GET /health HTTP/1.1${CRLF}Host: localhost:99999${CRLF}${CRLF}`),
+  framing('missing Host (HTTP/1.1)', () => `GET /health HTTP/1.1${CRLF}${CRLF}`, { refuse: 'an HTTP/1.1 request without Host' }),
+  framing('empty Host', () => `GET /health HTTP/1.1${CRLF}Host: ${CRLF}${CRLF}`, { refuse: 'an empty Host' }),
+  framing('duplicate Host (same)', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}Host: ${h}${CRLF}${CRLF}`, { refuse: 'a second Host header' }),
+  framing('duplicate Host (evil second)', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}Host: evil.example${CRLF}${CRLF}`, { refuse: 'a second Host header' }),
+  framing('Host evil.example', () => `GET /health HTTP/1.1${CRLF}Host: evil.example${CRLF}${CRLF}`, { refuse: 'a Host that is not loopback' }),
+  framing('Host 127.0.0.1:80@evil.com', () => `GET /health HTTP/1.1${CRLF}Host: 127.0.0.1:80@evil.com${CRLF}${CRLF}`, { refuse: 'a malformed Host' }),
+  framing('Host localhost:18435 evil.com', () => `GET /health HTTP/1.1${CRLF}Host: localhost:18435 evil.com${CRLF}${CRLF}`, { refuse: 'a malformed Host' }),
+  framing('Host [::1]x', () => `GET /health HTTP/1.1${CRLF}Host: [::1]x${CRLF}${CRLF}`, { refuse: 'a malformed Host' }),
+  framing('Host localhost:99999', () => `GET /health HTTP/1.1${CRLF}Host: localhost:99999${CRLF}${CRLF}`, { refuse: 'a Host with an invalid port' }),
   framing('Host of 300 characters', () => `GET /health HTTP/1.1${CRLF}Host: ${'l'.repeat(290)}.localhost${CRLF}${CRLF}`),
   framing('absolute-form URI, loopback', (h) => `GET http://${h}/health HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`),
-  framing('absolute-form URI, evil authority', (h) => `GET http://evil.example/health HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`),
+  framing('absolute-form URI, evil authority', (h) => `GET http://evil.example/health HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`, { refuse: 'an absolute-form target whose authority (which replaces Host, RFC 9112 §3.2.2) is not loopback' }),
   framing('authority-form target on GET', (h) => `GET ${h} HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`),
   framing('asterisk target on GET', (h) => `GET * HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`),
   framing('invalid percent-encoding', (h) => `GET /v1/models/%E0%A4%A HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}`),
@@ -780,9 +784,16 @@ export const FRAMING_CASES: FramingCase[] = [
   framing('HTTP/1.0 without Host', () => `GET /health HTTP/1.0${CRLF}${CRLF}`),
   framing('Expect: 100-continue then body', (h) => `POST /v1/embeddings HTTP/1.1${CRLF}Host: ${h}${CRLF}Content-Type: application/json${CRLF}Expect: 100-continue${CRLF}Content-Length: ${json.length}${CRLF}${CRLF}${json}`),
   framing('Expect: something else', (h) => `POST /v1/embeddings HTTP/1.1${CRLF}Host: ${h}${CRLF}Content-Type: application/json${CRLF}Expect: 200-ok${CRLF}Content-Length: ${json.length}${CRLF}${CRLF}${json}`),
-  framing('charset=utf-16 with a UTF-8 body', (h) => `POST /v1/embeddings HTTP/1.1${CRLF}Host: ${h}${CRLF}Content-Type: application/json; charset=utf-16${CRLF}Content-Length: ${json.length}${CRLF}${CRLF}${json}`),
+  framing('charset=utf-16 with a UTF-8 body', (h) => `POST /v1/embeddings HTTP/1.1${CRLF}Host: ${h}${CRLF}Content-Type: application/json; charset=utf-16${CRLF}Content-Length: ${json.length}${CRLF}${CRLF}${json}`, { refuse: 'a body declared charset=utf-16' }),
   framing('valid request, then garbage on the same socket', (h) => `GET /health HTTP/1.1${CRLF}Host: ${h}${CRLF}${CRLF}BREW /pot HTCPCP/1.0${CRLF}${CRLF}`, { responses: 2 }),
 ];
+
+/** Why a generated Host value must be refused (null: it may be served). HTTP/1.0 may omit Host. */
+function hostRefusal(host: string, version: string): string | null {
+  if (host === 'ok' || host === 'localhost.') return null;
+  if (host === 'none') return version === 'HTTP/1.1' ? 'an HTTP/1.1 request without Host' : null;
+  return host === 'twice' ? 'a second Host header' : `Host ${JSON.stringify(host)}`;
+}
 
 /** Generated framing: request lines, Host values, body framing and header damage in combination. */
 export const framingRequest: fc.Arbitrary<FramingCase> = fc
@@ -821,5 +832,5 @@ export const framingRequest: fc.Arbitrary<FramingCase> = fc
       const [framingHeaders, body] = bodies.get(r.framing)!;
       lines.push(...framingHeaders);
       return `${lines.join(r.eol)}${r.eol}${r.eol}${body}`;
-    }, { after: closes ? 'end' : 'wait', mayBeSilent: closes, head: r.method === 'HEAD' });
+    }, { after: closes ? 'end' : 'wait', mayBeSilent: closes, head: r.method === 'HEAD', refuse: hostRefusal(r.host, r.version) });
   });

@@ -35,5 +35,5 @@ export async function sendHostile(req: HostileRequest, at: Endpoint, timeoutMs: 
 
 export async function sendFraming(c: FramingCase, at: Endpoint, timeoutMs: number): Promise<Sent> {
   const exchange = await rawExchange({ host: at.address, port: at.port, bytes: c.bytes(at.host), after: c.after, head: c.head, timeoutMs }, c.responses);
-  return { exchange, violations: exchangeViolations(exchange, { head: c.head, foreignCharset: false, mayBeSilent: c.mayBeSilent, responses: 1 }) };
+  return { exchange, violations: exchangeViolations(exchange, { head: c.head, foreignCharset: false, mayBeSilent: c.mayBeSilent, responses: 1, refuse: c.refuse }) };
 }
