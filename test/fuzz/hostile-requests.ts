@@ -156,7 +156,7 @@ export const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProper
 
 /** Sizes of "huge" values, bytes of JSON roughly; the body limit (16 MB) is tested separately. */
 const HUGE_SIZES = [10_000, 200_000, 1_000_000] as const;
-/** Nesting depths; V8's JSON.stringify overflows its stack near 10 000. */
+/** Nesting depths; V8's JSON.parse takes 100 000, its JSON.stringify overflows the stack at 10 000 (Node 24). */
 const DEPTHS = [100, 10_000, 100_000] as const;
 
 const rawNumber = fc
@@ -245,7 +245,7 @@ function wrongTypes(field: FieldPath): JsonType[] {
 // Mutations of seed bodies
 // ---------------------------------------------------------------------------------------------
 
-/** A change to a seed body; `describe` is what a failure report prints. */
+/** A change to a seed body (`describeMutation` words it for failure reports). */
 export type Mutation =
   | { kind: 'set'; why: string; path: Segment[]; value: unknown }
   | { kind: 'delete'; path: Segment[] }
