@@ -12,6 +12,27 @@ function unsupportedMediaType(message: string, code: string): ApiError {
   return new ApiError({ status: 415, type: 'invalid_request_error', code, message });
 }
 
+/** The lower-cased names of a media type's parameters, in order (`;` inside quotes is text). */
+function parameterNames(contentType: string): string[] {
+  const segments: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < contentType.length; i++) {
+    const c = contentType[i]!;
+    if (quoted && c === '\\') {
+      current += c + (contentType[++i] ?? '');
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ';' && !quoted) {
+      segments.push(current);
+      current = '';
+    } else current += c;
+  }
+  segments.push(current);
+  return segments.slice(1).map((segment) => segment.split('=', 1)[0]!.trim().toLowerCase());
+}
+
 /**
  * The error for a request body declared in a charset other than UTF-8, or undefined when the
  * body may be read. Fastify decodes every body as UTF-8 whatever the header says, so a UTF-16
@@ -20,6 +41,10 @@ function unsupportedMediaType(message: string, code: string): ApiError {
  * handles quoting, case and stray parameters as browsers do.
  */
 export function charsetError(contentType: string): ApiError | undefined {
+  // The WHATWG parser keeps the first of repeated parameters; another reader may take the last.
+  if (parameterNames(contentType).filter((name) => name === 'charset').length > 1) {
+    return unsupportedMediaType('The Content-Type names more than one charset; send the body as UTF-8 with one charset (charset=utf-8) or none.', 'unsupported_charset');
+  }
   let mime: MIMEType;
   try {
     mime = new MIMEType(contentType);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { prng } from './tiny-gguf.ts';
 
 const MB = 1024 * 1024;
 
@@ -68,18 +69,6 @@ export function largeBody(kind: LargeBodyKind, bytes: number): LargeBody {
       // valid messages, then refused for n: 2 after the whole array was validated
       return { kind, path: chat, expect: 400, body: build('{"model":"tiny","n":2,"messages":[', '{"role":"user","content":"a"},', '{"role":"user","content":"b"}', ']}', bytes) };
   }
-}
-
-/** A small seeded PRNG (mulberry32), so every run sends the same bodies. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The size of body `kind` in a run: 1–16 MB, with the limits each kind is about. */
@@ -149,7 +138,7 @@ export interface DriveOptions {
 
 /** Sends `count` bodies of the kinds in turn, `concurrency` at a time; returns every answer. */
 export async function driveLargeBodies(url: string, options: DriveOptions): Promise<SentBody[]> {
-  const random = seededRandom(options.seed ?? 7);
+  const random = prng(options.seed ?? 7);
   const kinds = options.kinds ?? LARGE_BODY_KINDS;
   const plan = Array.from({ length: options.count }, (_, i) => {
     const kind = kinds[i % kinds.length]!;

@@ -99,8 +99,8 @@ function writeMeta(w: ByteWriter, key: string, value: MetaValue): void {
   }
 }
 
-/** mulberry32: small, fast, seedable; quality is ample for random weights. */
-function prng(seed: number): () => number {
+/** mulberry32: small, fast, seedable; quality is ample for random weights (and test bodies). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

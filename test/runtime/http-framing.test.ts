@@ -241,7 +241,7 @@ describe('OPTIONS', () => {
 describe('body charset', () => {
   test('a body declared in a charset other than UTF-8: 415 before it is read, on every body route', async () => {
     for (const url of daemon.urls) {
-      for (const contentType of ['application/json; charset=utf-16', 'application/json; charset="UTF-16LE"', 'application/json;charset=latin1', 'application/json; foo=bar; CHARSET=iso-8859-1']) {
+      for (const contentType of ['application/json; charset=utf-16', 'application/json; charset="UTF-16LE"', 'application/json;charset=latin1', 'application/json; foo=bar; CHARSET=iso-8859-1', 'application/json; charset=utf-8; charset=utf-16', 'application/json; charset=utf-8; a="x;y"; Charset=utf-8']) {
         for (const path of ['/api/solve', '/api/solve/batch', '/v1/chat/completions', '/v1/completions', '/v1/embeddings']) {
           const error = assertEnvelope(await exchange(url, post(path, contentType, solveBody)), 415, 'unsupported_charset', `${url}${path} ${contentType}`);
           assert.match(error.message, /UTF-8/);
@@ -257,7 +257,7 @@ describe('body charset', () => {
 
   test('UTF-8, however it is spelled, or no charset, is parsed', async () => {
     for (const url of daemon.urls) {
-      for (const contentType of ['application/json', 'application/json; charset=UTF-8', 'application/json; charset="utf-8"', 'application/json;charset=utf8', 'Application/JSON; Charset=Utf-8']) {
+      for (const contentType of ['application/json', 'application/json; charset=UTF-8', 'application/json; charset="utf-8"', 'application/json;charset=utf8', 'Application/JSON; Charset=Utf-8', 'application/json; a="x;charset=utf-16"; charset=utf-8']) {
         const res = await exchange(url, post('/api/solve', contentType, solveBody));
         assert.equal(res.status, 200, `${url} ${contentType}: ${res.body}`);
         assert.equal((JSON.parse(res.body) as { solution: { method: string } }).solution.method, 'grover');
