@@ -17,7 +17,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'))
     .addOption(new Option('--queue-size <n>', 'requests that may wait for a model before 503 [default: 32]').env('SVC_QUEUE_SIZE'))
     .addOption(new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'))
-    .addOption(new Option('--max-tokens <tokens>', 'reply tokens when a request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'))
+    .addOption(new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'))
     .addOption(new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'))
     .addOption(new Option('--threads <n>', 'CPU threads for inference [default: llama.cpp\'s choice]').env('SVC_THREADS'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))

@@ -183,13 +183,16 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * boundaries can shift the count by a token or so each, so the result is an estimate: callers
  * use it to refuse texts far beyond the context, and count exactly what fits.
  */
-export async function estimateTokens(texts: readonly string[], tokenize: (text: string) => number, limit: number): Promise<number> {
+export async function estimateTokens(texts: readonly string[], tokenize: (text: string) => number, limit: number, signal?: AbortSignal): Promise<number> {
   let count = 0;
   for (const text of texts) {
     for (let at = 0; at < text.length && count <= limit;) {
       let end = Math.min(text.length, at + SLICE_BYTES);
       if (end < text.length) {
-        const space = text.lastIndexOf(' ', end);
+        // Look back for a space within the slice's second half only, so a text without
+        // spaces costs no more than one with them.
+        let space = end;
+        while (space > at + SLICE_BYTES / 2 && text.charCodeAt(space) !== 0x20) space--;
         if (space > at + SLICE_BYTES / 2) end = space;
         // Never split a surrogate pair.
         const code = text.charCodeAt(end - 1);
@@ -197,7 +200,11 @@ export async function estimateTokens(texts: readonly string[], tokenize: (text: 
       }
       count += tokenize(text.slice(at, end));
       at = end;
-      if (at < text.length) await yieldToEventLoop();
+      if (at < text.length) {
+        await yieldToEventLoop();
+        // A client that went away while its prompt was being counted: stop counting for it.
+        signal?.throwIfAborted();
+      }
     }
     if (count > limit) break;
   }
@@ -337,8 +344,13 @@ export class LlamaModelHost implements LanguageModel {
           message: `max_tokens is ${options.maxTokens}; this model's context holds ${sequence.contextSize} tokens per request, prompt included.`,
         });
       }
-      await this.#refuseOversizedText(loaded, texts, sequence.contextSize, promptParam, 'The prompt');
-      options.signal?.throwIfAborted();
+      try {
+        await this.#refuseOversizedText(loaded, texts, sequence.contextSize, promptParam, 'The prompt', options.signal);
+      } catch (error) {
+        // Stopped while the prompt was being counted: nothing was generated, the sequence is intact.
+        if (options.signal?.aborted === true) return { text: '', finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } };
+        throw error;
+      }
       const generator = prepare(loaded, sequence);
       try {
         const promptTokens = generator.promptTokens();
@@ -381,7 +393,7 @@ export class LlamaModelHost implements LanguageModel {
       let promptTokens = 0;
       for (const [index, input] of inputs.entries()) {
         signal?.throwIfAborted();
-        if (typeof input === 'string') await this.#refuseOversizedText(loaded, [input], limit, 'input', `input[${index}]`);
+        if (typeof input === 'string') await this.#refuseOversizedText(loaded, [input], limit, 'input', `input[${index}]`, signal);
         const tokens = typeof input === 'string' ? loaded.model.tokenize(input) : this.#checkTokens(loaded.model, input, index);
         if (tokens.length === 0) throw ApiError.invalidRequest(`input[${index}] is empty.`, 'input');
         if (tokens.length > limit) {
@@ -422,7 +434,7 @@ export class LlamaModelHost implements LanguageModel {
    * counting tokens in slices. What passes is at most about `limit` tokens, so tokenizing it
    * whole afterwards is bounded work whatever a client sends.
    */
-  async #refuseOversizedText(loaded: Loaded, texts: readonly string[], limit: number, param: string, what: string): Promise<void> {
+  async #refuseOversizedText(loaded: Loaded, texts: readonly string[], limit: number, param: string, what: string, signal: AbortSignal | undefined): Promise<void> {
     let bytes = 0;
     for (const text of texts) bytes += Buffer.byteLength(text, 'utf8');
     const atLeast = Math.ceil(bytes / loaded.maxBytesPerToken);
@@ -432,7 +444,7 @@ export class LlamaModelHost implements LanguageModel {
     if (bytes <= SLICE_BYTES) return;
     // Slice counts can run a token or two per slice above the exact count; leave that much room.
     const slack = Math.ceil(bytes / SLICE_BYTES) * 2;
-    const estimate = await estimateTokens(texts, (text) => loaded.model.tokenize(text).length, limit + slack);
+    const estimate = await estimateTokens(texts, (text) => loaded.model.tokenize(text).length, limit + slack, signal);
     if (estimate > limit + slack) {
       throw contextLengthExceeded(param, `${what} is ${bytes} bytes, more than ${limit + slack} tokens; this model's context holds ${limit} per request.`);
     }

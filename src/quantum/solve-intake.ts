@@ -60,26 +60,25 @@ function envelope(body: unknown, kind: SolveKind) {
     throw ApiError.invalidRequest('The request body must be a JSON object.', null, 'invalid_request');
   }
   // An unknown solver is a 400 whatever else is wrong.
-  assertSolverName((body as { solver?: unknown }).solver);
+  const solver = assertSolverName((body as { solver?: unknown }).solver);
   if (kind === 'batch') {
     const request = parseWithSchema(batchRequestSchema, body, { status: 400 });
-    return { ...request, batch: true, field: 'problems' as const, problems: request.problems };
+    return { ...request, solver, batch: true, field: 'problems' as const, problems: request.problems };
   }
   const request = parseWithSchema(solveRequestSchema, body, { status: 400 });
   if (request.batch) {
     if (!Array.isArray(request.problem)) throw ApiError.invalidRequest("With 'batch: true', 'problem' must be an array of problems.", 'problem', 'invalid_problem');
-    return { ...request, field: 'problem' as const, problems: request.problem as unknown[] };
+    return { ...request, solver, field: 'problem' as const, problems: request.problem as unknown[] };
   }
   if (Array.isArray(request.problem)) {
     throw ApiError.invalidRequest("Malformed 'problem': an array needs 'batch: true' (or POST /api/solve/batch).", 'problem', 'invalid_problem');
   }
-  return { ...request, field: 'problem' as const, problems: [request.problem] };
+  return { ...request, solver, field: 'problem' as const, problems: [request.problem] };
 }
 
 function prepare(body: unknown, kind: SolveKind): PreparedSolve<{ validated: ValidatedProblem; json: string }> {
   const request = envelope(body, kind);
-  const solver = assertSolverName(request.solver);
-  const { problems, field } = request;
+  const { solver, problems, field } = request;
   if (request.batch) {
     if (problems.length > BATCH_MAX_PROBLEMS) {
       throw ApiError.tooLarge(`A batch holds at most ${BATCH_MAX_PROBLEMS} problems; this one has ${problems.length}.`, field, 'batch_too_large');
@@ -112,8 +111,7 @@ export function prepareSolve(body: unknown, kind: SolveKind): PreparedSolve {
 
 /** Intake of a raw body on the intake worker: parse, validate, and hand back each problem as JSON text. */
 export function prepareSolveJson(bytes: Uint8Array, kind: SolveKind): PreparedSolve<SerializedProblem> {
-  const body = parseJsonBody(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-  const prepared = prepare(body, kind);
+  const prepared = prepare(parseJsonBody(bytes), kind);
   // The validated problem (defaults applied) is what runs, so that is what is serialized.
   return { ...prepared, problems: prepared.problems.map(({ validated }) => ({ solver: validated.solver, type: validated.type, json: JSON.stringify(validated.problem) })) };
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseJsonBody } from '../shared/json-body.ts';
+import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
 import { RawJsonBody } from './solve-intake.ts';
 import type { SolveService } from './solve-service.ts';
 
@@ -15,16 +15,13 @@ export interface SolveRoutesOptions {
 /** Room for a batch of 10 problems of 1 MB each plus the envelope; each problem is then checked on its own (413). */
 export const SOLVE_BODY_LIMIT = 11 * 1024 * 1024;
 
-/** Bodies up to this size are parsed on the event loop; larger ones by the service's intake worker. */
-export const INLINE_SOLVE_BYTES = 64 * 1024;
-
 export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions): Promise<void> {
   const { service } = opts;
   // This scope's own JSON parser: a large body stays bytes until the intake worker parses and
   // validates it, so a flood of 1 MB problems never holds the event loop.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) =>
-    body.length > INLINE_SOLVE_BYTES ? new RawJsonBody(body) : parseJsonBody(body.toString('utf8')),
+    body.length > INLINE_JSON_BYTES ? new RawJsonBody(body) : parseJsonBody(body),
   );
   app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body));
   app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body));

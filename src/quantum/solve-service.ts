@@ -8,7 +8,7 @@ import { MAX_QAOA_STOPS } from './solvers/qaoa-route.ts';
 import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
 import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
-import { OffThread } from '../shared/off-thread.ts';
+import { OffThread, transferListOf } from '../shared/off-thread.ts';
 import { prepareSolve, RawJsonBody, type PreparedSolve, type SerializedProblem, type SolveKind } from './solve-intake.ts';
 import {
   MAX_FEATURES,
@@ -179,10 +179,8 @@ export class SolveService {
    */
   #intake(body: unknown, kind: SolveKind): PreparedSolve<ValidatedProblem | SerializedProblem> | Promise<PreparedSolve<SerializedProblem>> {
     if (!(body instanceof RawJsonBody)) return prepareSolve(body, kind);
-    const { bytes } = body;
     // The bytes are not needed here again: hand the memory over instead of copying it.
-    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-    return this.#offThread.run(INTAKE_MODULE, 'prepareSolveJson', [bytes, kind], whole ? [bytes.buffer as ArrayBuffer] : []);
+    return this.#offThread.run(INTAKE_MODULE, 'prepareSolveJson', [body.bytes, kind], transferListOf(body.bytes));
   }
 
   async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>): Promise<SolveResponse | BatchResponse> {

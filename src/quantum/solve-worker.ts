@@ -4,7 +4,7 @@
  * an opaque failure whose message is for the log only).
  */
 import { parentPort } from 'node:worker_threads';
-import { ApiError } from '../shared/api-error.ts';
+import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
 import type { SerializedProblem } from './solve-intake.ts';
 import type { Problem } from './solve-schemas.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
@@ -23,15 +23,14 @@ function revive(validated: ValidatedProblem | SerializedProblem): ValidatedProbl
 
 export type WorkerReply =
   | { id: number; ok: true; result: ReturnType<typeof runValidated> }
-  | { id: number; ok: false; apiError: { status: number; type: string; code: string; message: string; param: string | null } | null; detail: string };
+  | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
 
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
     reply = { id: request.id, ok: true, result: runValidated(revive(request.validated), request.options) };
   } catch (error) {
-    const apiError = error instanceof ApiError ? { status: error.status, type: error.type, code: error.code, message: error.message, param: error.param } : null;
-    reply = { id: request.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    reply = { id: request.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
   parentPort?.postMessage(reply);
 });

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseJson, parseJsonBody } from '../shared/json-body.ts';
-import type { OffThread } from '../shared/off-thread.ts';
-
-/** Bodies up to this size are parsed on the event loop (well under a millisecond of work). */
-export const INLINE_BODY_BYTES = 64 * 1024;
+import { INLINE_JSON_BYTES, parseJson, parseJsonBody } from '../shared/json-body.ts';
+import { transferListOf, type OffThread } from '../shared/off-thread.ts';
 
 /**
  * Most JSON values one OpenAI-route body may hold. The parsed body comes back to the event loop,
@@ -15,7 +12,7 @@ export const MAX_BODY_VALUES = 300_000;
 const JSON_BODY_MODULE = new URL('../shared/json-body.ts', import.meta.url);
 
 /**
- * The daemon's JSON body parser, replacing Fastify's: a body over INLINE_BODY_BYTES is first
+ * The daemon's JSON body parser, replacing Fastify's: a body over INLINE_JSON_BYTES is first
  * scanned on the intake worker (not nested too deep, not too many values), so a hostile 16 MB
  * body never holds the event loop; only a body whose parse is known to be cheap is parsed here.
  * Routes that can use the large body where it is (the solve endpoints) install their own.
@@ -24,10 +21,9 @@ export function installJsonBodyParser(app: FastifyInstance, intake: OffThread): 
   const limits = { maxValues: MAX_BODY_VALUES };
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => {
-    if (body.length <= INLINE_BODY_BYTES) return parseJsonBody(body.toString('utf8'), limits);
+    if (body.length <= INLINE_JSON_BYTES) return parseJsonBody(body, limits);
     // The bytes travel to the worker and back without a copy when the Buffer owns its memory.
-    const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
-    const checked = await intake.run<Uint8Array>(JSON_BODY_MODULE, 'checkJsonBody', [body, limits], whole ? [body.buffer as ArrayBuffer] : []);
+    const checked = await intake.run<Uint8Array>(JSON_BODY_MODULE, 'checkJsonBody', [body, limits], transferListOf(body));
     return parseJson(Buffer.from(checked.buffer, checked.byteOffset, checked.byteLength).toString('utf8'));
   });
 }

@@ -46,6 +46,14 @@ export class ApiError extends Error {
     this.headers = options.headers ?? {};
   }
 
+  /** The options that rebuild this error on another thread (its cause stays here, for the log). */
+  toOptions(): ApiErrorOptions {
+    return {
+      status: this.status, type: this.type, code: this.code, message: this.message, param: this.param, headers: this.headers,
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+    };
+  }
+
   /** Whether a client may retry the same request later and expect it to succeed. */
   get isRetryable(): boolean {
     return this.status === 429 || this.status === 503;

@@ -14,6 +14,9 @@ import { ApiError } from './api-error.ts';
  */
 export const MAX_JSON_DEPTH = 64;
 
+/** Bodies up to this size are checked and parsed on the event loop (well under a millisecond). */
+export const INLINE_JSON_BYTES = 64 * 1024;
+
 export interface JsonLimits {
   /** Most values (objects, arrays, strings, numbers…) accepted; default unlimited. */
   maxValues?: number;
@@ -24,17 +27,17 @@ function invalidJson(message: string): ApiError {
 }
 
 /**
- * Parses `text` as a JSON body: an empty body, invalid JSON and keys that poison prototypes
- * (`__proto__`, `constructor.prototype`) are 400 `invalid_json`; nesting deeper than
- * MAX_JSON_DEPTH and more than `maxValues` values are 400 `json_too_complex`.
+ * Parses a JSON body: nesting deeper than MAX_JSON_DEPTH and more than `maxValues` values are
+ * 400 `json_too_complex` (read from the bytes before parsing, see scanJson); an empty body,
+ * invalid JSON and keys that poison prototypes (`__proto__`, `constructor.prototype`) are 400
+ * `invalid_json`.
  */
-export function parseJsonBody(text: string, limits: JsonLimits = {}): unknown {
-  const value = parseJson(text);
-  checkComplexity(value, limits.maxValues ?? Number.POSITIVE_INFINITY);
-  return value;
+export function parseJsonBody(bytes: Uint8Array, limits: JsonLimits = {}): unknown {
+  checkJsonBody(bytes, limits);
+  return parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
 }
 
-/** parseJsonBody without the complexity walk, for text that checkJsonBody has already bounded. */
+/** The parse alone, for bytes that checkJsonBody has already bounded. */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') throw invalidJson('the body is empty.');
   try {
@@ -44,24 +47,7 @@ export function parseJson(text: string): unknown {
   }
 }
 
-/** Walks the value without recursion (it may be deep), counting values and depth. */
-function checkComplexity(root: unknown, maxValues: number): void {
-  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
-  let values = 0;
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    values++;
-    if (values > maxValues) {
-      throw ApiError.invalidRequest(`The JSON body holds more than ${maxValues} values, more than this endpoint accepts.`, null, 'json_too_complex');
-    }
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_JSON_DEPTH) {
-      throw ApiError.invalidRequest(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, null, 'json_too_complex');
-    }
-    const children = Array.isArray(value) ? value : Object.values(value);
-    for (const child of children) stack.push({ value: child, depth: depth + 1 });
-  }
-}
+const tooComplex = (message: string): ApiError => ApiError.invalidRequest(message, null, 'json_too_complex');
 
 const OPEN_BRACKET = 0x5b;
 const OPEN_BRACE = 0x7b;
@@ -113,16 +99,14 @@ export function scanJson(bytes: Uint8Array): { depth: number; values: number } {
 }
 
 /**
- * The intake worker's check of a large body (json-body-parser.ts): depth and values bounded
- * from the bytes alone, so the worker's heap does not grow with what clients send. Returns the
- * bytes, so their memory is handed back to the event loop rather than copied.
+ * Depth and values bounded from the bytes alone: on the event loop for a small body, and on the
+ * intake worker for a large one (json-body-parser.ts), whose heap then does not grow with what
+ * clients send. Returns the bytes, so their memory can be handed back rather than copied.
  */
 export function checkJsonBody(bytes: Uint8Array, limits: JsonLimits): Uint8Array {
   const { depth, values } = scanJson(bytes);
-  if (depth > MAX_JSON_DEPTH) throw ApiError.invalidRequest(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, null, 'json_too_complex');
+  if (depth > MAX_JSON_DEPTH) throw tooComplex(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   const maxValues = limits.maxValues ?? Number.POSITIVE_INFINITY;
-  if (values > maxValues) {
-    throw ApiError.invalidRequest(`The JSON body holds more than ${maxValues} values, more than this endpoint accepts.`, null, 'json_too_complex');
-  }
+  if (values > maxValues) throw tooComplex(`The JSON body holds more than ${maxValues} values, more than this endpoint accepts.`);
   return bytes;
 }

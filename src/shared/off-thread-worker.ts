@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from './api-error.ts';
-import type { OffThreadReply } from './off-thread.ts';
+import { transferListOf, type OffThreadReply } from './off-thread.ts';
 
 interface TaskMessage {
   id: number;
@@ -22,14 +22,9 @@ parentPort!.on('message', (task: TaskMessage) => {
       if (typeof fn !== 'function') throw new TypeError(`${task.module} has no function export ${task.exportName}`);
       reply = { id: task.id, ok: true, value: await (fn as (...args: unknown[]) => unknown)(...task.args) };
     } catch (error) {
-      const apiError = error instanceof ApiError
-        ? { status: error.status, type: error.type, code: error.code, message: error.message, param: error.param, headers: error.headers }
-        : null;
-      reply = { id: task.id, ok: false, apiError, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+      reply = { id: task.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
     }
     // A byte array the task hands back (a body it checked) returns without a copy.
-    const value = reply.ok ? reply.value : undefined;
-    const transfer = value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength && value.buffer instanceof ArrayBuffer ? [value.buffer] : [];
-    parentPort!.postMessage(reply, transfer);
+    parentPort!.postMessage(reply, reply.ok && reply.value instanceof Uint8Array ? transferListOf(reply.value) : []);
   })();
 });

@@ -35,6 +35,15 @@ export type OffThreadReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
 
+/**
+ * What to transfer to send `bytes` to another thread without a copy: its memory, when the
+ * array spans all of it (a Buffer from Node's shared pool does not, and is copied instead).
+ */
+export function transferListOf(bytes: Uint8Array): ArrayBuffer[] {
+  const { buffer } = bytes;
+  return buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength ? [buffer] : [];
+}
+
 const internalError = (cause: unknown): ApiError =>
   new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
 
@@ -100,10 +109,18 @@ export class OffThread {
     }
     clearTimeout(this.#idleTimer);
     this.#running = task;
-    const worker = this.#spawn();
-    worker.ref();
-    const { id, module, exportName, args, transfer } = task;
-    worker.postMessage({ id, module, exportName, args }, transfer);
+    try {
+      const worker = this.#spawn();
+      worker.ref();
+      const { id, module, exportName, args, transfer } = task;
+      worker.postMessage({ id, module, exportName, args }, transfer);
+    } catch (error) {
+      // No thread could be started (ERR_WORKER_INIT_FAILED) or the arguments cannot be sent:
+      // this task fails, the next one tries again.
+      this.#running = undefined;
+      task.reject(internalError(error));
+      queueMicrotask(() => this.#pump());
+    }
   }
 
   #scheduleIdleExit(): void {
@@ -113,7 +130,7 @@ export class OffThread {
     this.#idleTimer = setTimeout(() => {
       if (this.#worker !== worker || this.#running !== undefined) return;
       this.#worker = undefined;
-      worker.removeAllListeners();
+      worker.removeAllListeners('message').removeAllListeners('exit');
       void worker.terminate();
     }, this.idleMs);
     this.#idleTimer.unref();
@@ -139,7 +156,7 @@ export class OffThread {
       task?.reject(internalError(error));
       this.#pump();
     };
-    worker.on('error', fail);
+    worker.on('error', (error) => fail(error));
     worker.on('exit', (code) => fail(new Error(`intake worker exited with code ${code}`)));
     this.#worker = worker;
     return worker;

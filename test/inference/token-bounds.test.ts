@@ -37,3 +37,17 @@ test('estimateTokens counts in slices, yields between them, and stops past the l
   assert.ok(over > 100);
   assert.equal(slices.length, 1);
 });
+
+test('estimateTokens stops counting for a client that went away, and handles text without spaces', async () => {
+  const controller = new AbortController();
+  let slices = 0;
+  const counting = (t: string) => {
+    slices++;
+    if (slices === 2) controller.abort(new Error('client disconnected'));
+    return t.length;
+  };
+  await assert.rejects(estimateTokens(['x'.repeat(200_000)], counting, Number.POSITIVE_INFINITY, controller.signal), /client disconnected/);
+  assert.equal(slices, 2);
+  // No spaces at all: slices are cut at their full size, and every character is counted once.
+  assert.equal(await estimateTokens(['y'.repeat(100_000)], (t) => t.length, Number.POSITIVE_INFINITY), 100_000);
+});

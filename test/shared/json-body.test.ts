@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError } from '../../src/shared/api-error.ts';
-import { checkJsonBody, MAX_JSON_DEPTH, parseJsonBody, scanJson } from '../../src/shared/json-body.ts';
+import { checkJsonBody, MAX_JSON_DEPTH, parseJsonBody as parseBytes, scanJson } from '../../src/shared/json-body.ts';
+
+const parseJsonBody = (text: string, limits?: { maxValues?: number }) => parseBytes(Buffer.from(text), limits);
 
 const refusedWith = (code: string) => (error: unknown) => error instanceof ApiError && error.status === 400 && error.code === code;
 

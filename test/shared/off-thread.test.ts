@@ -49,3 +49,16 @@ test('the worker exits when idle and a new one starts for the next task; close r
   await refused;
   await assert.rejects(offThread.run(JSON_BODY, 'checkJsonBody', [bytes('{}'), {}]), (error: unknown) => error instanceof ApiError && error.status === 503);
 });
+
+test('a task whose arguments cannot be sent fails alone; the next one runs', async () => {
+  const offThread = new OffThread();
+  try {
+    // A function cannot be cloned: postMessage throws, and nothing may stay "running".
+    await assert.rejects(offThread.run(JSON_BODY, 'checkJsonBody', [() => 1, {}]), (error: unknown) => error instanceof ApiError && error.status === 500);
+    assert.equal(offThread.pending, 0);
+    const back = await offThread.run<Uint8Array>(JSON_BODY, 'checkJsonBody', [bytes('[1]'), {}]);
+    assert.equal(Buffer.from(back).toString(), '[1]');
+  } finally {
+    await offThread.close();
+  }
+});
