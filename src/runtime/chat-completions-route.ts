@@ -3,8 +3,8 @@ import type { ChatMessage, ModelRegistry } from '../inference/language-model.ts'
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { newId } from '../shared/new-id.ts';
-import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { lookupModel } from './model-lookup.ts';
+import { requestBody } from './request-body.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
 import { chatCompletionRequestSchema, type ChatCompletionRequest } from './openai-schemas.ts';
 import { samplingFrom } from './sampling-from.ts';
@@ -52,7 +52,7 @@ function refuseUnsupported(body: ChatCompletionRequest): void {
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {
   app.post('/chat/completions', async (request, reply) => {
-    const body = parseWithSchema(chatCompletionRequestSchema, request.body);
+    const body = requestBody(chatCompletionRequestSchema, request.body);
     refuseUnsupported(body);
     const messages = toChatMessages(body.messages);
     const model = lookupModel(options.models, body.model);

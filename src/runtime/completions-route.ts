@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
-import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
 import { lookupModel } from './model-lookup.ts';
+import { requestBody } from './request-body.ts';
 import { completionRequestSchema, type CompletionRequest } from './openai-schemas.ts';
 import { samplingFrom } from './sampling-from.ts';
 
@@ -24,7 +24,7 @@ function refuseUnsupported(body: CompletionRequest): void {
 /** The legacy text-completion endpoint: one choice per prompt, `index` in prompt order. */
 export async function completionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): Promise<void> {
   app.post('/completions', async (request, reply) => {
-    const body = parseWithSchema(completionRequestSchema, request.body);
+    const body = requestBody(completionRequestSchema, request.body);
     refuseUnsupported(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
-import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { lookupModel } from './model-lookup.ts';
+import { requestBody } from './request-body.ts';
 import { CLIENT_CLOSED_REQUEST, logRequest } from './request-log.ts';
 import { embeddingRequestSchema } from './openai-schemas.ts';
 
@@ -15,7 +15,7 @@ export function toBase64Float32(vector: readonly number[]): string {
 
 export async function embeddingsRoute(app: FastifyInstance, options: { models: ModelRegistry }): Promise<void> {
   app.post('/embeddings', async (request, reply) => {
-    const body = parseWithSchema(embeddingRequestSchema, request.body);
+    const body = requestBody(embeddingRequestSchema, request.body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
     const input = body.input;

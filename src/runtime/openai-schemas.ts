@@ -100,3 +100,13 @@ export const embeddingRequestSchema = z.strictObject({
   user: nullish(z.string()),
 });
 export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;
+
+/**
+ * Each OpenAI route's body schema by its path, for validating a large body on the intake worker
+ * (openai-intake.ts) with the very schema the route uses (request-body.ts checks it is the same).
+ */
+export const OPENAI_BODY_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodType>([
+  ['/v1/chat/completions', chatCompletionRequestSchema],
+  ['/v1/completions', completionRequestSchema],
+  ['/v1/embeddings', embeddingRequestSchema],
+]);

@@ -87,10 +87,25 @@ describe('prompts far larger than the context', () => {
     assert.ok(slowestMs < HEALTH_BOUND_MS, `/health took ${slowestMs.toFixed(0)} ms`);
   });
 
-  test('a large body that is valid is parsed off the event loop and served', async () => {
-    const res = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, user: 'u'.repeat(200_000) });
+  test('a large body is parsed and validated off the event loop, with the same answers', async () => {
+    const padding = 'u'.repeat(200_000);
+    const res = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, user: padding });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens, 2);
+    const completion = await post('/v1/completions', { model: 'tiny', prompt: 'a', max_tokens: 1, user: padding });
+    assert.equal(completion.status, 200);
+    const inputs = Array.from({ length: 100 }, (_, i) => `t${i} `.repeat(200));
+    assert.ok(JSON.stringify(inputs).length > 64 * 1024);
+    const embeddings = await post('/v1/embeddings', { model: 'tiny', input: inputs, encoding_format: 'float' });
+    assert.equal(embeddings.status, 200);
+    assert.equal(((await embeddings.json()) as { data: unknown[] }).data.length, 100);
+    // Schema errors found on the worker name the field, as on the event loop.
+    const bad = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], temperature: 'hot', user: padding });
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as ErrorBody).error.param, 'temperature');
+    const unknown = await post('/v1/embeddings', { model: 'tiny', input: 'x', padding });
+    assert.equal(unknown.status, 400);
+    assert.match(((await unknown.json()) as ErrorBody).error.message, /Unrecognized request argument supplied: padding/);
   });
 });
 

@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ApiError } from '../../src/shared/api-error.ts';
+import { chatCompletionRequestSchema, embeddingRequestSchema } from '../../src/runtime/openai-schemas.ts';
+import { intakeOpenAIBody } from '../../src/runtime/openai-intake.ts';
+import { requestBody, ValidatedBody } from '../../src/runtime/request-body.ts';
+
+test('a body validated on the worker is used as is only for the schema it was validated with', () => {
+  const chat = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
+  const validated = intakeOpenAIBody(Buffer.from(JSON.stringify(chat)), '/v1/chat/completions', {});
+  assert.ok(!(validated instanceof Uint8Array));
+  const body = new ValidatedBody(validated.validated, '/v1/chat/completions');
+  assert.equal(requestBody(chatCompletionRequestSchema, body), validated.validated);
+  // Another route's schema validates again (and refuses what does not fit it).
+  assert.throws(() => requestBody(embeddingRequestSchema, body), (error: unknown) => error instanceof ApiError && error.status === 400);
+  // Unknown routes get the checked bytes back; plain bodies are validated as before.
+  assert.ok(intakeOpenAIBody(Buffer.from('{"a":1}'), '/api/other', {}) instanceof Uint8Array);
+  assert.deepEqual(requestBody(chatCompletionRequestSchema, chat).messages, chat.messages);
+  assert.throws(() => intakeOpenAIBody(Buffer.from('{"model":1}'), '/v1/embeddings', {}), (error: unknown) => error instanceof ApiError && error.param === 'model');
+});
