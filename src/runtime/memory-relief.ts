@@ -12,9 +12,8 @@ import type { FastifyInstance } from 'fastify';
  * grown to 128 MB and ~100 MB of external strings and buffers stay. Even an ordinary full GC
  * leaves ~190 MB resident in V8's pool of free pages; only a memory-reducing GC releases it.
  *
- * So when no request has been in flight for `idleMs` and V8's memory (heap and external) has
- * grown by `growthBytes` since it last settled, run one memory-reducing full GC (what V8 does
- * on a low-memory notification): 50–200 ms on the main thread (measured on 2 cores), taken while nothing is
+ * So when no request has been in flight for `idleMs` and RSS has grown by `growthBytes` since
+ * it last settled, run one memory-reducing full GC (what V8 does on a low-memory notification): 50–200 ms on the main thread (measured on 2 cores), taken while nothing is
  * waiting on it, at most once per `minIntervalMs`. A request that arrives during it waits that
  * long. RSS then settles 20–170 MB above where it started: blocks glibc keeps in its heap for
  * reuse, which only malloc_trim (not reachable from JavaScript) would return.
@@ -22,7 +21,7 @@ import type { FastifyInstance } from 'fastify';
 export interface MemoryReliefOptions {
   /** How long no request must be in flight before memory is given back, ms. */
   idleMs?: number;
-  /** Growth of V8's heap and external memory since it last settled that is worth a GC pause, bytes. */
+  /** RSS growth since it last settled that is worth a GC pause, bytes. */
   growthBytes?: number;
   /** Least time between two reliefs, ms (bounds the GC time a bursty client can cause). */
   minIntervalMs?: number;
@@ -63,14 +62,12 @@ export function installMemoryRelief(app: FastifyInstance, options: MemoryReliefO
   let inFlight = 0;
   let idleSince = 0;
   let timer: NodeJS.Timeout | undefined;
-  // What a GC can give back is V8's: its heap and the external memory (buffers, strings) it
-  // tracks. Growth elsewhere (model weights paged in, llama.cpp's KV cache) is not a reason.
-  const v8Bytes = () => {
-    const usage = process.memoryUsage();
-    return usage.heapTotal + usage.external;
-  };
-  // The least V8 memory seen at an idle check since the last relief: what it settles at.
-  let settled = v8Bytes();
+  // RSS, not V8's heap figures: after a burst heapTotal may already be back down while V8 keeps
+  // its freed pages pooled and resident, which only this GC returns. Growth V8 cannot give back
+  // (a model's weights paged in) costs one needless relief, after which RSS settles there.
+  const rss = () => process.memoryUsage.rss();
+  // The lowest RSS seen at an idle check since the last relief: what the process settles at.
+  let settled = rss();
   let lastRelief = Number.NEGATIVE_INFINITY;
 
   const check = () => {
@@ -82,20 +79,16 @@ export function installMemoryRelief(app: FastifyInstance, options: MemoryReliefO
       timer = setTimeout(check, waitMore).unref();
       return;
     }
-    const before = v8Bytes();
+    const before = rss();
     settled = Math.min(settled, before);
     if (before - settled < growthBytes) return;
     const gc = gcFunction();
     if (gc === null) return;
-    const rssBefore = process.memoryUsage.rss();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     lastRelief = performance.now();
-    settled = v8Bytes();
+    settled = rss();
     const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
-    app.log.debug(
-      { rssBeforeMb: mb(rssBefore), rssAfterMb: mb(process.memoryUsage.rss()), v8BeforeMb: mb(before), v8AfterMb: mb(settled), ms: Math.round(lastRelief - now) },
-      'memory relief: idle after growth, ran a memory-reducing GC',
-    );
+    app.log.debug({ rssBeforeMb: mb(before), rssAfterMb: mb(settled), ms: Math.round(lastRelief - now) }, 'memory relief: idle after growth, ran a memory-reducing GC');
   };
 
   app.addHook('onRequest', async (_request, reply) => {
