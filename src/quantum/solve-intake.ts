@@ -76,7 +76,8 @@ function envelope(body: unknown, kind: SolveKind) {
   return { ...request, solver, field: 'problem' as const, problems: [request.problem] };
 }
 
-function prepare(body: unknown, kind: SolveKind): PreparedSolve<{ validated: ValidatedProblem; json: string }> {
+/** Intake of a parsed body (on the event loop for small bodies; prepareSolveJson on the worker). */
+export function prepareSolve(body: unknown, kind: SolveKind): PreparedSolve {
   const request = envelope(body, kind);
   const { solver, problems, field } = request;
   if (request.batch) {
@@ -87,11 +88,7 @@ function prepare(body: unknown, kind: SolveKind): PreparedSolve<{ validated: Val
   }
   const param = (i: number) => (request.batch ? `${field}.${i}` : field);
   // Sizes first, all of them: a 413 for the whole request before any schema work.
-  const texts = problems.map((p, i) => {
-    const json = JSON.stringify(p) ?? '';
-    checkSize(json, param(i));
-    return json;
-  });
+  problems.forEach((p, i) => checkSize(JSON.stringify(p) ?? '', param(i)));
   return {
     batch: request.batch,
     field,
@@ -99,19 +96,13 @@ function prepare(body: unknown, kind: SolveKind): PreparedSolve<{ validated: Val
     substrate: request.substrate,
     shots: request.shots,
     seed: request.seed,
-    problems: problems.map((p, i) => ({ validated: validateProblem(solver, p, param(i)), json: texts[i]! })),
+    problems: problems.map((p, i) => validateProblem(solver, p, param(i))),
   };
-}
-
-/** Intake of a parsed body, on the event loop (small bodies). */
-export function prepareSolve(body: unknown, kind: SolveKind): PreparedSolve {
-  const prepared = prepare(body, kind);
-  return { ...prepared, problems: prepared.problems.map((p) => p.validated) };
 }
 
 /** Intake of a raw body on the intake worker: parse, validate, and hand back each problem as JSON text. */
 export function prepareSolveJson(bytes: Uint8Array, kind: SolveKind): PreparedSolve<SerializedProblem> {
-  const prepared = prepare(parseJsonBody(bytes), kind);
+  const prepared = prepareSolve(parseJsonBody(bytes), kind);
   // The validated problem (defaults applied) is what runs, so that is what is serialized.
-  return { ...prepared, problems: prepared.problems.map(({ validated }) => ({ solver: validated.solver, type: validated.type, json: JSON.stringify(validated.problem) })) };
+  return { ...prepared, problems: prepared.problems.map(({ solver, type, problem }) => ({ solver, type, json: JSON.stringify(problem) })) };
 }

@@ -104,9 +104,6 @@ interface PoolWorker {
   timer: NodeJS.Timeout | null;
 }
 
-const internalError = (cause: unknown): ApiError =>
-  new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
-
 export class SolveService {
   readonly workers: number;
   readonly maxQueue: number;
@@ -140,16 +137,19 @@ export class SolveService {
   }
 
   /** `POST /api/solve`. With `batch: true` the problem is an array and the answer a batch response. */
-  async solve(body: unknown): Promise<SolveResponse | BatchResponse> {
-    // A parsed body is admitted at once (no await before #run), so load figures are current on return.
-    const prepared = this.#intake(body, 'solve');
-    return this.#run(prepared instanceof Promise ? await prepared : prepared);
+  solve(body: unknown): Promise<SolveResponse | BatchResponse> {
+    return this.#serve(body, 'solve');
   }
 
   /** `POST /api/solve/batch`. */
-  async solveBatch(body: unknown): Promise<BatchResponse> {
-    const prepared = this.#intake(body, 'batch');
-    return (await this.#run(prepared instanceof Promise ? await prepared : prepared)) as BatchResponse;
+  solveBatch(body: unknown): Promise<BatchResponse> {
+    return this.#serve(body, 'batch') as Promise<BatchResponse>;
+  }
+
+  async #serve(body: unknown, kind: SolveKind): Promise<SolveResponse | BatchResponse> {
+    // A parsed body is admitted at once (no await before #run), so load figures are current on return.
+    const prepared = this.#intake(body, kind);
+    return this.#run(prepared instanceof Promise ? await prepared : prepared);
   }
 
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
@@ -278,7 +278,7 @@ export class SolveService {
     const entry: PoolWorker = { worker, job: null, timer: null };
     worker.on('message', (reply: WorkerReply) => this.#finish(entry, reply));
     worker.on('error', (error: Error & { code?: string }) => {
-      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY') return this.#fail(entry, internalError(error));
+      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY') return this.#fail(entry, ApiError.internal(error));
       this.#fail(
         entry,
         ApiError.unprocessable(
@@ -289,7 +289,7 @@ export class SolveService {
       );
     });
     worker.on('exit', (code) => {
-      if (entry.job !== null) this.#fail(entry, internalError(new Error(`solve worker exited with code ${code}`)));
+      if (entry.job !== null) this.#fail(entry, ApiError.internal(new Error(`solve worker exited with code ${code}`)));
     });
     worker.unref();
     this.#pool.push(entry);
@@ -324,7 +324,7 @@ export class SolveService {
     if (job.started !== undefined) this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - job.started);
     if (reply.ok) job.resolve(reply.result);
     else if (reply.apiError !== null) job.reject(new ApiError(reply.apiError));
-    else job.reject(internalError(new Error(reply.detail)));
+    else job.reject(ApiError.internal(new Error(reply.detail)));
     this.#drain();
   }
 

@@ -28,6 +28,6 @@ export function installJsonBodyParser(app: FastifyInstance, intake: OffThread): 
     // The bytes travel to the worker (and back, when it returns them) without a copy.
     const result = await intake.run<{ validated: unknown } | Uint8Array>(INTAKE_MODULE, 'intakeOpenAIBody', [body, url, limits], transferListOf(body));
     if (!(result instanceof Uint8Array)) return new ValidatedBody(result.validated, url);
-    return parseJson(Buffer.from(result.buffer, result.byteOffset, result.byteLength).toString('utf8'));
+    return parseJson(result);
   });
 }

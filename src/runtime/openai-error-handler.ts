@@ -37,7 +37,7 @@ export function toApiError(error: unknown): ApiError {
   if (status >= 400 && status < 500) {
     return new ApiError({ status, type: 'invalid_request_error', code: 'invalid_request', message: fe?.message ?? 'Bad request' });
   }
-  return new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.' });
+  return ApiError.internal(error);
 }
 
 export function openAIErrorBody(error: ApiError): OpenAIErrorBody {

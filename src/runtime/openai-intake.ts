@@ -13,6 +13,5 @@ export function intakeOpenAIBody(bytes: Uint8Array, url: string, limits: JsonLim
   checkJsonBody(bytes, limits);
   const schema = OPENAI_BODY_SCHEMAS.get(url);
   if (schema === undefined) return bytes;
-  const value = parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-  return { validated: parseWithSchema(schema, value) };
+  return { validated: parseWithSchema(schema, parseJson(bytes)) };
 }

@@ -80,6 +80,11 @@ export class ApiError extends Error {
     return new ApiError({ status: 413, type: 'invalid_request_error', code, message, param });
   }
 
+  /** The opaque 500: its cause goes to the log, never to the client. */
+  static internal(cause: unknown): ApiError {
+    return new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
+  }
+
   static busy(message: string, retryAfterSeconds: number, status: 429 | 503 = 503, code = 'server_busy'): ApiError {
     return new ApiError({
       status,

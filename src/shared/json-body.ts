@@ -33,12 +33,12 @@ function invalidJson(message: string): ApiError {
  * `invalid_json`.
  */
 export function parseJsonBody(bytes: Uint8Array, limits: JsonLimits = {}): unknown {
-  checkJsonBody(bytes, limits);
-  return parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  return parseJson(checkJsonBody(bytes, limits));
 }
 
 /** The parse alone, for bytes that checkJsonBody has already bounded. */
-export function parseJson(text: string): unknown {
+export function parseJson(bytes: Uint8Array): unknown {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   if (text.trim() === '') throw invalidJson('the body is empty.');
   try {
     return secureJsonParse(text, { protoAction: 'error', constructorAction: 'error' });

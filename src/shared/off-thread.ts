@@ -44,9 +44,6 @@ export function transferListOf(bytes: Uint8Array): ArrayBuffer[] {
   return buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength ? [buffer] : [];
 }
 
-const internalError = (cause: unknown): ApiError =>
-  new ApiError({ status: 500, type: 'server_error', code: 'internal_error', message: 'Internal server error.', cause });
-
 export class OffThread {
   readonly maxPending: number;
   readonly idleMs: number;
@@ -118,7 +115,7 @@ export class OffThread {
       // No thread could be started (ERR_WORKER_INIT_FAILED) or the arguments cannot be sent:
       // this task fails, the next one tries again.
       this.#running = undefined;
-      task.reject(internalError(error));
+      task.reject(ApiError.internal(error));
       queueMicrotask(() => this.#pump());
     }
   }
@@ -144,7 +141,7 @@ export class OffThread {
       if (task === undefined || task.id !== reply.id) return;
       this.#running = undefined;
       if (reply.ok) task.resolve(reply.value);
-      else task.reject(reply.apiError !== null ? new ApiError(reply.apiError) : internalError(new Error(reply.detail)));
+      else task.reject(reply.apiError !== null ? new ApiError(reply.apiError) : ApiError.internal(new Error(reply.detail)));
       this.#pump();
     });
     // A worker that dies (out of memory, a bug) fails its task and is replaced on next use.
@@ -153,7 +150,7 @@ export class OffThread {
       this.#worker = undefined;
       const task = this.#running;
       this.#running = undefined;
-      task?.reject(internalError(error));
+      task?.reject(ApiError.internal(error));
       this.#pump();
     };
     worker.on('error', (error) => fail(error));
