@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { downloadFile, type DownloadProgress, type DownloadResult } from './download-file.ts';
 import { HuggingFaceHub, type HubFile, type HubTarget } from './hugging-face-hub.ts';
-import type { ModelReference } from './model-reference.ts';
+import { isSafeRepoPath, type ModelReference } from './model-reference.ts';
 import { PullError } from './pull-error.ts';
 
 /**
@@ -10,9 +10,9 @@ import { PullError } from './pull-error.ts';
  * downloads into `<data-dir>/models` and reports through `onEvent`, so the CLI, and later the
  * daemon or console, draw their own progress.
  *
- * Placement: hub files go to `<data-dir>/models/hf/<owner>/<repo>/<file name>` with the id
- * `hf:owner/repo/<file name without .gguf>` (the id the Hugging Face cache discovery gives the
- * same file); URL downloads go to `<data-dir>/models/<file name>` with the file's base name as id.
+ * Placement: hub files go to `<data-dir>/models/hf/<owner>/<repo>/<path in repo>` with the id
+ * `hf:owner/repo/<path without .gguf>` (the id the Hugging Face cache discovery gives the same
+ * file); URL downloads go to `<data-dir>/models/<file name>` with the file's base name as id.
  */
 export interface PullOptions {
   dataDir: string;
@@ -97,13 +97,20 @@ function stripGguf(name: string): string {
   return name.toLowerCase().endsWith('.gguf') ? name.slice(0, -'.gguf'.length) : name;
 }
 
+/**
+ * `hf:owner/repo/<path in repo>`, without `.gguf` and, for a split model, without the
+ * `-00001-of-0000N` suffix: the id model discovery gives the same file in the Hugging Face
+ * cache or in `<data-dir>/models/hf/` (src/models/model-ids.ts on the discovery side).
+ */
 export function hubModelId(owner: string, repo: string, file: string): string {
-  return `hf:${owner}/${repo}/${stripGguf(basename(file))}`;
+  const split = SPLIT.exec(file);
+  return `hf:${owner}/${repo}/${split === null ? stripGguf(file) : split[1]}`;
 }
 
-/** Where a hub file lands; throws if the name would escape the models folder. */
+/** Where a hub file lands (its folders in the repository kept); throws if it would escape the models folder. */
 export function hubDestination(dataDir: string, owner: string, repo: string, file: string): string {
-  return inside(modelsDir(dataDir), join(modelsDir(dataDir), 'hf', owner, repo, basename(file)));
+  if (!isSafeRepoPath(file)) throw new PullError('invalid_reference', `refusing the file name '${file}' from the hub`);
+  return inside(modelsDir(dataDir), join(modelsDir(dataDir), 'hf', owner, repo, ...file.split('/')));
 }
 
 function inside(root: string, path: string): string {
@@ -126,7 +133,8 @@ function isProjector(path: string): boolean {
 export function groupModels(owner: string, repo: string, files: readonly HubFile[]): RepoModel[] {
   const models = new Map<string, HubFile[]>();
   for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
-    if (!f.path.toLowerCase().endsWith('.gguf')) continue;
+    // Paths come from the server: one that could climb out of the repository folder is not a model.
+    if (!f.path.toLowerCase().endsWith('.gguf') || !isSafeRepoPath(f.path)) continue;
     const split = SPLIT.exec(f.path);
     const key = split === null ? f.path : `${split[1]}\0${split[3]}`;
     const group = models.get(key) ?? [];

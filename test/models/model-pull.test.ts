@@ -36,6 +36,8 @@ before(async () => {
         },
       },
       { owner: 'acme', repo: 'single', files: { 'only-model.gguf': q4 } },
+      // A hostile listing: paths that would climb out of the repository's folder.
+      { owner: 'acme', repo: 'hostile', files: { '../../escape.gguf': q4, 'a/../../b.gguf': q4, 'fine.gguf': q8 } },
       { owner: 'acme', repo: 'private', private: true, files: { 'p-Q4_K_M.gguf': q4 } },
       { owner: 'acme', repo: 'gated', gated: true, files: { 'g.gguf': q4 } },
     ],
@@ -122,11 +124,12 @@ test('pull by quantization tag: one match, whole-token before substring, none an
   assert.equal((await pull('hf:acme/single', opts)).id, 'hf:acme/single/only-model');
 });
 
-test('a split model is pulled whole, parts side by side, with the first part\'s id', async () => {
+test('a split model is pulled whole, parts side by side in the repository\'s folder, id without the part suffix', async () => {
   const opts = options();
   const result = await pull('hf:acme/Tiny-GGUF:IQ2_XS', opts);
-  assert.equal(result.id, 'hf:acme/Tiny-GGUF/tiny-IQ2_XS-00001-of-00002');
-  assert.deepEqual(tree(opts.dataDir), ['hf/acme/Tiny-GGUF/tiny-IQ2_XS-00001-of-00002.gguf', 'hf/acme/Tiny-GGUF/tiny-IQ2_XS-00002-of-00002.gguf']);
+  assert.equal(result.id, 'hf:acme/Tiny-GGUF/big/tiny-IQ2_XS');
+  assert.equal(result.path, join(opts.dataDir, 'models', 'hf', 'acme', 'Tiny-GGUF', 'big', 'tiny-IQ2_XS-00001-of-00002.gguf'));
+  assert.deepEqual(tree(opts.dataDir), ['hf/acme/Tiny-GGUF/big/tiny-IQ2_XS-00001-of-00002.gguf', 'hf/acme/Tiny-GGUF/big/tiny-IQ2_XS-00002-of-00002.gguf']);
 });
 
 test('owner/repo lists the GGUF models with sizes (split parts grouped, every tree page read)', async () => {
@@ -304,4 +307,12 @@ test('a second pull of the same file while one runs is refused (lock), a stale l
   writeFileSync(join(dir, 'tiny-Q8_0.gguf.partial.lock'), '999999999');
   await pull('hf:acme/Tiny-GGUF/tiny-Q8_0.gguf', opts);
   assert.deepEqual(tree(opts.dataDir), ['hf/acme/Tiny-GGUF/tiny-Q8_0.gguf']);
+});
+
+test('hub paths that would leave the repository folder are ignored', async () => {
+  const listing = await listRepoModels({ owner: 'acme', repo: 'hostile', revision: undefined }, { hubEndpoint: hub.url });
+  assert.deepEqual(listing.models.map((m) => m.path), ['fine.gguf']);
+  const opts = options();
+  assert.equal((await pull('hf:acme/hostile', opts)).id, 'hf:acme/hostile/fine');
+  assert.deepEqual(tree(opts.dataDir), ['hf/acme/hostile/fine.gguf']);
 });
