@@ -1,0 +1,4 @@
+/** `svc models rm` will not delete this model; the message says why and what to do instead. */
+export class RemovalRefusedError extends Error {
+  override name = 'RemovalRefusedError';
+}
