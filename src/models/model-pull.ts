@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { downloadFile, type DownloadProgress, type DownloadResult } from './download-file.ts';
 import { HuggingFaceHub, type HubFile, type HubTarget } from './hugging-face-hub.ts';
+import { huggingFaceModelId, modelIdFromFileName } from './model-ids.ts';
 import { isSafeRepoPath, type ModelReference } from './model-reference.ts';
 import { PullError } from './pull-error.ts';
 
@@ -13,6 +14,7 @@ import { PullError } from './pull-error.ts';
  * Placement: hub files go to `<data-dir>/models/hf/<owner>/<repo>/<path in repo>` with the id
  * `hf:owner/repo/<path without .gguf>` (the id the Hugging Face cache discovery gives the same
  * file); URL downloads go to `<data-dir>/models/<file name>` with the file's base name as id.
+ * Both ids come from model-ids.ts, which discovery uses for the files it finds there.
  */
 export interface PullOptions {
   dataDir: string;
@@ -93,18 +95,9 @@ export function modelsDir(dataDir: string): string {
   return join(resolve(dataDir), 'models');
 }
 
-function stripGguf(name: string): string {
-  return name.toLowerCase().endsWith('.gguf') ? name.slice(0, -'.gguf'.length) : name;
-}
-
-/**
- * `hf:owner/repo/<path in repo>`, without `.gguf` and, for a split model, without the
- * `-00001-of-0000N` suffix: the id model discovery gives the same file in the Hugging Face
- * cache or in `<data-dir>/models/hf/` (src/models/model-ids.ts on the discovery side).
- */
+/** The id discovery gives a hub file in the Hugging Face cache or in `<data-dir>/models/hf/`. */
 export function hubModelId(owner: string, repo: string, file: string): string {
-  const split = SPLIT.exec(file);
-  return `hf:${owner}/${repo}/${split === null ? stripGguf(file) : split[1]}`;
+  return huggingFaceModelId(owner, repo, file);
 }
 
 /** Where a hub file lands (its folders in the repository kept); throws if it would escape the models folder. */
@@ -233,7 +226,7 @@ function planUrl(ref: Extract<ModelReference, { kind: 'url' }>, options: PullOpt
   const sha = options.sha256?.trim().toLowerCase();
   if (sha !== undefined && !/^[0-9a-f]{64}$/.test(sha)) throw new PullError('invalid_reference', '--sha256 takes 64 hex digits');
   const dest = inside(root, join(root, ref.fileName));
-  return { id: stripGguf(ref.fileName), files: [{ name: ref.fileName, url: ref.url.href, dest, size: undefined, sha256: sha }], source: ref.url.origin };
+  return { id: modelIdFromFileName(ref.fileName), files: [{ name: ref.fileName, url: ref.url.href, dest, size: undefined, sha256: sha }], source: ref.url.origin };
 }
 
 /** Downloads the model a reference names (every part of a split model) and returns its id. */

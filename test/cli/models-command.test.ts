@@ -240,9 +240,14 @@ test('list, ps and info ask a running daemon', async () => {
     assert.match(ps.stdout, /^ID +SIZE .*\ntiny /);
     const info = await run(['models', 'info', 'tiny', '--json', '--url', daemon.url], env);
     assert.equal(info.code, 0, info.stderr);
-    const view = JSON.parse(info.stdout) as { id: string; state: string };
-    assert.equal(view.id, 'tiny');
-    assert.equal(view.state, 'loaded');
+    const view = JSON.parse(info.stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      { id: view.id, state: view.state, source: view.source, arch: view.arch, quantization: view.quantization, max_context_length: view.max_context_length, capabilities: view.capabilities },
+      { id: 'tiny', state: 'loaded', source: 'flag', arch: 'llama', quantization: 'F32', max_context_length: 4096, capabilities: ['chat'] },
+    );
+    const text = await run(['models', 'info', 'tiny', '--url', daemon.url], env);
+    assert.match(text.stdout, /^state +loaded$/m);
+    assert.match(text.stdout, /^path +.*tiny-v1\.gguf$/m);
     // --disk reads the disk even with a daemon up.
     const disk = await run(['models', 'list', '--disk', '--json', '-d', mkdtempSync(join(tmpdir(), 'svc-empty-'))], withUrl);
     assert.deepEqual(JSON.parse(disk.stdout), []);
@@ -283,4 +288,29 @@ test('rm deletes from svc\'s folder only: asks for --yes off a terminal, refuses
   const unknown = await run(['models', 'rm', 'nope', '-d', dataDir, '--yes'], env);
   assert.equal(unknown.code, 1);
   oneLineError(unknown.stderr, /no model 'nope' on disk/);
+});
+
+test('a pulled model is served by the next daemon under the printed id (and a running one says to restart)', async () => {
+  const { dataDir, env } = sandbox();
+  mkdirSync(dataDir, { recursive: true });
+  const before = await startDaemon({ withModel: false, args: ['--data-dir', dataDir] });
+  let id: string;
+  try {
+    const pulled = await run(['models', 'pull', 'hf:acme/Tiny-GGUF:Q8_0', '--json'], { ...env, SVC_DATA_DIR: dataDir, SVC_URL: before.url });
+    assert.equal(pulled.code, 0, pulled.stderr);
+    id = (JSON.parse(pulled.stdout) as { id: string }).id;
+    assert.match(pulled.stderr, new RegExp(`the daemon at ${before.url} does not list hf:acme/Tiny-GGUF/tiny-Q8_0 yet; restart it to serve the new model`));
+  } finally {
+    await before.stop();
+  }
+  const daemon = await startDaemon({ withModel: false, args: ['--data-dir', dataDir] });
+  try {
+    const model = await (await fetch(`${daemon.url}/v1/models/${encodeURIComponent(id)}`)).json() as { id: string; source: string };
+    assert.deepEqual([model.id, model.source], [id, 'svc']);
+    const chat = await fetch(`${daemon.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: id, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    assert.equal(chat.status, 200, await chat.clone().text());
+    assert.equal(((await chat.json()) as { model: string }).model, id);
+  } finally {
+    await daemon.stop();
+  }
 });
