@@ -143,7 +143,8 @@ function formatBytes(n: number): string {
 
 function defaultHttpError(response: Response, url: URL): PullError {
   const status = response.status;
-  if (status === 404 || status === 410) return new PullError('file_not_found', `${url.href} not found (${status})`);
+  // origin + path: a signed URL's query (or credentials) stays out of messages.
+  if (status === 404 || status === 410) return new PullError('file_not_found', `${url.origin}${url.pathname} not found (${status})`);
   if (status === 401 || status === 403) return new PullError('unauthorized', `${url.origin} refused the download (${status})`);
   return new PullError('http', `${url.origin} answered ${status} for ${basename(url.pathname)}`, { retryable: status >= 500 || status === 429 });
 }

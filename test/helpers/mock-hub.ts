@@ -9,7 +9,7 @@
  * - `GET|HEAD /{owner}/{repo}/resolve/{rev}/{path}`: a 302 to the CDN for LFS files, carrying
  *   `x-linked-etag` (the sha256), `x-linked-size` and `x-repo-commit`;
  * - refusals with `X-Error-Code` (RepoNotFound: 401 without a token, 404 with one; RevisionNotFound,
- *   EntryNotFound; GatedRepo 403).
+ *   EntryNotFound; GatedRepo 403 on a gated repository's files, whose metadata stays public).
  * The CDN serves `/blob/{sha256}` and plain `/files/{name}` with Range (206, 416) and If-Range.
  * Faults are switched on `hub.faults` at any time: throttle, drop the connection after N bytes,
  * ignore Range, serve wrong bytes, or answer a status.
@@ -97,14 +97,15 @@ export async function startMockHub(options: { repos: MockRepoSpec[]; token?: str
   }
 
   /** The repository a request may see, or a refusal already sent. */
-  function repoFor(req: IncomingMessage, res: ServerResponse, owner: string, repo: string, revision: string | undefined): MockRepoSpec | undefined {
+  function repoFor(req: IncomingMessage, res: ServerResponse, owner: string, repo: string, revision: string | undefined, file = false): MockRepoSpec | undefined {
     const spec = repos.get(`${owner}/${repo}`);
     if (spec === undefined || (spec.private === true && !authorized(req))) {
       // The hub answers 401 to an anonymous caller for a repository it will not confirm exists.
       refuse(res, authorized(req) ? 404 : 401, 'RepoNotFound', 'Repository not found');
       return undefined;
     }
-    if (spec.gated === true && !authorized(req)) {
+    // A gated repository's metadata and tree are public; its files are not.
+    if (file && spec.gated === true && !authorized(req)) {
       refuse(res, 403, 'GatedRepo', 'Access to model is restricted and you are not in the authorized list.');
       return undefined;
     }
@@ -167,7 +168,7 @@ export async function startMockHub(options: { repos: MockRepoSpec[]; token?: str
       refuse(res, 404, undefined, 'not found');
       return;
     }
-    const spec = repoFor(req, res, owner, repo, revision);
+    const spec = repoFor(req, res, owner, repo, revision, true);
     if (spec === undefined) return;
     const file = path.join('/');
     const bytes = Object.hasOwn(spec.files, file) ? spec.files[file] : undefined;

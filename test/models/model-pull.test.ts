@@ -316,3 +316,18 @@ test('hub paths that would leave the repository folder are ignored', async () =>
   assert.equal((await pull('hf:acme/hostile', opts)).id, 'hf:acme/hostile/fine');
   assert.deepEqual(tree(opts.dataDir), ['hf/acme/hostile/fine.gguf']);
 });
+
+// Root bypasses file modes, so the refusal comes from a file system that takes no new entries.
+const sysRefuses = (() => {
+  try {
+    mkdirSync('/sys/svc-pull-test');
+    return false;
+  } catch (error) {
+    return ['EPERM', 'EACCES', 'EROFS'].includes((error as NodeJS.ErrnoException).code ?? '');
+  }
+})();
+
+test('a models folder svc may not write: a one-line permission error', { skip: !sysRefuses }, async () => {
+  const error = await pullError('hf:acme/Tiny-GGUF/tiny-Q8_0.gguf', { ...options(), dataDir: '/sys/svc-pull-test' }, 'permission');
+  assert.match(error.message, /^cannot write \/sys\/svc-pull-test\/models\/hf\/acme\/Tiny-GGUF: (permission denied|read-only file system)$/);
+});
