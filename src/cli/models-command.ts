@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseModelSpec } from '../inference/model-catalog.ts';
 import { readGgufSummary } from '../models/gguf-header.ts';
 import { discoverModels, parseDiscoverSources, type LocalModel } from '../models/model-discovery.ts';
@@ -276,7 +276,7 @@ function registerPull(models: Command): void {
     .option('--sha256 <hex>', 'the expected sha256 of a URL download (hub files carry their own)')
     .option('-f, --force', 'download again over a model that is already there')
     .addOption(new Option('--retries <n>', 'reconnections after a dropped transfer').default('3').argParser((v: string) => {
-      if (!/^\d{1,3}$/.test(v)) throw new CliFailure(`--retries takes a whole number, not '${v}'`, 2);
+      if (!/^\d{1,3}$/.test(v)) throw new InvalidArgumentError('a whole number from 0 to 999');
       return v;
     }))
     .addOption(urlOption())

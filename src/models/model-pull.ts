@@ -231,8 +231,12 @@ function planUrl(ref: Extract<ModelReference, { kind: 'url' }>, options: PullOpt
 
 /** Downloads the model a reference names (every part of a split model) and returns its id. */
 export async function pullModel(ref: Exclude<ModelReference, { kind: 'hub-repo' }>, options: PullOptions): Promise<PullResult> {
-  const hub = new HuggingFaceHub({ endpoint: options.hubEndpoint, token: options.token });
-  const plan = ref.kind === 'url' ? planUrl(ref, options) : await planHub(ref, hub, options);
+  // A plain URL needs no hub (nor a valid HF_ENDPOINT), and gets no token.
+  const hub = ref.kind === 'url' ? undefined : new HuggingFaceHub({ endpoint: options.hubEndpoint, token: options.token });
+  const plan = ref.kind === 'url' ? planUrl(ref, options) : await planHub(ref, hub!, options);
+  const describeHttpError = ref.kind === 'url' || hub === undefined
+    ? undefined
+    : (response: Response, file: PlannedFile) => hub.httpError(response, { owner: ref.owner, repo: ref.repo, revision: ref.revision ?? 'main', file: file.name });
   const emit = options.onEvent ?? (() => {});
   emit({ type: 'resolved', id: plan.id, source: plan.source, files: plan.files });
   const pulled: PulledFile[] = [];
@@ -255,10 +259,8 @@ export async function pullModel(ref: Exclude<ModelReference, { kind: 'hub-repo' 
       expectedSize: file.size,
       expectedSha256: file.sha256,
       trustLinkedEtag: true,
-      headersFor: hub.headersFor,
-      describeHttpError: ref.kind === 'url'
-        ? undefined
-        : (response) => hub.httpError(response, { owner: ref.owner, repo: ref.repo, revision: ref.revision ?? 'main', file: file.name }),
+      headersFor: hub?.headersFor,
+      describeHttpError: describeHttpError === undefined ? undefined : (response) => describeHttpError(response, file),
       signal: options.signal,
       onProgress: (progress) => emit({ type: 'download', file, progress }),
       retries: options.retries,

@@ -84,8 +84,8 @@ export function parseModelReference(input: string, options: { hubEndpoint: strin
     } catch {
       throw invalid(input, 'is not a valid URL');
     }
-    const hub = new URL(options.hubEndpoint);
-    if (url.origin === hub.origin) {
+    const hub = URL.parse(options.hubEndpoint);
+    if (hub !== null && url.origin === hub.origin) {
       const base = hub.pathname.replace(/\/+$/, '');
       const path = url.pathname.startsWith(`${base}/`) ? url.pathname.slice(base.length + 1) : url.pathname.slice(1);
       const m = /^([^/]+)\/([^/]+)\/(?:resolve|blob)\/([^/]+)\/(.+)$/.exec(path);
