@@ -15,6 +15,7 @@ import { AdmissionQueue, QueueFullError } from '../shared/admission-queue.ts';
 import { ApiError } from '../shared/api-error.ts';
 import type {
   ChatMessage,
+  ChatOptions,
   EmbedResult,
   FinishReason,
   GenerateOptions,
@@ -221,6 +222,7 @@ function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
       case 'system': return { type: 'system', text: m.content };
       case 'user': return { type: 'user', text: m.content };
       case 'assistant': return { type: 'model', response: [m.content] };
+      case 'tool': throw ApiError.unsupported('messages', 'Tool results need tool calling, which the embedded engine does not offer yet.');
     }
   });
   // An empty model turn at the end is where the reply is generated.
@@ -289,7 +291,11 @@ export class LlamaModelHost implements LanguageModel {
     return this.#admission.waiting + this.#embedAdmission.waiting;
   }
 
-  chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
+  async chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult> {
+    if ((options.tools?.length ?? 0) > 0) throw ApiError.unsupported('tools', 'Tool calling is not available from the embedded engine yet.');
+    if (options.responseFormat !== undefined && options.responseFormat.type !== 'text') {
+      throw ApiError.unsupported('response_format', `response_format '${options.responseFormat.type}' is not available from the embedded engine yet.`);
+    }
     return this.#generate(options, 'messages', messages.map((m) => m.content), (loaded, sequence) => {
       const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
       const history = toHistory(messages);
@@ -348,7 +354,7 @@ export class LlamaModelHost implements LanguageModel {
         await this.#refuseOversizedText(loaded, texts, sequence.contextSize, promptParam, 'The prompt', options.signal);
       } catch (error) {
         // Stopped while the prompt was being counted: nothing was generated, the sequence is intact.
-        if (options.signal?.aborted === true) return { text: '', finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } };
+        if (options.signal?.aborted === true) return { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } };
         throw error;
       }
       const generator = prepare(loaded, sequence);
@@ -365,14 +371,14 @@ export class LlamaModelHost implements LanguageModel {
             ...this.#sampling(options, maxTokens),
             onTextChunk: (text) => {
               partial += text;
-              options.onText?.(text);
+              options.onPart?.({ type: 'text-delta', text });
             },
           });
-          return { text: result.text, finishReason: finishReasonOf(result.stopReason), usage: usage() };
+          return { text: result.text, toolCalls: [], finishReason: finishReasonOf(result.stopReason), usage: usage() };
         } catch (error) {
           // node-llama-cpp throws the abort reason when the signal fires before the first
           // token; either way an aborted generation is a result, not a failure.
-          if (options.signal?.aborted === true) return { text: partial, finishReason: 'abort', usage: usage() };
+          if (options.signal?.aborted === true) return { text: partial, toolCalls: [], finishReason: 'abort', usage: usage() };
           throw error;
         }
       } finally {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { FinishReason, GenerateOptions, GenerateResult } from '../inference/language-model.ts';
+import type { FinishReason, GenerateOptions, GenerateResult, GenerationPart } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { toApiError } from './openai-error-handler.ts';
@@ -18,16 +18,19 @@ export function toOpenAIUsage(results: readonly GenerateResult[]): OpenAIUsage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-export function openAIFinishReason(reason: FinishReason): 'stop' | 'length' {
-  return reason === 'length' ? 'length' : 'stop';
+export type OpenAIFinishReason = Exclude<FinishReason, 'abort'>;
+
+export function openAIFinishReason(reason: FinishReason): OpenAIFinishReason {
+  return reason === 'abort' ? 'stop' : reason;
 }
 
 /** Chunks a streamed generation emits, in the endpoint's own object shape. */
 export interface StreamShape {
   /** The first chunk of choice `index` (chat sends the assistant role here). */
   start?(index: number): unknown;
-  text(index: number, text: string): unknown;
-  finish(index: number, reason: 'stop' | 'length'): unknown;
+  /** The chunk for one generated part; undefined sends nothing (an endpoint without tools). */
+  part(index: number, part: GenerationPart): unknown;
+  finish(index: number, reason: OpenAIFinishReason): unknown;
   usage(usage: OpenAIUsage): unknown;
 }
 
@@ -67,7 +70,7 @@ function shutdownError(): ApiError {
 export async function runGeneration(
   ctx: GenerationContext,
   choices: number,
-  generate: (index: number, options: Pick<GenerateOptions, 'signal' | 'onText'>) => Promise<GenerateResult>,
+  generate: (index: number, options: Pick<GenerateOptions, 'signal' | 'onPart'>) => Promise<GenerateResult>,
   stream: { shape: StreamShape; includeUsage: boolean } | undefined,
 ): Promise<GenerateResult[] | undefined> {
   const disconnected = abortOnDisconnect(ctx.reply);
@@ -88,7 +91,15 @@ export async function runGeneration(
     Array.from({ length: choices }, (_, i) =>
       generate(i, {
         signal,
-        ...(stream !== undefined ? { onText: (text: string) => { if (text !== '') emit(i, stream.shape.text(i, text)); } } : {}),
+        ...(stream !== undefined
+          ? {
+              onPart: (part: GenerationPart) => {
+                if (part.type === 'text-delta' && part.text === '') return;
+                const chunk = stream.shape.part(i, part);
+                if (chunk !== undefined) emit(i, chunk);
+              },
+            }
+          : {}),
       }).then(
         (result) => {
           if (stream !== undefined && result.finishReason !== 'abort') emit(i, stream.shape.finish(i, openAIFinishReason(result.finishReason)));

@@ -13,11 +13,55 @@ const anyPart = z.looseObject({ type: z.string() });
 
 const messageContent = z.union([z.string(), z.array(z.union([textPart, anyPart]))]);
 
+/** A function call in an assistant message, as clients send the conversation back. */
+const toolCallSchema = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
 export const chatMessageSchema = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content: messageContent.nullish(),
-  name: z.string().optional(),
+  name: nullish(z.string()),
+  tool_calls: nullish(z.array(toolCallSchema)),
+  tool_call_id: nullish(z.string().min(1)),
 });
+
+/** OpenAI's rule for function names; also what every chat template can render safely. */
+export const functionNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'function names are 1 to 64 letters, digits, underscores or dashes');
+
+/** A JSON Schema object (checked further where it is turned into a grammar). */
+const jsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const functionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: functionNameSchema,
+    description: nullish(z.string()),
+    parameters: nullish(jsonSchemaObject),
+    strict: nullish(z.boolean()),
+  }),
+});
+
+export const toolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string() }) }),
+]);
+
+export const responseFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'json_schema.name is 1 to 64 letters, digits, underscores or dashes'),
+      description: nullish(z.string()),
+      schema: nullish(jsonSchemaObject),
+      strict: nullish(z.boolean()),
+    }),
+  }),
+]);
 
 const stopSchema = nullish(z.union([z.string(), z.array(z.string()).max(4, 'at most 4 stop sequences')]));
 const temperature = nullish(z.number().min(0).max(2));
@@ -35,7 +79,6 @@ const compatibilityFields = {
   store: nullish(z.boolean()),
   metadata: nullish(z.record(z.string(), z.string())),
   service_tier: nullish(z.string()),
-  parallel_tool_calls: nullish(z.boolean()),
   // Hints OpenAI added for its own models; they change nothing a local model would do.
   reasoning_effort: nullish(z.string()),
   verbosity: nullish(z.string()),
@@ -62,13 +105,15 @@ const generationFields = {
 export const chatCompletionRequestSchema = z.strictObject({
   ...generationFields,
   messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  parallel_tool_calls: nullish(z.boolean()),
   max_completion_tokens: maxTokens,
   modalities: nullish(z.array(z.string())),
   audio: nullish(z.unknown()),
   web_search_options: nullish(z.unknown()),
-  response_format: nullish(z.looseObject({ type: z.string() })),
-  tools: nullish(z.array(z.unknown())),
-  tool_choice: nullish(z.unknown()),
+  response_format: nullish(responseFormatSchema),
+  tools: nullish(z.array(functionToolSchema).max(128, 'at most 128 tools')),
+  tool_choice: nullish(toolChoiceSchema),
+  // The deprecated forms of tools; refused in the route with a pointer to `tools`.
   functions: nullish(z.array(z.unknown())),
   function_call: nullish(z.unknown()),
   ...compatibilityFields,
