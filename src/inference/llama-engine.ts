@@ -53,6 +53,14 @@ export interface EngineLogger {
 const DEFAULT_CONTEXT_CAP = 4096;
 
 /**
+ * Sampling when the client sends none: temperature 0.8 and top_p 0.95, as llama.cpp's server
+ * and Ollama do, rather than OpenAI's 1.0/1.0, which suits small local models worse.
+ * Applied here, not in the route, so upstreams keep their own defaults.
+ */
+export const DEFAULT_TEMPERATURE = 0.8;
+export const DEFAULT_TOP_P = 0.95;
+
+/**
  * Owns the llama.cpp binding and one host per model. The binding loads lazily on the first
  * request (never at start-up, so `svc serve` starts instantly and without a model).
  */
@@ -423,8 +431,8 @@ export class LlamaModelHost implements LanguageModel {
   #sampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onTextChunk'> {
     return {
       maxTokens,
-      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      temperature: options.temperature ?? DEFAULT_TEMPERATURE,
+      topP: options.topP ?? DEFAULT_TOP_P,
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       ...(options.stop !== undefined && options.stop.length > 0 ? { customStopTriggers: options.stop } : {}),
       ...(options.signal !== undefined ? { signal: options.signal, stopOnAbortSignal: true } : {}),
