@@ -117,12 +117,14 @@ export class OpenAIUpstream {
       // Counts open sockets (live, in use or kept alive) for /health's outbound_connections.
       connect: (opts, callback) => {
         connect(opts, (error, socket) => {
-          if (socket !== null) {
-            this.#connections++;
-            (socket as Socket).once('close', () => this.#connections--);
+          // undici passes `undefined` (not null) for the side that is absent.
+          if (error != null || socket == null) {
+            callback(error ?? new Error('no socket'), null);
+            return;
           }
-          if (error !== null) callback(error, null);
-          else callback(null, socket);
+          this.#connections++;
+          (socket as Socket).once('close', () => this.#connections--);
+          callback(null, socket);
         });
       },
       headersTimeout: options.firstByteTimeoutMs,
