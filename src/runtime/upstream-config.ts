@@ -34,10 +34,13 @@ export const upstreamTableSchema = z.strictObject({
   discover: z.boolean().optional(),
   kind: z.enum(['local', 'remote']).optional(),
   timeouts: z.strictObject({ connect: durationSchema.optional(), first_byte: durationSchema.optional() }).optional(),
-  headers: z.record(
-    z.string().regex(HEADER_NAME, 'header names are HTTP tokens').refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), 'svc sets this header itself (put a key in api_key_env)'),
-    z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'header values are printable text'),
-  ).optional(),
+  headers: z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'header names are HTTP tokens' });
+      else if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: 'svc sets this header itself (a key goes in an environment variable named by api_key_env)' });
+      else if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values are printable text' });
+    }
+  }).optional(),
 });
 export type UpstreamTable = z.infer<typeof upstreamTableSchema>;
 
