@@ -26,7 +26,7 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-export async function startScriptedUpstream(handler: Handler = (_req, res) => res.end()): Promise<ScriptedUpstream> {
+export async function startScriptedUpstream(handler: Handler = (_req, res) => void res.end()): Promise<ScriptedUpstream> {
   let current = handler;
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
