@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startDaemon, waitForHealth, type DaemonProcess } from '../helpers/daemon-process.ts';
-import { answer, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { answer, sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 
 const KEY = 'sk-e2e-KEY-7f3a9c1d5e8b2046';
 
@@ -28,6 +28,7 @@ let victim: DaemonProcess;
 let svc: DaemonProcess;
 let silent: ScriptedUpstream;
 let keyed: ScriptedUpstream;
+let tooling: ScriptedUpstream;
 let client: OpenAI;
 let direct: OpenAI;
 
@@ -40,11 +41,20 @@ async function closedPort(): Promise<number> {
 }
 
 before(async () => {
-  [upstream, victim, silent, keyed] = await Promise.all([
+  [upstream, victim, silent, keyed, tooling] = await Promise.all([
     startDaemon(),
     startDaemon(),
     startScriptedUpstream(() => {}),
     startScriptedUpstream(answer(401, { error: { message: `Incorrect API key provided: ${KEY}` } })),
+    // Streams two tool calls the way Ollama does: whole, without index, finishing with "stop".
+    startScriptedUpstream(sse([
+      { choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ id: 'call_w', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] } }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ id: 'call_t', function: { name: 'get_time', arguments: '{}' } }] } }] },
+      { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      { choices: [], usage: { prompt_tokens: 12, completion_tokens: 9 } },
+      'data: [DONE]',
+    ])),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'svc-upstream-e2e-'));
   const config = join(dir, 'config.toml');
@@ -77,6 +87,11 @@ base_url = "http://127.0.0.1:${await closedPort()}/v1"
 models = ["m"]
 
 [[upstreams]]
+name = "tools"
+base_url = "${tooling.baseUrl}"
+models = ["m"]
+
+[[upstreams]]
 name = "keyed"
 base_url = "${keyed.baseUrl}"
 api_key_env = "SVC_TEST_UPSTREAM_KEY"
@@ -90,7 +105,7 @@ discover = true
 
 after(async () => {
   assert.equal(await svc.stop(), 0);
-  await Promise.all([upstream.stop(), victim.stop(), silent.close(), keyed.close()]);
+  await Promise.all([upstream.stop(), victim.stop(), silent.close(), keyed.close(), tooling.close()]);
   // The key never reached svc's logs, whatever happened above (log level: trace).
   const output = svc.logs.map((l) => JSON.stringify(l)).join('\n') + svc.stderr();
   assert.ok(output.length > 1000);
@@ -113,7 +128,7 @@ describe('models', () => {
   test('upstream models are listed as <upstream>/<id>, owned by the upstream', async () => {
     const models = (await client.models.list()).data;
     const ids = models.map((m) => m.id).sort();
-    assert.deepEqual(ids, ['gone/m', 'keyed/m', 'loc/tiny', 'silent/m', 'up/tiny', 'victim/tiny']);
+    assert.deepEqual(ids, ['gone/m', 'keyed/m', 'loc/tiny', 'silent/m', 'tools/m', 'up/tiny', 'victim/tiny']);
     assert.equal(models.find((m) => m.id === 'up/tiny')!.owned_by, 'up');
     const one = await client.models.retrieve('up/tiny');
     assert.equal(one.id, 'up/tiny');
@@ -171,6 +186,50 @@ describe('passthrough', () => {
     assert.equal(a.usage.prompt_tokens, b.usage.prompt_tokens);
     const floats = await client.embeddings.create({ model: 'up/tiny', input: 'hello', encoding_format: 'float' });
     assert.deepEqual(floats.data[0]!.embedding, b.data[0]!.embedding);
+  });
+});
+
+describe('tools through an upstream', () => {
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+  ];
+
+  test('tools and tool_choice reach the upstream; its calls come back in OpenAI\'s shape', async () => {
+    const reply = await client.chat.completions.create({ model: 'tools/m', messages: [{ role: 'user', content: 'weather and time?' }], tools, tool_choice: 'required' });
+    const sent = tooling.requests.at(-1)!.body as { tools: unknown; tool_choice: unknown; model: string };
+    assert.equal(sent.model, 'm');
+    assert.deepEqual(sent.tools, tools);
+    assert.equal(sent.tool_choice, 'required');
+    const choice = reply.choices[0]!;
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message.content, null);
+    assert.deepEqual(choice.message.tool_calls, [
+      { id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+      { id: 'call_t', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+    ]);
+    assert.deepEqual(reply.usage, { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 });
+  });
+
+  test('streamed: tool-call deltas with indexes, then finish_reason tool_calls', async () => {
+    const stream = await client.chat.completions.create({ model: 'tools/m', messages: [{ role: 'user', content: 'weather?' }], tools, stream: true });
+    const calls = new Map<number, { id?: string; name?: string; arguments: string }>();
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
+        const call = calls.get(delta.index) ?? { arguments: '' };
+        if (delta.id) call.id = delta.id;
+        if (delta.function?.name) call.name = delta.function.name;
+        call.arguments += delta.function?.arguments ?? '';
+        calls.set(delta.index, call);
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    assert.deepEqual([...calls.entries()], [
+      [0, { id: 'call_w', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+      [1, { id: 'call_t', name: 'get_time', arguments: '{}' }],
+    ]);
+    assert.equal(finish, 'tool_calls');
   });
 });
 
