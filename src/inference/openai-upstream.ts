@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
-import { z } from 'zod';
 import { ApiError } from '../shared/api-error.ts';
 import type {
   ChatMessage,
@@ -12,7 +11,7 @@ import type {
   SamplingOptions,
 } from './language-model.ts';
 import { malformedUpstream, upstreamHttpError, upstreamNetworkError, type UpstreamErrorContext } from './upstream-errors.ts';
-import { upstreamEmbeddingsSchema, upstreamErrorBodySchema, upstreamModelListSchema } from './upstream-schemas.ts';
+import { upstreamEmbeddingsSchema, upstreamErrorBodySchema, upstreamModelListSchema, upstreamWholeAnswerSchema } from './upstream-schemas.ts';
 import { readUpstreamStream, UpstreamStreamNormalizer, type StreamKind } from './upstream-stream.ts';
 
 /**
@@ -76,24 +75,6 @@ function isJson(headers: Dispatcher.ResponseData['headers']): boolean {
   const type = headers['content-type'];
   return /\bjson\b/i.test(Array.isArray(type) ? type.join(',') : (type ?? ''));
 }
-
-/** A whole (non-streamed) chat or completion answer, for upstreams that ignore `stream: true`. */
-const wholeAnswerSchema = z.looseObject({
-  choices: z.array(z.looseObject({
-    index: z.number().int().nonnegative().nullish(),
-    message: z.looseObject({
-      content: z.string().nullish(),
-      refusal: z.string().nullish(),
-      tool_calls: z.array(z.looseObject({
-        id: z.string().nullish(),
-        function: z.looseObject({ name: z.string().nullish(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish() }),
-      })).nullish(),
-    }).nullish(),
-    text: z.string().nullish(),
-    finish_reason: z.string().nullish(),
-  })).nullish(),
-  usage: z.looseObject({ prompt_tokens: z.number().int().nonnegative().nullish(), completion_tokens: z.number().int().nonnegative().nullish() }).nullish(),
-});
 
 export class OpenAIUpstream {
   readonly name: string;
@@ -180,7 +161,14 @@ export class OpenAIUpstream {
       }
       if (isJson(response.headers)) {
         // An upstream that ignored `stream: true` answered whole: the same checks apply.
-        const whole = wholeAnswerSchema.safeParse(await this.#json(response));
+        let json;
+        try {
+          json = await this.#json(response);
+        } catch (error) {
+          if (options.signal?.aborted === true) return normalizer.partial();
+          throw error;
+        }
+        const whole = upstreamWholeAnswerSchema.safeParse(json);
         if (!whole.success) throw malformedUpstream(this.#errors, `its answer does not match the protocol: ${whole.error.issues[0]?.message ?? 'invalid'}`);
         normalizer.chunk({
           usage: whole.data.usage,

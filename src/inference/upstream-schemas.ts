@@ -83,6 +83,24 @@ export const upstreamEmbeddingsSchema = z.looseObject({
   usage: upstreamUsageSchema.nullish(),
 });
 
+/** A whole (non-streamed) chat or completion answer, for upstreams that ignore `stream: true`. */
+export const upstreamWholeAnswerSchema = z.looseObject({
+  choices: z.array(z.looseObject({
+    index: z.number().int().nonnegative().nullish(),
+    message: z.looseObject({
+      content: z.string().nullish(),
+      refusal: z.string().nullish(),
+      tool_calls: z.array(z.looseObject({
+        id: z.string().nullish(),
+        function: z.looseObject({ name: z.string().nullish(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish() }),
+      })).nullish(),
+    }).nullish(),
+    text: z.string().nullish(),
+    finish_reason: z.string().nullish(),
+  })).nullish(),
+  usage: z.looseObject({ prompt_tokens: z.number().int().nonnegative().nullish(), completion_tokens: z.number().int().nonnegative().nullish() }).nullish(),
+});
+
 /** An error answer's body: OpenAI's envelope, vLLM's flat form, Ollama's string, FastAPI's `detail`. */
 export const upstreamErrorBodySchema = z.looseObject({
   error: z.union([upstreamErrorObject, z.string()]).nullish(),
