@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { ApiError } from '../shared/api-error.ts';
+import type { Secret } from '../shared/secret.ts';
 import type {
   ChatMessage,
   ChatOptions,
@@ -33,7 +34,7 @@ export interface UpstreamOptions {
   /** `local`: on this machine (loopback); `remote`: its connections count as outbound. */
   kind: UpstreamKind;
   /** The key, already read from the environment; never logged, never in a message. */
-  apiKey?: string | undefined;
+  apiKey?: Secret | undefined;
   /** The environment variable the key came from (named in hints). */
   apiKeyEnv?: string | undefined;
   /** Time to establish a connection (TCP and TLS), ms. */
@@ -92,7 +93,7 @@ export class OpenAIUpstream {
     this.kind = options.kind;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#options = options;
-    this.#errors = { name: options.name, apiKeyEnv: options.apiKeyEnv, secrets: options.apiKey !== undefined ? [options.apiKey] : [] };
+    this.#errors = { name: options.name, apiKeyEnv: options.apiKeyEnv, secrets: options.apiKey !== undefined ? [options.apiKey.reveal()] : [] };
     const connect = buildConnector({ timeout: options.connectTimeoutMs });
     this.#agent = new Agent({
       // Counts open sockets (live, in use or kept alive) for /health's outbound_connections.
@@ -227,7 +228,7 @@ export class OpenAIUpstream {
       ...this.#options.headers,
       accept: body === undefined ? 'application/json' : 'text/event-stream, application/json',
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(this.#options.apiKey !== undefined ? { authorization: `Bearer ${this.#options.apiKey}` } : {}),
+      ...(this.#options.apiKey !== undefined ? { authorization: `Bearer ${this.#options.apiKey.reveal()}` } : {}),
     };
     let response;
     try {

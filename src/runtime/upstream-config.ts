@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
+import { Secret } from '../shared/secret.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 
 /**
@@ -122,7 +123,7 @@ export function resolveUpstreams(
       baseUrl: url.href.replace(/\/+$/, ''),
       kind: table.kind ?? defaultUpstreamKind(url),
       ...(table.api_key_env !== undefined ? { apiKeyEnv: table.api_key_env } : {}),
-      ...(apiKey !== undefined && apiKey !== '' ? { apiKey } : {}),
+      ...(apiKey !== undefined && apiKey !== '' ? { apiKey: new Secret(apiKey) } : {}),
       ...(table.models !== undefined ? { models: table.models } : {}),
       // Without a model list, the upstream's own list is the only one there is.
       discover: table.discover ?? table.models === undefined,

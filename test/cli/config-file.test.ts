@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
+import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
@@ -186,10 +187,16 @@ name = "lan"
 base_url = "http://192.168.1.20:8000/v1"
 kind = "local"
 `);
-    const [ollama, openai, lan] = (await load(['--config', config], { MY_OPENAI_KEY: 'sk-123' })).upstreams;
+    const resolved = await load(['--config', config], { MY_OPENAI_KEY: 'sk-123' });
+    const [ollama, openai, lan] = resolved.upstreams;
+    // The key is there to send, and nowhere else: not in JSON, not in what a logger prints.
+    assert.equal(openai!.apiKey?.reveal(), 'sk-123');
+    assert.ok(!JSON.stringify(resolved).includes('sk-123'));
+    assert.ok(!inspect(resolved, { depth: 10 }).includes('sk-123'));
+    assert.ok(!String(openai!.apiKey).includes('sk-123'));
     assert.deepEqual(ollama, { name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', kind: 'local', discover: true, connectTimeoutMs: 10_000, firstByteTimeoutMs: 120_000 });
     assert.deepEqual(openai, {
-      name: 'openai', baseUrl: 'https://api.openai.com/v1', kind: 'remote', apiKeyEnv: 'MY_OPENAI_KEY', apiKey: 'sk-123',
+      name: 'openai', baseUrl: 'https://api.openai.com/v1', kind: 'remote', apiKeyEnv: 'MY_OPENAI_KEY', apiKey: openai!.apiKey,
       models: ['gpt-4o-mini'], discover: false, connectTimeoutMs: 3000, firstByteTimeoutMs: 30_000, headers: { 'OpenAI-Organization': 'org-1' },
     });
     assert.equal(lan!.kind, 'local', 'an explicit kind wins');

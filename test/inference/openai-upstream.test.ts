@@ -12,6 +12,7 @@ import { UpstreamRegistry } from '../../src/inference/upstream-registry.ts';
 import { MergedModelRegistry } from '../../src/inference/merged-model-registry.ts';
 import type { LanguageModel, ModelDescriptor, ModelRegistry } from '../../src/inference/language-model.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
+import { Secret } from '../../src/shared/secret.ts';
 import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 
 const KEY = 'sk-test-0123456789abcdefSECRET';
@@ -21,7 +22,7 @@ const upstreams: OpenAIUpstream[] = [];
 function make(options: Partial<UpstreamOptions> = {}): OpenAIUpstream {
   const upstream = new OpenAIUpstream({
     name: 'up', baseUrl: server.baseUrl, kind: 'local', connectTimeoutMs: 2000, firstByteTimeoutMs: 2000,
-    apiKey: KEY, apiKeyEnv: 'UP_KEY', ...options,
+    apiKey: new Secret(KEY), apiKeyEnv: 'UP_KEY', ...options,
   });
   upstreams.push(upstream);
   return upstream;
