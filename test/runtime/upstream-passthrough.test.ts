@@ -247,14 +247,14 @@ describe('upstream errors', () => {
     assert.equal(unknownUpstream.status, 404);
   });
 
-  test('connection refused → 502 upstream_unavailable', async () => {
+  test('connection refused → 502 upstream_unavailable', { timeout: 30_000 }, async () => {
     const error = await apiError(client.chat.completions.create({ model: 'gone/m', messages: [{ role: 'user', content: 'x' }] }));
     assert.equal(error.status, 502);
     assert.equal(error.code, 'upstream_unavailable');
     assert.equal((await health(svc)).upstreams.find((u) => u.name === 'gone')!.reachable, false);
   });
 
-  test('an upstream that never answers → 504 upstream_timeout, streamed or not', async () => {
+  test('an upstream that never answers → 504 upstream_timeout, streamed or not', { timeout: 30_000 }, async () => {
     for (const stream of [false, true]) {
       const error = await apiError(client.chat.completions.create({ model: 'silent/m', messages: [{ role: 'user', content: 'x' }], stream }));
       assert.equal(error.status, 504);
@@ -302,7 +302,7 @@ describe('streams and connections', () => {
     assert.equal(local.outbound_connections, local.upstreams.filter((u) => u.kind === 'remote').reduce((n, u) => n + u.connections, 0));
   });
 
-  test('a client that disconnects stops the upstream\'s generation', async () => {
+  test('a client that disconnects stops the upstream\'s generation', { timeout: 30_000 }, async () => {
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
       { model: 'up/tiny', messages: [{ role: 'user', content: 'keep going' }], max_tokens: 1500, temperature: 1, seed: 1, stream: true },
@@ -327,7 +327,7 @@ describe('streams and connections', () => {
     assert.equal(line.status, 499);
   });
 
-  test('an upstream killed mid-stream: a clean error for the client, no hang, svc keeps serving', async () => {
+  test('an upstream killed mid-stream: a clean error for the client, no hang, svc keeps serving', { timeout: 30_000 }, async () => {
     const stream = await client.chat.completions.create({ model: 'victim/tiny', messages: [{ role: 'user', content: 'go' }], max_tokens: 1500, temperature: 1, seed: 1, stream: true });
     let killed = false;
     const error = await apiError((async () => {
