@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
+import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
@@ -12,6 +13,8 @@ export interface RuntimeConfig {
   hosts: string[];
   dataDir: string;
   models: ModelSpec[];
+  /** Other tools' model stores searched at start-up (`--discover`). */
+  discover: ReadonlySet<DiscoverableSource>;
   logLevel: LogLevel;
   keepAliveMs: number;
   parallel: number;
@@ -44,6 +47,7 @@ export interface RawRuntimeOptions {
   host?: string[] | undefined;
   dataDir?: string | undefined;
   model?: string[] | undefined;
+  discover?: string | undefined;
   logLevel?: string | undefined;
   keepAlive?: string | undefined;
   parallel?: string | undefined;
@@ -118,11 +122,18 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
   if (telemetry !== 'none') {
     throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
   }
+  let discover: ReadonlySet<DiscoverableSource>;
+  try {
+    discover = parseDiscoverSources(raw.discover);
+  } catch (error) {
+    throw new ConfigError(`--discover: ${(error as Error).message}.`);
+  }
   return {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
     dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
     models: list(raw.model).map(parseModelSpec),
+    discover,
     logLevel: logLevel as LogLevel,
     keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
     parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
