@@ -151,7 +151,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   if (models.length === 0) {
     log.warn(
       { modelsDir: join(config.dataDir, 'models') },
-      'no model found: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
+      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
