@@ -38,6 +38,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
     .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'))
     .addOption(new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect))
+    .addOption(new Option('--discover <sources>', 'other tools\' model stores to serve from: a comma list of ollama, huggingface, lmstudio; or all, or none [default: all]').env('SVC_DISCOVER'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .addOption(new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'))
     .addOption(new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'))

@@ -119,6 +119,20 @@ export interface ModelDescriptor {
   ownedBy: string;
   path?: string;
   sizeBytes?: number;
+  /** Where the model was found: `flag`, `svc`, `ollama`, `huggingface`, `lmstudio`. */
+  source?: string;
+  /** From the GGUF header; null where the file does not say. */
+  architecture?: string | null;
+  parameterCount?: number | null;
+  /** `8B` (the file's size label) or counted (`494.03M`). */
+  parameterSize?: string | null;
+  /** `Q4_K_M`, `F16`, … */
+  quantization?: string | null;
+  /** The context the model was trained with. */
+  contextLength?: number | null;
+  embeddingLength?: number | null;
+  /** What the model is built for (model-capabilities.ts). */
+  capabilities?: readonly ('chat' | 'embeddings')[];
 }
 
 /** Where the HTTP layer finds models: the list it shows and the model behind an id. */

@@ -20,6 +20,8 @@ import { installRequestLog } from './request-log.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
+  /** Ids of the models in memory now (`state` in /v1/models). */
+  loadedModels?: () => readonly string[];
   health: HealthReporter;
   /** Aborted when shutdown begins: new requests (also on kept-alive sockets) get 503. */
   drainingSignal: AbortSignal;
@@ -75,7 +77,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint };
   await app.register(
     async (v1) => {
-      await v1.register(modelsRoutes, { models: options.models });
+      await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });

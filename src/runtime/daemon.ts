@@ -55,7 +55,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
  */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
   await mkdir(join(config.dataDir, 'models'), { recursive: true });
-  const catalog = await ModelCatalog.load(config.models, join(config.dataDir, 'models'));
+  const catalog = await ModelCatalog.load(config.models, { dataDir: config.dataDir, sources: config.discover });
   const engine = new LlamaEngine(catalog, {
     parallel: config.parallel,
     queueSize: config.queueSize,
@@ -88,6 +88,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const urls: string[] = [];
   const app = await buildLocalApp({
     models: registry,
+    loadedModels: () => engine.loadedModels(),
     drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
@@ -165,13 +166,14 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   await discovery;
   const models = registry.list().map((m) => m.id);
   log.info({ addresses: urls, models, dataDir: config.dataDir }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
-  if (catalog.skipped.length > 0) log.warn({ files: catalog.skipped }, 'skipped files in the models directory that are not GGUF models');
+  // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
+  for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   if (models.length === 0 && upstreams.size > 0) {
     log.warn({ upstreams: config.upstreams.map((u) => u.name) }, 'no model available yet: no local model is configured and no upstream has listed one');
   } else if (models.length === 0) {
     log.warn(
       { modelsDir: join(config.dataDir, 'models') },
-      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory',
+      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);

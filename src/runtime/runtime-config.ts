@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
+import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 
@@ -14,6 +15,8 @@ export interface RuntimeConfig {
   hosts: string[];
   dataDir: string;
   models: ModelSpec[];
+  /** Other tools' model stores searched at start-up (`--discover`). */
+  discover: ReadonlySet<DiscoverableSource>;
   logLevel: LogLevel;
   keepAliveMs: number;
   parallel: number;
@@ -48,6 +51,7 @@ export interface RawRuntimeOptions {
   host?: string[] | undefined;
   dataDir?: string | undefined;
   model?: string[] | undefined;
+  discover?: string | undefined;
   logLevel?: string | undefined;
   keepAlive?: string | undefined;
   parallel?: string | undefined;
@@ -136,11 +140,18 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
   if (telemetry !== 'none') {
     throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
   }
+  let discover: ReadonlySet<DiscoverableSource>;
+  try {
+    discover = parseDiscoverSources(raw.discover);
+  } catch (error) {
+    throw new ConfigError(`--discover: ${(error as Error).message}.`);
+  }
   return {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
     dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
     models: list(raw.model).map(parseModelSpec),
+    discover,
     logLevel: logLevel as LogLevel,
     keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
     parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
