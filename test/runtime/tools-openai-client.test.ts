@@ -338,3 +338,37 @@ describe('responses', () => {
     await refused({ input: [{ type: 'function_call_output', call_id: 'nope', output: '1' }] }, 'input[0].call_id', /no function_call/);
   });
 });
+
+describe('responses: an error once the stream is open', () => {
+  test('SIGTERM mid-stream ends it with an error event and response.failed, without [DONE]', async () => {
+    const doomed = await startDaemon({ args: ['--shutdown-timeout', '300ms', '--context-size', '8192'] });
+    const res = await fetch(`${doomed.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', input: 'A long story.', max_output_tokens: 8000, temperature: 1, stream: true }),
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    assert.ok(!first.done);
+    const code = doomed.stop('SIGTERM');
+    let text = new TextDecoder().decode(first.value);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    assert.equal(await code, 0);
+    const events = text.trim().split('\n\n').map((block) => {
+      const [eventLine, dataLine] = block.split('\n');
+      return { event: eventLine!.replace(/^event: /, ''), data: JSON.parse(dataLine!.replace(/^data: /, '')) as Record<string, unknown> };
+    });
+    assert.deepEqual(events.slice(-2).map((e) => e.event), ['error', 'response.failed']);
+    assert.equal(events.at(-2)!.data.code, 'server_shutting_down');
+    const failed = events.at(-1)!.data.response as { status: string; error: { code: string } };
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.error.code, 'server_shutting_down');
+    assert.deepEqual(events.map((e) => e.data.sequence_number), events.map((_e, i) => i));
+    assert.ok(!text.includes('[DONE]'));
+  });
+});
