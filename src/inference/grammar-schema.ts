@@ -87,7 +87,7 @@ interface Walk {
   param: string;
   /** JSON pointer of each `$ref` target → its name in the root `$defs`. */
   refNames: Map<string, string>;
-  defs: Record<string, GrammarSchema>;
+  defs: Map<string, GrammarSchema | undefined>;
 }
 
 function isObject(value: unknown): value is SchemaObject {
@@ -150,7 +150,8 @@ function refName(walk: Walk, target: string): string {
   const last = segments.at(-1) ?? '';
   const container = segments.at(-2);
   const taken = new Set(walk.refNames.values());
-  const named = (container === '$defs' || container === 'definitions') && /^[A-Za-z0-9_]{1,64}$/.test(last) && !taken.has(last);
+  // The client's own name where it is plain and not one of Object.prototype's ('constructor').
+  const named = (container === '$defs' || container === 'definitions') && /^[A-Za-z0-9_]{1,64}$/.test(last) && !(last in Object.prototype) && !taken.has(last);
   if (named) return last;
   let n = walk.refNames.size;
   while (taken.has(`def${n}`)) n++;
@@ -178,7 +179,8 @@ function walkRef(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema
     name = refName(walk, target);
     // Registered before walking the target, so a schema that refers to itself terminates.
     walk.refNames.set(target, name);
-    walk.defs[name] = walkSchema(walk, resolved, target);
+    walk.defs.set(name, undefined);
+    walk.defs.set(name, walkSchema(walk, resolved, target));
   }
   return { $ref: `#/$defs/${name}`, ...describe(node) } as GrammarSchema;
 }
@@ -186,13 +188,13 @@ function walkRef(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema
 function walkObject(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema {
   const propertiesNode = node.properties ?? {};
   if (!isObject(propertiesNode)) refuse(walk, `${pointer}/properties`, `'properties' must be an object, not ${quoteInput(propertiesNode)}.`);
-  const properties: Record<string, GrammarSchema> = {};
-  for (const [name, schema] of Object.entries(propertiesNode)) {
+  // Keyed by the client's property names: built as own properties (Object.fromEntries), never by assignment.
+  const properties = Object.fromEntries(Object.entries(propertiesNode).map(([name, schema]) => {
     const at = `${pointer}/properties/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
     // node-llama-cpp writes every property, so one that must be absent cannot be honoured.
     if (schema === false) refuse(walk, at, "a property whose schema is false (must be absent) is not supported: the grammar writes every listed property.");
-    properties[name] = walkSchema(walk, schema, at);
-  }
+    return [name, walkSchema(walk, schema, at)];
+  })) as Record<string, GrammarSchema>;
   const required = node.required ?? [];
   if (!Array.isArray(required) || !required.every((r) => typeof r === 'string')) refuse(walk, `${pointer}/required`, "'required' must be an array of property names.");
   for (const name of required as string[]) {
@@ -384,14 +386,14 @@ function walkSchema(walk: Walk, node: unknown, pointer: string): GrammarSchema {
  * `rootObject`: the schema must describe an object (tool parameters, as OpenAI requires).
  */
 export function toGrammarSchema(schema: unknown, param: string, options: { rootObject?: boolean } = {}): GrammarSchema {
-  const walk: Walk = { root: schema, param, refNames: new Map(), defs: {} };
+  const walk: Walk = { root: schema, param, refNames: new Map(), defs: new Map() };
   let root = walkSchema(walk, schema, '');
   if (options.rootObject === true && (root as { type?: unknown }).type !== 'object') {
     refuse(walk, '', "the schema must describe an object ('type': 'object'), as OpenAI requires for function parameters.");
   }
-  if (Object.keys(walk.defs).length > 0) {
+  if (walk.defs.size > 0) {
     // Only objects, arrays, oneOf and $ref can hold references, and each takes `$defs`.
-    root = { ...root, $defs: walk.defs } as GrammarSchema;
+    root = { ...root, $defs: Object.fromEntries(walk.defs) } as GrammarSchema;
   }
   return root;
 }

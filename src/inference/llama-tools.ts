@@ -45,11 +45,13 @@ export interface ToolPlan {
 export function planTools(options: Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls'>): ToolPlan {
   const tools = options.tools ?? [];
   if (tools.length === 0) return { force: false };
-  const functions: Record<string, { description?: string; params: GrammarSchema }> = {};
+  // Tool names are the client's ('constructor' is a valid one): a Map, and own properties for node-llama-cpp.
+  const byName = new Map<string, { description?: string; params: GrammarSchema }>();
   for (const [i, tool] of tools.entries()) {
     const params = tool.parameters === undefined ? NO_PARAMETERS : toGrammarSchema(tool.parameters, `tools[${i}].function.parameters`, { rootObject: true });
-    functions[tool.name] = { ...(tool.description !== undefined ? { description: tool.description } : {}), params };
+    byName.set(tool.name, { ...(tool.description !== undefined ? { description: tool.description } : {}), params });
   }
+  const functions: ChatModelFunctions = Object.fromEntries(byName);
   const choice = options.toolChoice ?? { type: 'auto' };
   const single = options.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {};
   switch (choice.type) {
@@ -57,10 +59,10 @@ export function planTools(options: Pick<ChatOptions, 'tools' | 'toolChoice' | 'p
     case 'auto': return { documented: functions, callable: functions, force: false, ...single };
     case 'required': return { documented: functions, callable: functions, force: true, ...single };
     case 'function': {
-      const only = functions[choice.name];
+      const only = byName.get(choice.name);
       // chat-request.ts already refuses a name that is not in tools; this guards other callers.
-      if (only === undefined || !Object.hasOwn(functions, choice.name)) throw ApiError.invalidRequest(`tool_choice names a function that is not in tools.`, 'tool_choice');
-      return { documented: functions, callable: { [choice.name]: only }, force: true, maxParallelFunctionCalls: 1 };
+      if (only === undefined) throw ApiError.invalidRequest('tool_choice names a function that is not in tools.', 'tool_choice');
+      return { documented: functions, callable: Object.fromEntries([[choice.name, only]]), force: true, maxParallelFunctionCalls: 1 };
     }
   }
 }

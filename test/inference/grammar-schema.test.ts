@@ -76,6 +76,14 @@ describe('toGrammarSchema: accepted schemas', () => {
     assert.equal(defs.def0!.type, 'object');
   });
 
+  it("keeps the client's property and definition names as own properties, whatever they are", () => {
+    const schema = toGrammarSchema({ type: 'object', properties: { constructor: { $ref: '#/$defs/constructor' }, toString: { type: 'null' } }, $defs: { constructor: { type: 'boolean' } } }, PARAM) as Record<string, unknown>;
+    const props = schema.properties as Record<string, unknown>;
+    assert.deepEqual(Object.keys(props), ['constructor', 'toString']);
+    assert.deepEqual(props.constructor, { $ref: '#/$defs/def0' }, "a definition named after Object.prototype's keys is renamed");
+    assert.deepEqual(schema.$defs, { def0: { type: 'boolean' } });
+  });
+
   it('turns anyOf into oneOf, infers a missing type, and reads OpenAI strict-mode schemas', () => {
     assert.deepEqual(toGrammarSchema({ anyOf: [{ type: 'string' }, { type: 'null' }], title: 'x', default: null }, PARAM), { oneOf: [{ type: 'string' }, { type: 'null' }] });
     assert.deepEqual(toGrammarSchema({ properties: { a: { type: 'boolean' } }, required: ['a'] }, PARAM), { type: 'object', properties: { a: { type: 'boolean' } } });

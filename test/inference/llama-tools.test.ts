@@ -78,6 +78,13 @@ describe('planTools', () => {
     assert.equal(none.documented, undefined);
   });
 
+  it("takes tool names that are Object.prototype's keys as plain names", () => {
+    const plan = planTools({ tools: [{ name: '__proto__' }, { name: 'constructor' }], toolChoice: { type: 'function', name: '__proto__' } });
+    assert.deepEqual(Object.keys(plan.documented ?? {}), ['__proto__', 'constructor']);
+    assert.deepEqual(Object.keys(plan.callable ?? {}), ['__proto__']);
+    assert.ok(Object.hasOwn(plan.callable!, '__proto__'));
+  });
+
   it('gives a tool without parameters an empty object schema, and names a bad schema by tool index', () => {
     assert.deepEqual(planTools({ tools: [{ name: 'ping' }] }).callable?.ping?.params, { type: 'object', properties: {} });
     assert.throws(() => planTools({ tools: [weather, { name: 'bad', parameters: { type: 'object', properties: { x: { type: 'string', pattern: 'x' } } } }] }), (error: unknown) =>
