@@ -146,6 +146,98 @@ export const embeddingRequestSchema = z.strictObject({
 });
 export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;
 
+/** Text a Responses message carries: the user's `input_text`, or an earlier reply's `output_text`. */
+const responseTextPart = z.looseObject({ type: z.enum(['input_text', 'output_text']), text: z.string() });
+
+/** Items of a Responses `input` array (a message without `type` is a message, as OpenAI reads it). */
+const responseInputItemSchema = z.preprocess(
+  (item) => (typeof item === 'object' && item !== null && !Array.isArray(item) && !('type' in item) ? { ...item, type: 'message' } : item),
+  z.discriminatedUnion('type', [
+    z.looseObject({
+      type: z.literal('message'),
+      role: z.enum(['user', 'assistant', 'system', 'developer']),
+      // Image, file and audio parts are refused in the route with a message naming them.
+      content: z.union([z.string(), z.array(z.union([responseTextPart, anyPart]))]),
+    }),
+    z.looseObject({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
+    z.looseObject({
+      type: z.literal('function_call_output'),
+      call_id: z.string().min(1),
+      output: z.union([z.string(), z.array(z.union([responseTextPart, anyPart]))]),
+    }),
+    // A pointer to an item OpenAI stored; refused in the route (svc keeps no state).
+    z.looseObject({ type: z.literal('item_reference'), id: z.string() }),
+  ]),
+);
+export type ResponseInputItem = z.output<typeof responseInputItemSchema>;
+
+/** A Responses tool: the flat function shape; other tool types are refused in the route by name. */
+export const responseFunctionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  name: functionNameSchema,
+  description: nullish(z.string()),
+  parameters: nullish(jsonSchemaObject),
+  strict: nullish(z.boolean()),
+});
+
+export const responseTextFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'format.name is 1 to 64 letters, digits, underscores or dashes'),
+    description: nullish(z.string()),
+    schema: jsonSchemaObject,
+    strict: nullish(z.boolean()),
+  }),
+]);
+
+/**
+ * `POST /v1/responses` (OpenAI's Responses API), stateless: what needs OpenAI's stored state
+ * (`store: true`, `previous_response_id`, `conversation`, `background`, `prompt`) is accepted by
+ * the schema only to be refused in the route with a message that says why.
+ */
+export const responseRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  // A string is one user message, as OpenAI reads it (one array schema gives precise errors).
+  input: z.preprocess((input) => (typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input), z.array(responseInputItemSchema)),
+  instructions: nullish(z.string()),
+  tools: nullish(z.array(z.looseObject({ type: z.string() })).max(128, 'at most 128 tools')),
+  tool_choice: nullish(z.union([
+    z.enum(['auto', 'none', 'required']),
+    z.strictObject({ type: z.literal('function'), name: z.string() }),
+    // Hosted-tool and allowed-tools choices: refused in the route by type.
+    z.looseObject({ type: z.string() }),
+  ])),
+  parallel_tool_calls: nullish(z.boolean()),
+  max_tool_calls: nullish(z.number().int().min(1)),
+  text: nullish(z.strictObject({
+    format: nullish(responseTextFormatSchema),
+    verbosity: nullish(z.string()),
+  })),
+  max_output_tokens: maxTokens,
+  temperature,
+  top_p: topP,
+  stream: nullish(z.boolean()),
+  stream_options: nullish(z.looseObject({})),
+  store: nullish(z.boolean()),
+  previous_response_id: nullish(z.string()),
+  conversation: nullish(z.unknown()),
+  background: nullish(z.boolean()),
+  prompt: nullish(z.unknown()),
+  include: nullish(z.array(z.string())),
+  top_logprobs: nullish(z.number().int()),
+  truncation: nullish(z.enum(['auto', 'disabled'])),
+  reasoning: nullish(z.looseObject({})),
+  metadata: nullish(z.record(z.string(), z.string())),
+  user: nullish(z.string()),
+  service_tier: nullish(z.string()),
+  safety_identifier: nullish(z.string()),
+  prompt_cache_key: nullish(z.string()),
+  prompt_cache_retention: nullish(z.string()),
+});
+export type ResponseRequest = z.infer<typeof responseRequestSchema>;
+
 /**
  * Each OpenAI route's body schema by its path, for validating a large body on the intake worker
  * (openai-intake.ts) with the very schema the route uses (request-body.ts checks it is the same).
@@ -154,4 +246,5 @@ export const OPENAI_BODY_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<strin
   ['/v1/chat/completions', chatCompletionRequestSchema],
   ['/v1/completions', completionRequestSchema],
   ['/v1/embeddings', embeddingRequestSchema],
+  ['/v1/responses', responseRequestSchema],
 ]);
