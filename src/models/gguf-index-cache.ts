@@ -5,7 +5,7 @@
  * (nanoseconds); anything else is a miss and the header is read again. Failures are kept too, so a
  * broken file is not re-read on every listing while it stays as it is.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BigIntStats } from 'node:fs';
 import { z } from 'zod';
@@ -112,13 +112,19 @@ export class GgufIndexCache {
   }
 
   /**
-   * Writes the entries used in this listing (files no longer found drop out) when anything
-   * changed; write-then-rename, so a reader never sees half a file. Returns the error, if any.
+   * Writes the cache when anything changed: the entries used in this listing, and earlier ones
+   * whose file still exists (a listing with a store switched off keeps that store's entries);
+   * entries of deleted files drop out. Write-then-rename, so a reader never sees half a file.
+   * Returns the error, if any.
    */
   async save(): Promise<Error | undefined> {
     if (this.#path === undefined) return undefined;
-    if (!this.#changed && this.#now.size === this.#old.size) return undefined;
+    const unused = [...this.#old.keys()].filter((file) => !this.#now.has(file));
+    const gone = new Set((await Promise.all(unused.map(async (file) => ((await lstat(file).catch(() => undefined)) === undefined ? file : undefined))))
+      .filter((file) => file !== undefined));
+    if (!this.#changed && gone.size === 0) return undefined;
     const entries: Record<string, Entry> = Object.create(null) as Record<string, Entry>;
+    for (const file of unused) if (!gone.has(file)) entries[file] = this.#old.get(file)!;
     for (const [file, entry] of this.#now) entries[file] = entry;
     const temp = `${this.#path}.${process.pid}.tmp`;
     try {

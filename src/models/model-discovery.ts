@@ -66,7 +66,7 @@ export interface DiscoveryResult {
 
 const SYSTEM_OLLAMA_DIR = '/usr/share/ollama/.ollama/models';
 /** Header reads in flight at once: enough to overlap file reads with parsing. */
-const READ_CONCURRENCY = 8;
+const READ_CONCURRENCY = 4;
 /** Order of precedence when two sources give the same id (flags come before all of these). */
 const SOURCE_ORDER: readonly ModelSource[] = ['svc', 'ollama', 'huggingface', 'lmstudio'];
 

@@ -12,6 +12,7 @@ import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { installMemoryRelief } from './memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
+import { responsesRoute } from './responses-route.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
 import { installDraining } from './draining.ts';
 import { installJsonBodyParser } from './json-body-parser.ts';
@@ -79,6 +80,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     async (v1) => {
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
+      await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
       await v1.register(comingSoonRoutes);

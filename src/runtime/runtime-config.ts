@@ -4,8 +4,10 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
+import type { UpstreamSpec } from '../inference/upstream-registry.ts';
 import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
+import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
 export interface RuntimeConfig {
@@ -28,6 +30,8 @@ export interface RuntimeConfig {
   requestTimeoutMs: number;
   shutdownGraceMs: number;
   telemetry: 'none';
+  /** OpenAI-compatible servers whose models are served beside the local ones. */
+  upstreams: UpstreamSpec[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -60,6 +64,10 @@ export interface RawRuntimeOptions {
   requestTimeout?: string | undefined;
   shutdownTimeout?: string | undefined;
   telemetry?: string | undefined;
+  /** `--upstream NAME=URL` values. */
+  upstream?: string[] | undefined;
+  /** `[[upstreams]]` tables from the config file, already checked against their schema. */
+  upstreams?: UpstreamTable[] | undefined;
 }
 
 export class ConfigError extends Error {
@@ -100,7 +108,17 @@ function integer(value: string | undefined, what: string, min: number, max: numb
   return result.data;
 }
 
-export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
+function upstreamsFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): UpstreamSpec[] {
+  try {
+    return resolveUpstreams(raw.upstreams ?? [], list(raw.upstream).map(upstreamFromFlag), env, parseDuration);
+  } catch (error) {
+    if (error instanceof UpstreamConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+/** `env`: where upstream keys are read (the variables the upstreams' api_key_env name). */
+export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
   const hosts = list(raw.host);
   for (const host of hosts) {
@@ -146,5 +164,6 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
     telemetry: 'none',
+    upstreams: upstreamsFrom(raw, env),
   };
 }

@@ -1,13 +1,10 @@
 import type { SamplingOptions } from '../inference/language-model.ts';
 
 /**
- * OpenAI sampling arguments → engine options. When the client sends none, svc samples like
- * llama.cpp's server and Ollama (temperature 0.8, top_p 0.95) rather than OpenAI's 1.0/1.0,
- * which suits small local models better; documented in docs/runtime.md.
+ * OpenAI sampling arguments → engine options. What the client leaves out stays undefined:
+ * each engine applies its own defaults (the llama.cpp engine samples like llama.cpp's server
+ * and Ollama, see llama-engine.ts; an upstream applies its own, e.g. an Ollama Modelfile's).
  */
-export const DEFAULT_TEMPERATURE = 0.8;
-export const DEFAULT_TOP_P = 0.95;
-
 interface OpenAISampling {
   temperature?: number | null | undefined;
   top_p?: number | null | undefined;
@@ -21,8 +18,8 @@ export function samplingFrom(body: OpenAISampling, maxTokens: number | null | un
   const stop = body.stop == null ? undefined : (typeof body.stop === 'string' ? [body.stop] : body.stop).filter((s) => s !== '');
   return {
     maxTokens: maxTokens ?? undefined,
-    temperature: body.temperature ?? DEFAULT_TEMPERATURE,
-    topP: body.top_p ?? DEFAULT_TOP_P,
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
     seed: body.seed ?? undefined,
     stop,
     frequencyPenalty: body.frequency_penalty ?? undefined,

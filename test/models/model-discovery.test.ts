@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -226,6 +226,22 @@ describe('the index cache', () => {
     assert.equal(rebuilt.headersRead, cold.headersRead);
     assert.equal((await discoverModels(options({ indexCache: true }))).headersRead, 0);
     writeFileSync(mine, chatModel('mine', 0));
+  });
+
+  test('a listing with stores switched off keeps their entries; a deleted file\'s entry goes', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'svc-discovery-keep-'));
+    const ownOptions = (sources: DiscoverableSource[]) => options({ dataDir: join(own, 'svc'), indexCache: true, sources: new Set(sources) });
+    writeModelFile(join(own, 'svc', 'models', 'gone-soon.gguf'), chatModel('gone soon'));
+    const full = await discoverModels(ownOptions(['ollama', 'lmstudio']));
+    assert.ok(full.headersRead > 5);
+    assert.equal((await discoverModels(ownOptions([]))).headersRead, 0);
+    assert.equal((await discoverModels(ownOptions(['ollama', 'lmstudio']))).headersRead, 0, 'Ollama and LM Studio entries survived the listing without them');
+    rmSync(join(own, 'svc', 'models', 'gone-soon.gguf'));
+    await discoverModels(ownOptions(['ollama', 'lmstudio']));
+    const cached = JSON.parse(readFileSync(GgufIndexCache.pathIn(join(own, 'svc')), 'utf8')) as { entries: Record<string, unknown> };
+    assert.ok(!Object.keys(cached.entries).some((file) => file.endsWith('gone-soon.gguf')));
+    assert.ok(Object.keys(cached.entries).some((file) => file.includes('.ollama')));
+    rmSync(own, { recursive: true, force: true });
   });
 
   test('an unwritable cache is one warning, and discovery still answers', async () => {
