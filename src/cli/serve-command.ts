@@ -19,7 +19,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'))
     .addOption(new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'))
     .addOption(new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'))
-    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: llama.cpp\'s choice]').env('SVC_THREADS'))
+    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: physical cores minus one, at least 1]').env('SVC_THREADS'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))

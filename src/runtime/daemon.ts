@@ -82,6 +82,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       version: SVC_VERSION,
       model: {
         engine: 'llama.cpp',
+        threads: config.threads,
         available: catalog.list().map((m) => m.id),
         loaded: engine.loadedModels(),
         ...engine.load(),
@@ -144,7 +145,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   }
 
   const models = catalog.list().map((m) => m.id);
-  log.info({ addresses: urls, models, dataDir: config.dataDir }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
+  log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
   if (catalog.skipped.length > 0) log.warn({ files: catalog.skipped }, 'skipped files in the models directory that are not GGUF models');
   if (models.length === 0) {
     log.warn(

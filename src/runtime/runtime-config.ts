@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { defaultThreads } from '../inference/cpu-threads.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
@@ -20,7 +21,8 @@ export interface RuntimeConfig {
   /** Reply tokens when a request sets no max_tokens. */
   defaultMaxTokens: number;
   gpu: GpuChoice;
-  threads: number | undefined;
+  /** CPU threads for llama.cpp: `--threads`, or physical cores − 1 (cpu-threads.ts). */
+  threads: number;
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
@@ -130,7 +132,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
     contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
     defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
     gpu: gpu as GpuChoice,
-    threads: integer(raw.threads, '--threads', 1, 1024),
+    threads: integer(raw.threads, '--threads', 1, 1024) ?? defaultThreads(),
     bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
