@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions } from '../runtime/runtime-config.ts';
+import { LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions } from '../runtime/runtime-config.ts';
+import { UserError } from '../shared/user-error.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -25,14 +26,8 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
     .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
     .action(async (raw: RawRuntimeOptions) => {
-      let config;
-      try {
-        config = resolveRuntimeConfig(raw);
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`svc serve: ${error.message}\n`);
-        process.exit(2);
-      }
+      // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
+      const config = resolveRuntimeConfig(raw);
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
       const log = pino({ level: config.logLevel });
@@ -40,10 +35,18 @@ export function registerServeCommand(program: Command): void {
       try {
         daemon = await startDaemon(config, log);
       } catch (error) {
+        // Logged for whoever collects the daemon's log, then reported on stderr by the CLI's
+        // error handler: one line for a known cause, the stack only with SVC_DEBUG=1.
         const e = error as NodeJS.ErrnoException;
-        log.fatal({ err: e }, e.code === 'EADDRINUSE' ? `a port is already in use (${e.message}); is another svc running? choose one with --port` : `cannot start: ${e.message}`);
-        process.exitCode = 1;
-        return;
+        const known = e.code === 'EADDRINUSE'
+          ? `a port is already in use (${e.message}); is another svc running? choose one with --port`
+          : error instanceof UserError || typeof e.syscall === 'string' ? `cannot start: ${e.message}` : undefined;
+        if (known === undefined) {
+          log.fatal({ err: e }, `cannot start: ${e.message}`);
+          throw error;
+        }
+        log.fatal({ code: e.code }, known);
+        throw new UserError(known, { cause: error });
       }
       let signals = 0;
       const stop = (signal: NodeJS.Signals) => {

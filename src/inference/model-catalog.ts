@@ -1,5 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
+import { UserError } from '../shared/user-error.ts';
 import type { ModelDescriptor } from './language-model.ts';
 
 /** A model the user configured: `--model PATH` or `--model ID=PATH`, or a file in `<data-dir>/models`. */
@@ -36,7 +37,7 @@ async function hasGgufMagic(path: string): Promise<boolean> {
   }
 }
 
-export class ModelCatalogError extends Error {
+export class ModelCatalogError extends UserError {
   override name = 'ModelCatalogError';
 }
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defaultThreads } from '../inference/cpu-threads.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
+import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
@@ -60,8 +61,12 @@ export interface RawRuntimeOptions {
   telemetry?: string | undefined;
 }
 
-export class ConfigError extends Error {
+/** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
+export class ConfigError extends UserError {
   override name = 'ConfigError';
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
 }
 
 /**
@@ -107,7 +112,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
     const literal = host.replace(/^\[|\]$/g, '');
     if (!(host.toLowerCase() === 'localhost' || (isIP(literal) !== 0 && isLoopbackHostname(literal)))) {
       throw new ConfigError(
-        `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. Use the hosted tier (\`svc hosted\`) to serve a network.`,
+        `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. To use it from another machine, forward a port over SSH (ssh -L 11435:127.0.0.1:11435 this-host).`,
       );
     }
   }
