@@ -23,6 +23,7 @@ import type {
   ModelDescriptor,
   ModelRegistry,
 } from './language-model.ts';
+import { l2Normalize } from './l2-normalize.ts';
 import type { ModelCatalog } from './model-catalog.ts';
 
 export type GpuChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
@@ -401,7 +402,8 @@ export class LlamaModelHost implements LanguageModel {
         }
         promptTokens += tokens.length;
         const embedding = await context.getEmbeddingFor(tokens);
-        vectors.push([...embedding.vector]);
+        // llama.cpp returns the pooled vector as is (norm ≈ 8 on the fixture); clients expect unit length.
+        vectors.push(l2Normalize(embedding.vector));
       }
       return { vectors, promptTokens };
     });
