@@ -19,6 +19,13 @@ export interface SamplingOptions {
   stop?: readonly string[] | undefined;
   frequencyPenalty?: number | undefined;
   presencePenalty?: number | undefined;
+  /** llama.cpp's and Ollama's sampling extensions; undefined leaves the engine's default. */
+  topK?: number | undefined;
+  minP?: number | undefined;
+  /** Divides the logits of recently generated tokens (1 = off). */
+  repeatPenalty?: number | undefined;
+  /** How many recent generated tokens the penalties look at; 0 turns them off, -1 means all. */
+  repeatLastN?: number | undefined;
 }
 
 export interface GenerateOptions extends SamplingOptions {

@@ -234,11 +234,13 @@ interface EngineSampling {
   maxTokens: number;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  minP?: number;
   seed?: number;
   customStopTriggers?: readonly string[];
   signal?: AbortSignal;
   stopOnAbortSignal?: boolean;
-  repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number };
+  repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number; lastTokens?: number };
   onTextChunk?: (text: string) => void;
 }
 
@@ -421,11 +423,21 @@ export class LlamaModelHost implements LanguageModel {
       maxTokens,
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      ...(options.topK !== undefined ? { topK: options.topK } : {}),
+      ...(options.minP !== undefined ? { minP: options.minP } : {}),
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       ...(options.stop !== undefined && options.stop.length > 0 ? { customStopTriggers: options.stop } : {}),
       ...(options.signal !== undefined ? { signal: options.signal, stopOnAbortSignal: true } : {}),
-      ...(options.frequencyPenalty || options.presencePenalty
-        ? { repeatPenalty: { frequencyPenalty: options.frequencyPenalty ?? 0, presencePenalty: options.presencePenalty ?? 0, penalty: 1 } }
+      ...(options.frequencyPenalty || options.presencePenalty || options.repeatPenalty !== undefined || options.repeatLastN !== undefined
+        ? {
+            repeatPenalty: {
+              frequencyPenalty: options.frequencyPenalty ?? 0,
+              presencePenalty: options.presencePenalty ?? 0,
+              penalty: options.repeatPenalty ?? 1,
+              // node-llama-cpp looks back over generated tokens only, so "all" is at most maxTokens.
+              ...(options.repeatLastN !== undefined ? { lastTokens: options.repeatLastN === -1 ? maxTokens : options.repeatLastN } : {}),
+            },
+          }
         : {}),
     };
   }
