@@ -434,8 +434,10 @@ export class LlamaModelHost implements LanguageModel {
               frequencyPenalty: options.frequencyPenalty ?? 0,
               presencePenalty: options.presencePenalty ?? 0,
               penalty: options.repeatPenalty ?? 1,
-              // node-llama-cpp looks back over generated tokens only, so "all" is at most maxTokens.
-              ...(options.repeatLastN !== undefined ? { lastTokens: options.repeatLastN === -1 ? maxTokens : options.repeatLastN } : {}),
+              // node-llama-cpp looks back over generated tokens only, so "all" (-1) is maxTokens,
+              // and so is anything larger: llama.cpp allocates a buffer of this many tokens up front
+              // (2^31 - 1 took 8 GB and minutes).
+              ...(options.repeatLastN !== undefined ? { lastTokens: options.repeatLastN === -1 ? maxTokens : Math.min(options.repeatLastN, maxTokens) } : {}),
             },
           }
         : {}),

@@ -5,6 +5,7 @@
  * for them (typical_p, mirostat) — never silently ignored.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
@@ -63,6 +64,16 @@ for (const { path, body } of endpoints) {
       assert.notEqual(penalized, expected, 'a strong repeat penalty should change what greedy decoding repeats');
       assert.equal(await text(path, { ...body, max_tokens: 24, temperature: 0, repeat_penalty: 10, repeat_last_n: 0 }), expected);
       assert.equal(await text(path, { ...body, max_tokens: 24, temperature: 0, repeat_penalty: 1 }), expected);
+    });
+
+    test('a huge repeat_last_n costs no memory: it is bounded by max_tokens (llama.cpp allocates that many tokens up front)', async () => {
+      const peak = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${daemon.child.pid}/status`, 'utf8'))?.[1]) * 1024;
+      await greedy();
+      const before = peak();
+      // 100M tokens would be a 400 MB buffer.
+      await text(path, { ...body, max_tokens: 8, temperature: 0, repeat_penalty: 1.1, repeat_last_n: 100_000_000 });
+      const grown = peak() - before;
+      assert.ok(grown < 100 * 1024 * 1024, `peak RSS grew ${(grown / 1024 / 1024).toFixed(0)} MB`);
     });
 
     test('typical_p and mirostat are accepted at their neutral values, refused otherwise with the reason', async () => {
