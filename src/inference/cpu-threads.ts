@@ -18,7 +18,7 @@ export function defaultThreads(cores: CpuCores = cpuCores()): number {
 export interface CpuCores {
   /** Physical cores this process may run on, after affinity and any cgroup CPU quota. */
   usable: number;
-  /** Where `usable` came from, for the start-up log and /health. */
+  /** Where `usable` came from (the threads bench prints it). */
   source: 'topology' | 'available-parallelism';
   /** The cgroup CPU quota in cores (rounded up), when one applies. */
   quota?: number;
@@ -49,34 +49,47 @@ export function parseCpuList(text: string): number[] | undefined {
   return cpus;
 }
 
+/** `/a/b` → ['/a/b', '/a', ''] (a cgroup and its ancestors, as paths under the mount). */
+function cgroupAncestors(path: string): string[] {
+  const parts = path.split('/').filter((p) => p !== '');
+  return Array.from({ length: parts.length + 1 }, (_, i) => {
+    const dir = parts.slice(0, parts.length - i).join('/');
+    return dir === '' ? '' : `/${dir}`;
+  });
+}
+
 /**
  * The cgroup CPU quota of this process in whole cores (rounded up), or undefined when there is
  * none: cgroup v2 `cpu.max` ("150000 100000" = 1.5 cores → 2), or v1 `cpu.cfs_quota_us` over
- * `cpu.cfs_period_us`. Containers started with `--cpus` see every host core but may use only this.
+ * `cpu.cfs_period_us`, the smallest along the process's cgroup and its ancestors (a quota may sit
+ * on a parent slice). Containers started with `--cpus` see every host core but may use only this.
  */
 export function cgroupQuota(read: ReadText = readText): number | undefined {
   const lines = (read('/proc/self/cgroup') ?? '').split('\n');
-  const v2 = lines.find((l) => l.startsWith('0::'))?.slice(3).trim();
   const cores = (quota: number, period: number): number | undefined =>
     Number.isFinite(quota) && Number.isFinite(period) && quota > 0 && period > 0 ? Math.max(1, Math.ceil(quota / period)) : undefined;
+  const quotas: number[] = [];
+  const v2 = lines.find((l) => l.startsWith('0::'))?.slice(3).trim();
   if (v2 !== undefined) {
-    const max = read(`/sys/fs/cgroup${v2 === '/' ? '' : v2}/cpu.max`)?.trim().split(/\s+/);
-    if (max !== undefined && max[0] !== 'max') {
+    for (const dir of cgroupAncestors(v2)) {
+      const max = read(`/sys/fs/cgroup${dir}/cpu.max`)?.trim().split(/\s+/);
+      if (max === undefined || max[0] === 'max') continue;
       const quota = cores(Number(max[0]), Number(max[1] ?? 100_000));
-      if (quota !== undefined) return quota;
+      if (quota !== undefined) quotas.push(quota);
     }
   }
   const v1 = lines.map((l) => l.split(':')).find((f) => f[1]?.split(',').includes('cpu'));
   if (v1 !== undefined) {
-    const path = v1.slice(2).join(':').trim();
     for (const mount of ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct']) {
-      const dir = `${mount}${path === '/' ? '' : path}`;
-      const quota = read(`${dir}/cpu.cfs_quota_us`);
-      if (quota === undefined) continue;
-      return cores(Number(quota.trim()), Number(read(`${dir}/cpu.cfs_period_us`)?.trim() ?? 100_000));
+      for (const dir of cgroupAncestors(v1.slice(2).join(':').trim())) {
+        const quota = read(`${mount}${dir}/cpu.cfs_quota_us`);
+        if (quota === undefined) continue;
+        const limit = cores(Number(quota.trim()), Number(read(`${mount}${dir}/cpu.cfs_period_us`)?.trim() ?? 100_000));
+        if (limit !== undefined) quotas.push(limit);
+      }
     }
   }
-  return undefined;
+  return quotas.length === 0 ? undefined : Math.min(...quotas);
 }
 
 /**

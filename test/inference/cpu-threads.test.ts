@@ -56,6 +56,17 @@ test('a cgroup CPU quota caps the cores (containers started with --cpus)', () =>
   assert.deepEqual(cpuCores(v2('150000 100000'), noParallelism), { usable: 2, source: 'topology', quota: 2 });
   assert.equal(defaultThreads(cpuCores(v2('150000 100000'), noParallelism)), 1);
   assert.equal(cpuCores(v2('max 100000'), noParallelism).usable, 16);
+  // A quota on a parent slice binds its children too; the smallest along the path wins.
+  const nested = machine({
+    allowed: '0-15', siblings,
+    files: {
+      '/proc/self/cgroup': '0::/system.slice/svc.service\n',
+      '/sys/fs/cgroup/system.slice/svc.service/cpu.max': 'max 100000\n',
+      '/sys/fs/cgroup/system.slice/cpu.max': '400000 100000\n',
+      '/sys/fs/cgroup/cpu.max': '800000 100000\n',
+    },
+  });
+  assert.equal(cgroupQuota(nested), 4);
   const v1 = machine({
     allowed: '0-15', siblings,
     files: {
