@@ -228,7 +228,7 @@ async function loadEngine(modelPath: string, threads: number): Promise<{ generat
     async generate(maxTokens) {
       const clock = new ChunkClock();
       // The same options the chat route derives from {temperature: 0, max_tokens}.
-      const result = await model.chat([{ role: 'user', content: PROMPT }], { ...samplingFrom({ temperature: 0 }, maxTokens), onText: (text) => clock.chunk(text) });
+      const result = await model.chat([{ role: 'user', content: PROMPT }], { ...samplingFrom({ temperature: 0 }, maxTokens), onPart: (part) => { if (part.type === 'text-delta') clock.chunk(part.text); } });
       return clock.sample(result.usage.completionTokens);
     },
     close: () => engine.close(),

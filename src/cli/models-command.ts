@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { ModelCatalog, parseModelSpec } from '../inference/model-catalog.ts';
+import { parseDiscoverSources } from '../models/model-discovery.ts';
 
 /** `svc models list`: what `svc serve` would serve, read from disk (no daemon needed). */
 export function registerModelsCommand(program: Command): void {
@@ -15,7 +16,7 @@ export function registerModelsCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { dataDir?: string; model?: string[]; json?: boolean }) => {
       const dataDir = resolve(opts.dataDir ?? join(homedir(), '.svc'));
-      const catalog = await ModelCatalog.load((opts.model ?? []).map(parseModelSpec), join(dataDir, 'models'));
+      const catalog = await ModelCatalog.load((opts.model ?? []).map(parseModelSpec), { dataDir, sources: parseDiscoverSources(process.env.SVC_DISCOVER) });
       const list = catalog.list();
       if (opts.json === true) {
         process.stdout.write(`${JSON.stringify(list.map((m) => ({ id: m.id, path: m.path, size_bytes: m.sizeBytes, created: m.created })), null, 2)}\n`);

@@ -1,8 +1,34 @@
 import { Option, type Command } from 'commander';
-import { LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions } from '../runtime/runtime-config.ts';
+import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
 import { UserError } from '../shared/user-error.ts';
+import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+/** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
+const REPEATABLE = new Set(['port', 'host', 'model', 'upstream']);
+
+/**
+ * Log paths pino censors, should a key ever reach a log object (svc's code never puts one
+ * there; this is the second line of defence).
+ */
+export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization'];
+
+export type ServeOptions = RawRuntimeOptions & { config?: string };
+
+/**
+ * The daemon's configuration from what commander parsed (flags and SVC_* variables) and the
+ * config file: flags > env > file > defaults. Throws ConfigError with a one-line message.
+ */
+export function loadServeConfig(parsed: ServeOptions, command: Command, env: NodeJS.ProcessEnv = process.env): { config: RuntimeConfig; configFile: string | undefined } {
+  const configFile = findConfigFile(parsed.config, parsed.dataDir);
+  const file = configFile === undefined ? undefined : readConfigFile(configFile, command, REPEATABLE);
+  const { options, explain } = mergeConfigFile(command, parsed, file);
+  try {
+    return { config: resolveRuntimeConfig({ ...options, upstreams: file?.upstreams }, env), configFile };
+  } catch (error) {
+    throw error instanceof ConfigError ? explain(error) : error;
+  }
+}
 
 /** `svc serve`: the local daemon. Every flag has an SVC_* environment variable. */
 export function registerServeCommand(program: Command): void {
@@ -13,6 +39,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
     .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'))
     .addOption(new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect))
+    .addOption(new Option('--discover <sources>', 'other tools\' model stores to serve from: a comma list of ollama, huggingface, lmstudio; or all, or none [default: all]').env('SVC_DISCOVER'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .addOption(new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'))
     .addOption(new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'))
@@ -25,12 +52,15 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
     .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
-    .action(async (raw: RawRuntimeOptions) => {
+    .addOption(new Option('--upstream <name=url>', 'an OpenAI-compatible server whose models are served as <name>/<model>, e.g. ollama=http://127.0.0.1:11434/v1; repeat for several').env('SVC_UPSTREAM').argParser(collect))
+    .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
+    .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
-      const config = resolveRuntimeConfig(raw);
+      const { config, configFile } = loadServeConfig(parsed, command);
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
-      const log = pino({ level: config.logLevel });
+      const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
+      if (configFile !== undefined) log.info({ configFile }, `config file: ${configFile}`);
       let daemon;
       try {
         daemon = await startDaemon(config, log);

@@ -1,14 +1,50 @@
 /**
  * The engine-facing interface the HTTP layer talks to (after vercel/ai's provider split):
- * a model can generate chat or plain-text completions, whole or streamed, and embed text.
- * llama.cpp implements it today; OpenAI-compatible upstreams will implement the same shape.
+ * a model can generate chat or plain-text completions, whole or streamed as typed parts, and
+ * embed text. llama.cpp implements it, and so do OpenAI-compatible upstreams: every provider
+ * produces the same parts, and the HTTP layer has one place that turns parts into SSE chunks.
  */
-export type ChatRole = 'system' | 'user' | 'assistant';
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** A function call the model made: `arguments` is JSON text, as OpenAI sends it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
 
 export interface ChatMessage {
   role: ChatRole;
   content: string;
+  /** Calls an assistant turn made (the conversation continues with a `tool` message per call). */
+  toolCalls?: readonly ToolCall[] | undefined;
+  /** For `tool` messages: the call this message answers. */
+  toolCallId?: string | undefined;
 }
+
+/** A function the model may call; `parameters` is a JSON Schema object. */
+export interface ToolDefinition {
+  name: string;
+  description?: string | undefined;
+  parameters?: Readonly<Record<string, unknown>> | undefined;
+  strict?: boolean | undefined;
+}
+
+/**
+ * Whether and which tool the model must call. Enforced, not advisory: `required` and `function`
+ * always yield that call, `none` never yields one.
+ */
+export type ToolChoice =
+  | { type: 'auto' }
+  | { type: 'none' }
+  | { type: 'required' }
+  | { type: 'function'; name: string };
+
+/** The shape of the reply: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Readonly<Record<string, unknown>>; strict: boolean };
 
 export interface SamplingOptions {
   /** Upper bound on generated tokens; undefined means "until the context is full". */
@@ -26,16 +62,43 @@ export interface SamplingOptions {
   repeatPenalty?: number | undefined;
   /** How many recent generated tokens the penalties look at; 0 turns them off, -1 means all. */
   repeatLastN?: number | undefined;
+  /**
+   * Locally typical sampling (1 = off) and mirostat (0 = off, 1, 2, with tau and eta): passed to
+   * upstreams; the llama.cpp engine has no sampler for them and refuses any other value.
+   */
+  typicalP?: number | undefined;
+  mirostat?: number | undefined;
+  mirostatTau?: number | undefined;
+  mirostatEta?: number | undefined;
 }
+
+/**
+ * What a generation streams, in order: text deltas, and for each tool call a start (id and
+ * name) followed by deltas of its JSON arguments. Tool-call `index` counts calls from 0.
+ */
+export type GenerationPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call-start'; index: number; id: string; name: string }
+  | { type: 'tool-call-delta'; index: number; argumentsDelta: string };
 
 export interface GenerateOptions extends SamplingOptions {
   /** Aborting stops generation and frees the sequence; the result carries what was produced. */
   signal?: AbortSignal | undefined;
-  /** Called with each piece of decoded text as it is produced (streaming). */
-  onText?: ((text: string) => void) | undefined;
+  /** Called with each part as it is produced (streaming). */
+  onPart?: ((part: GenerationPart) => void) | undefined;
 }
 
-export type FinishReason = 'stop' | 'length' | 'abort';
+export interface ChatOptions extends GenerateOptions {
+  tools?: readonly ToolDefinition[] | undefined;
+  /** Default: `auto` when tools are given. */
+  toolChoice?: ToolChoice | undefined;
+  /** Whether the model may make several calls in one turn (default true, as OpenAI). */
+  parallelToolCalls?: boolean | undefined;
+  responseFormat?: ResponseFormat | undefined;
+}
+
+/** `abort`: the client left or the daemon is stopping; never sent to a client as such. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'abort';
 
 export interface TokenUsage {
   promptTokens: number;
@@ -44,6 +107,8 @@ export interface TokenUsage {
 
 export interface GenerateResult {
   text: string;
+  /** Calls the model made, in order (empty without tools). */
+  toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: TokenUsage;
 }
@@ -55,7 +120,7 @@ export interface EmbedResult {
 
 export interface LanguageModel {
   readonly id: string;
-  chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult>;
+  chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult>;
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult>;
   /** Each input is text, or token ids of this model's vocabulary (as OpenAI accepts). */
   embed(inputs: readonly (string | readonly number[])[], signal?: AbortSignal): Promise<EmbedResult>;
@@ -69,6 +134,20 @@ export interface ModelDescriptor {
   ownedBy: string;
   path?: string;
   sizeBytes?: number;
+  /** Where the model was found: `flag`, `svc`, `ollama`, `huggingface`, `lmstudio`. */
+  source?: string;
+  /** From the GGUF header; null where the file does not say. */
+  architecture?: string | null;
+  parameterCount?: number | null;
+  /** `8B` (the file's size label) or counted (`494.03M`). */
+  parameterSize?: string | null;
+  /** `Q4_K_M`, `F16`, … */
+  quantization?: string | null;
+  /** The context the model was trained with. */
+  contextLength?: number | null;
+  embeddingLength?: number | null;
+  /** What the model is built for (model-capabilities.ts). */
+  capabilities?: readonly ('chat' | 'embeddings')[];
 }
 
 /** Where the HTTP layer finds models: the list it shows and the model behind an id. */

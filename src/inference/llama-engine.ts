@@ -1,11 +1,11 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
 import type {
-  ChatHistoryItem,
   ChatWrapper,
   Llama,
   LlamaContext,
   LlamaContextSequence,
   LlamaEmbeddingContext,
+  LlamaGrammar,
   LlamaModel,
   Token,
 } from 'node-llama-cpp';
@@ -13,8 +13,10 @@ import type {
 type NodeLlamaCpp = typeof NodeLlamaCppModule;
 import { AdmissionQueue, QueueFullError } from '../shared/admission-queue.ts';
 import { ApiError } from '../shared/api-error.ts';
+import { toGrammarSchema, type GrammarSchema } from './grammar-schema.ts';
 import type {
   ChatMessage,
+  ChatOptions,
   EmbedResult,
   FinishReason,
   GenerateOptions,
@@ -22,8 +24,12 @@ import type {
   LanguageModel,
   ModelDescriptor,
   ModelRegistry,
+  ResponseFormat,
+  ToolCall,
 } from './language-model.ts';
 import { l2Normalize } from './l2-normalize.ts';
+import { toChatHistory } from './llama-chat-history.ts';
+import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
 import type { ModelCatalog } from './model-catalog.ts';
 
 export type GpuChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
@@ -51,6 +57,14 @@ export interface EngineLogger {
 }
 
 const DEFAULT_CONTEXT_CAP = 4096;
+
+/**
+ * Sampling when the client sends none: temperature 0.8 and top_p 0.95, as llama.cpp's server
+ * and Ollama do, rather than OpenAI's 1.0/1.0, which suits small local models worse.
+ * Applied here, not in the route, so upstreams keep their own defaults.
+ */
+export const DEFAULT_TEMPERATURE = 0.8;
+export const DEFAULT_TOP_P = 0.95;
 
 /**
  * Owns the llama.cpp binding and one host per model. The binding loads lazily on the first
@@ -154,6 +168,8 @@ interface Loaded {
   embedding?: Promise<LlamaEmbeddingContext>;
   /** An upper bound on the bytes of text one token stands for (see maxBytesPerToken). */
   maxBytesPerToken: number;
+  /** Compiled JSON-schema grammars by schema text, least recently used first (see #grammar). */
+  grammars: Map<string, LlamaGrammar>;
 }
 
 /**
@@ -216,17 +232,34 @@ function contextLengthExceeded(param: string, message: string): ApiError {
   return new ApiError({ status: 400, type: 'invalid_request_error', code: 'context_length_exceeded', param, message });
 }
 
-function toHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
-    switch (m.role) {
-      case 'system': return { type: 'system', text: m.content };
-      case 'user': return { type: 'user', text: m.content };
-      case 'assistant': return { type: 'model', response: [m.content] };
-    }
-  });
-  // An empty model turn at the end is where the reply is generated.
-  history.push({ type: 'model', response: [] });
-  return history;
+/** Compiled grammars kept per loaded model. */
+const GRAMMAR_CACHE_SIZE = 64;
+
+/** `json_object`: any object, with node-llama-cpp's JSON grammar (and its end-of-JSON stop). */
+const ANY_OBJECT: GrammarSchema = { type: 'object', additionalProperties: true };
+
+/**
+ * The grammar schema a reply must follow, or none. A forced tool call makes the reply a call,
+ * so the format has nothing to shape; with `auto` node-llama-cpp cannot constrain a reply to
+ * a grammar and detect calls at once, so the two are refused together rather than one ignored.
+ */
+function responseFormatSchema(format: ResponseFormat | undefined, plan: ToolPlan): GrammarSchema | undefined {
+  if (format === undefined || format.type === 'text' || plan.force) return undefined;
+  if (plan.callable !== undefined) {
+    throw ApiError.unsupported('response_format', "response_format cannot be combined with tools under tool_choice 'auto' on the embedded engine: its grammar-constrained decoding can follow a JSON schema or detect tool calls, not both. Send tool_choice 'none', 'required' or a named function, or leave out one of the two.");
+  }
+  return format.type === 'json_object' ? ANY_OBJECT : toGrammarSchema(format.schema, 'response_format.json_schema.schema');
+}
+
+/** The client-supplied text a chat prompt is made of, for the size check before tokenizing. */
+function promptTexts(messages: readonly ChatMessage[], options: ChatOptions): string[] {
+  const texts: string[] = [];
+  for (const m of messages) {
+    texts.push(m.content);
+    for (const call of m.toolCalls ?? []) texts.push(call.name, call.arguments);
+  }
+  for (const tool of options.tools ?? []) texts.push(tool.name, tool.description ?? '', JSON.stringify(tool.parameters ?? {}));
+  return texts;
 }
 
 /** The generation options chat and completion share in node-llama-cpp. */
@@ -244,8 +277,30 @@ interface EngineSampling {
   onTextChunk?: (text: string) => void;
 }
 
+/**
+ * Samplers llama.cpp's server offers that node-llama-cpp 3.22 does not: their neutral value is
+ * what every request gets anyway, so it is accepted; any other value would be silently ignored,
+ * so it is refused with a message that says why.
+ */
+function unavailableSampler(options: GenerateOptions): ApiError | undefined {
+  if (options.typicalP !== undefined && options.typicalP !== 1) {
+    return ApiError.invalidRequest(
+      `typical_p ${options.typicalP} is not available: the llama.cpp binding svc uses (node-llama-cpp 3.22) has no locally typical sampler; only 1 (off) is accepted. top_p or min_p narrow sampling in a similar way.`,
+      'typical_p', 'unsupported_value',
+    );
+  }
+  if (options.mirostat !== undefined && options.mirostat !== 0) {
+    return ApiError.invalidRequest(
+      `mirostat ${options.mirostat} is not available: the llama.cpp binding svc uses (node-llama-cpp 3.22) has no mirostat sampler; only 0 (off) is accepted.`,
+      'mirostat', 'unsupported_value',
+    );
+  }
+  return undefined;
+}
+
 function finishReasonOf(stopReason: string): FinishReason {
   if (stopReason === 'maxTokens') return 'length';
+  if (stopReason === 'functionCalls') return 'tool_calls';
   if (stopReason === 'abort') return 'abort';
   return 'stop';
 }
@@ -292,21 +347,66 @@ export class LlamaModelHost implements LanguageModel {
     return this.#admission.waiting + this.#embedAdmission.waiting;
   }
 
-  chat(messages: readonly ChatMessage[], options: GenerateOptions): Promise<GenerateResult> {
-    return this.#generate(options, 'messages', messages.map((m) => m.content), (loaded, sequence) => {
-      const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
-      const history = toHistory(messages);
+  async chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult> {
+    // Everything the client may have got wrong is checked before the request waits for a
+    // sequence: tool and response schemas the grammar cannot enforce, unanswered tool calls.
+    const plan = planTools(options);
+    const format = responseFormatSchema(options.responseFormat, plan);
+    const history = toChatHistory(messages);
+    return this.#generate(options, 'messages', promptTexts(messages, options), (loaded, sequence) => {
+      const chatWrapper = chatWrapperFor(loaded.chatWrapper, plan, loaded.lib);
+      const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: false });
+      const calls = new ToolCallAssembler(options.onPart);
       return {
-        promptTokens: () => chat.chatWrapper
-          .generateContextState({ chatHistory: history })
+        promptTokens: () => chatWrapper
+          .generateContextState({ chatHistory: history, ...(plan.documented !== undefined ? { availableFunctions: plan.documented } : {}) })
           .contextText.tokenize(loaded.model.tokenizer).length,
         run: async (sampling) => {
-          const result = await chat.generateResponse(history, sampling);
+          const grammar = format === undefined ? undefined : await this.#grammar(loaded, format);
+          // node-llama-cpp takes either a grammar or functions (responseFormatSchema never asks for both).
+          const result = plan.callable === undefined
+            ? await chat.generateResponse(history, { ...sampling, ...(grammar !== undefined ? { grammar } : {}) })
+            : await chat.generateResponse(history, {
+                ...sampling,
+                functions: plan.callable,
+                ...(plan.maxParallelFunctionCalls !== undefined ? { maxParallelFunctionCalls: plan.maxParallelFunctionCalls } : {}),
+                onFunctionCallParamsChunk: (chunk) => calls.chunk(chunk),
+                onFunctionCall: (call) => calls.called(call.functionName, call.params),
+              });
           return { text: result.response, stopReason: result.metadata.stopReason };
         },
+        toolCalls: () => calls.calls(),
         dispose: () => chat.dispose({ disposeSequence: false }),
       };
     });
+  }
+
+  /**
+   * The compiled grammar for a JSON schema, cached per loaded model: node-llama-cpp compiles
+   * the schema to GBNF in JavaScript and llama.cpp parses that on the event loop, work a client
+   * repeating the same schema (every structured-output loop does) need not pay twice.
+   */
+  async #grammar(loaded: Loaded, schema: GrammarSchema): Promise<LlamaGrammar> {
+    const key = JSON.stringify(schema);
+    const cached = loaded.grammars.get(key);
+    if (cached !== undefined) {
+      // Least recently used goes first: re-inserting moves this one to the end.
+      loaded.grammars.delete(key);
+      loaded.grammars.set(key, cached);
+      return cached;
+    }
+    let grammar: LlamaGrammar;
+    try {
+      grammar = await loaded.model.llama.createGrammarForJsonSchema<GrammarSchema>(schema);
+    } catch (error) {
+      throw new ApiError({
+        status: 400, type: 'invalid_request_error', code: 'unsupported_schema', param: 'response_format.json_schema.schema',
+        message: 'The schema could not be compiled into a grammar (a reference that only points to itself, for example).', cause: error,
+      });
+    }
+    loaded.grammars.set(key, grammar);
+    if (loaded.grammars.size > GRAMMAR_CACHE_SIZE) loaded.grammars.delete(loaded.grammars.keys().next().value!);
+    return grammar;
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
@@ -337,9 +437,14 @@ export class LlamaModelHost implements LanguageModel {
       /** Tokenizes the whole prompt (synchronous; only called once the prompt is known to be near the context's size). */
       promptTokens: () => number;
       run: (sampling: EngineSampling) => Promise<{ text: string; stopReason: string }>;
+      /** The tool calls made so far (chat with tools). */
+      toolCalls?: () => ToolCall[];
       dispose: () => void;
     },
   ): Promise<GenerateResult> {
+    // Refused before the request waits for a sequence or loads the model.
+    const unavailable = unavailableSampler(options);
+    if (unavailable !== undefined) return Promise.reject(unavailable);
     return this.#withSequence(options.signal, async (loaded, sequence) => {
       if (options.maxTokens !== undefined && options.maxTokens > sequence.contextSize) {
         throw new ApiError({
@@ -351,7 +456,7 @@ export class LlamaModelHost implements LanguageModel {
         await this.#refuseOversizedText(loaded, texts, sequence.contextSize, promptParam, 'The prompt', options.signal);
       } catch (error) {
         // Stopped while the prompt was being counted: nothing was generated, the sequence is intact.
-        if (options.signal?.aborted === true) return { text: '', finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } };
+        if (options.signal?.aborted === true) return { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } };
         throw error;
       }
       const generator = prepare(loaded, sequence);
@@ -368,14 +473,14 @@ export class LlamaModelHost implements LanguageModel {
             ...this.#sampling(options, maxTokens),
             onTextChunk: (text) => {
               partial += text;
-              options.onText?.(text);
+              options.onPart?.({ type: 'text-delta', text });
             },
           });
-          return { text: result.text, finishReason: finishReasonOf(result.stopReason), usage: usage() };
+          return { text: result.text, toolCalls: generator.toolCalls?.() ?? [], finishReason: finishReasonOf(result.stopReason), usage: usage() };
         } catch (error) {
           // node-llama-cpp throws the abort reason when the signal fires before the first
           // token; either way an aborted generation is a result, not a failure.
-          if (options.signal?.aborted === true) return { text: partial, finishReason: 'abort', usage: usage() };
+          if (options.signal?.aborted === true) return { text: partial, toolCalls: generator.toolCalls?.() ?? [], finishReason: 'abort', usage: usage() };
           throw error;
         }
       } finally {
@@ -421,8 +526,8 @@ export class LlamaModelHost implements LanguageModel {
   #sampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onTextChunk'> {
     return {
       maxTokens,
-      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-      ...(options.topP !== undefined ? { topP: options.topP } : {}),
+      temperature: options.temperature ?? DEFAULT_TEMPERATURE,
+      topP: options.topP ?? DEFAULT_TOP_P,
       ...(options.topK !== undefined ? { topK: options.topK } : {}),
       ...(options.minP !== undefined ? { minP: options.minP } : {}),
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
@@ -567,7 +672,10 @@ export class LlamaModelHost implements LanguageModel {
         const lib = await import('node-llama-cpp');
         this.#chatWrapper ??= lib.resolveChatWrapper(model);
         const tokenizer = model.fileInfo.metadata.tokenizer?.ggml;
-        return { lib, model, context, chatWrapper: this.#chatWrapper, maxBytesPerToken: maxBytesPerToken(tokenizer?.tokens ?? [], tokenizer?.model) };
+        return {
+          lib, model, context, chatWrapper: this.#chatWrapper, grammars: new Map(),
+          maxBytesPerToken: maxBytesPerToken(tokenizer?.tokens ?? [], tokenizer?.model),
+        };
       } catch (error) {
         await model.dispose();
         throw error;

@@ -1,9 +1,13 @@
-import { open, readdir, stat } from 'node:fs/promises';
-import { basename, extname, join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { GgufFormatError, readGgufSummary } from '../models/gguf-header.ts';
+import { modelCapabilities, parameterSize } from '../models/model-capabilities.ts';
+import { discoverModels, type DiscoveryOptions, type LocalModel } from '../models/model-discovery.ts';
+import { modelIdFromFileName, splitPartName, splitPartOf } from '../models/model-ids.ts';
 import { UserError } from '../shared/user-error.ts';
 import type { ModelDescriptor } from './language-model.ts';
 
-/** A model the user configured: `--model PATH` or `--model ID=PATH`, or a file in `<data-dir>/models`. */
+/** A model the user configured: `--model PATH` or `--model ID=PATH`. */
 export interface ModelSpec {
   id: string;
   path: string;
@@ -22,88 +26,117 @@ export function parseModelSpec(value: string): ModelSpec {
   return { id: modelIdFromPath(value), path: resolve(value) };
 }
 
+/** The file name without `.gguf` (and without a split model's `-00001-of-0000N`). */
 export function modelIdFromPath(path: string): string {
-  const name = basename(path);
-  return extname(name).toLowerCase() === '.gguf' ? name.slice(0, -'.gguf'.length) : name;
-}
-
-async function hasGgufMagic(path: string): Promise<boolean> {
-  const file = await open(path, 'r');
-  try {
-    const { bytesRead, buffer } = await file.read(Buffer.alloc(4), 0, 4, 0);
-    return bytesRead === 4 && buffer.toString('latin1') === 'GGUF';
-  } finally {
-    await file.close();
-  }
+  return modelIdFromFileName(basename(path));
 }
 
 export class ModelCatalogError extends UserError {
   override name = 'ModelCatalogError';
 }
 
+/** A catalog entry: what `/v1/models` shows, and where the file is. */
+export type CatalogModel = ModelDescriptor & { path: string; source: LocalModel['source']; local: LocalModel };
+
+function describe(model: LocalModel): CatalogModel {
+  const { gguf } = model;
+  return {
+    id: model.id,
+    created: Math.floor(model.modifiedMs / 1000),
+    ownedBy: 'local',
+    path: model.path,
+    sizeBytes: model.sizeBytes,
+    source: model.source,
+    architecture: gguf.architecture,
+    parameterCount: gguf.parameterCount > 0 ? gguf.parameterCount : null,
+    parameterSize: parameterSize(gguf),
+    quantization: gguf.quantization,
+    contextLength: gguf.contextLength,
+    embeddingLength: gguf.embeddingLength,
+    capabilities: modelCapabilities(gguf),
+    local: model,
+  };
+}
+
+/** Reads a `--model` file; anything wrong with it is fatal, since the user asked for it by name. */
+async function loadFlagModel(spec: ModelSpec): Promise<LocalModel> {
+  let info;
+  try {
+    info = await stat(spec.path);
+  } catch {
+    throw new ModelCatalogError(`Model file not found: ${spec.path}`);
+  }
+  if (!info.isFile()) throw new ModelCatalogError(`Model path is not a file: ${spec.path}`);
+  let gguf;
+  try {
+    gguf = await readGgufSummary(spec.path);
+  } catch (error) {
+    // A stray or truncated file should be caught at start-up, not by the first user request.
+    if (error instanceof GgufFormatError) throw new ModelCatalogError(`Not a GGUF model file (${error.message}): ${spec.path}`);
+    throw new ModelCatalogError(`Cannot read model file ${spec.path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let sizeBytes = info.size;
+  let parameterCount = gguf.parameterCount;
+  // llama.cpp loads a split model's other parts itself; count them in the size and parameters.
+  const split = splitPartOf(basename(spec.path));
+  if (split !== undefined && split.part === 1) {
+    for (let part = 2; part <= split.count; part++) {
+      const path = join(dirname(spec.path), splitPartName(basename(spec.path), part));
+      const more = await stat(path).catch(() => undefined);
+      if (more === undefined) throw new ModelCatalogError(`Split model ${spec.path} is missing its part ${path}`);
+      sizeBytes += more.size;
+      parameterCount += (await readGgufSummary(path).catch(() => undefined))?.parameterCount ?? 0;
+    }
+  }
+  return { id: spec.id, path: spec.path, source: 'flag', sizeBytes, modifiedMs: info.mtimeMs, gguf: { ...gguf, parameterCount } };
+}
+
 /**
- * The models this daemon can serve, resolved once at start-up: explicit specs first, then
- * `*.gguf` files found in the models directory. Duplicate ids are an error the user must fix.
+ * The models this daemon can serve, resolved once at start-up: `--model` flags first (their
+ * errors are fatal; two flags with one id are an error the user must fix), then what
+ * discovery finds in svc's folder and the enabled stores. A discovered model whose id a flag
+ * already uses is left out with a warning.
  */
 export class ModelCatalog {
-  readonly #models = new Map<string, ModelDescriptor & { path: string }>();
-  readonly #skipped: string[] = [];
+  readonly #models = new Map<string, CatalogModel>();
+  readonly #warnings: string[] = [];
 
-  static async load(specs: readonly ModelSpec[], modelsDir?: string): Promise<ModelCatalog> {
+  /**
+   * `discovery` undefined: the flags alone (benchmarks, embedding). Otherwise svc's folder
+   * under `discovery.dataDir` and the sources in `discovery.sources`.
+   */
+  static async load(specs: readonly ModelSpec[], discovery?: DiscoveryOptions): Promise<ModelCatalog> {
     const catalog = new ModelCatalog();
-    for (const spec of specs) await catalog.#add(spec, true);
-    if (modelsDir !== undefined) {
-      let names: string[] = [];
-      try {
-        names = await readdir(modelsDir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      }
-      for (const name of names.sort()) {
-        if (extname(name).toLowerCase() !== '.gguf') continue;
-        const spec = { id: modelIdFromPath(name), path: join(modelsDir, name) };
-        if (!catalog.#models.has(spec.id)) await catalog.#add(spec, false);
+    for (const spec of specs) {
+      if (catalog.#models.has(spec.id)) throw new ModelCatalogError(`Two models share the id '${spec.id}'; name one with --model ID=PATH.`);
+      catalog.#models.set(spec.id, describe(await loadFlagModel(spec)));
+    }
+    if (discovery !== undefined) {
+      const found = await discoverModels(discovery);
+      catalog.#warnings.push(...found.warnings);
+      for (const model of found.models) {
+        const flag = catalog.#models.get(model.id);
+        if (flag !== undefined) {
+          catalog.#warnings.push(`${model.source}: ${model.id} (${model.path}) has the id of a --model flag (${flag.path}); serving the flag's`);
+          continue;
+        }
+        catalog.#models.set(model.id, describe(model));
       }
     }
     return catalog;
   }
 
-  async #add(spec: ModelSpec, explicit: boolean): Promise<void> {
-    if (this.#models.has(spec.id)) throw new ModelCatalogError(`Two models share the id '${spec.id}'; name one with --model ID=PATH.`);
-    let info;
-    try {
-      info = await stat(spec.path);
-    } catch {
-      if (explicit) throw new ModelCatalogError(`Model file not found: ${spec.path}`);
-      return;
-    }
-    if (!info.isFile()) throw new ModelCatalogError(`Model path is not a file: ${spec.path}`);
-    if (!(await hasGgufMagic(spec.path))) {
-      // A stray or truncated file should be caught at start-up, not by the first user request.
-      if (explicit) throw new ModelCatalogError(`Not a GGUF model file (no GGUF header): ${spec.path}`);
-      this.#skipped.push(spec.path);
-      return;
-    }
-    this.#models.set(spec.id, {
-      id: spec.id,
-      path: spec.path,
-      created: Math.floor(info.mtimeMs / 1000),
-      ownedBy: 'local',
-      sizeBytes: info.size,
-    });
-  }
-
-  list(): (ModelDescriptor & { path: string })[] {
+  list(): CatalogModel[] {
     return [...this.#models.values()];
   }
 
-  get(id: string): (ModelDescriptor & { path: string }) | undefined {
+  get(id: string): CatalogModel | undefined {
     return this.#models.get(id);
   }
 
-  /** Files in the models directory that were not GGUF models (for a start-up warning). */
-  get skipped(): readonly string[] {
-    return this.#skipped;
+  /** What discovery skipped or overrode, one line each (logged once at start-up). */
+  get warnings(): readonly string[] {
+    return this.#warnings;
   }
 
   get size(): number {

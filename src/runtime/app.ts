@@ -12,6 +12,7 @@ import { healthRoute, type HealthReporter } from './health-route.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { installMemoryRelief } from './memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
+import { responsesRoute } from './responses-route.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from './openai-error-handler.ts';
 import { installDraining } from './draining.ts';
 import { installJsonBodyParser } from './json-body-parser.ts';
@@ -20,6 +21,8 @@ import { installRequestLog } from './request-log.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
+  /** Ids of the models in memory now (`state` in /v1/models). */
+  loadedModels?: () => readonly string[];
   health: HealthReporter;
   /** Aborted when shutdown begins: new requests (also on kept-alive sockets) get 503. */
   drainingSignal: AbortSignal;
@@ -75,8 +78,9 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint };
   await app.register(
     async (v1) => {
-      await v1.register(modelsRoutes, { models: options.models });
+      await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
+      await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
       await v1.register(comingSoonRoutes);

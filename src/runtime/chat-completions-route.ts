@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { ChatMessage, ModelRegistry } from '../inference/language-model.ts';
+import type { GenerateResult, GenerationPart, ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
-import { quoteInput } from '../shared/quote-input.ts';
 import { newId } from '../shared/new-id.ts';
+import { toChatMessages, toChatOptions } from './chat-request.ts';
 import { lookupModel } from './model-lookup.ts';
 import { requestBody } from './request-body.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
@@ -15,39 +15,33 @@ export interface ChatRouteOptions {
   fingerprint: string;
 }
 
-/** Flattens OpenAI messages to plain role/text turns, refusing what a text model cannot take. */
-export function toChatMessages(messages: ChatCompletionRequest['messages']): ChatMessage[] {
-  return messages.map((message, i) => {
-    if (message.role === 'tool' || message.role === 'function') {
-      throw ApiError.invalidRequest(`messages[${i}]: '${message.role}' messages need tool calling, which svc does not offer yet.`, `messages[${i}].role`, 'unsupported_value');
-    }
-    const role = message.role === 'developer' ? 'system' : message.role;
-    const content = message.content;
-    if (content === null || content === undefined) {
-      if (role !== 'assistant') throw ApiError.invalidRequest(`messages[${i}].content is required for '${message.role}' messages.`, `messages[${i}].content`);
-      return { role, content: '' };
-    }
-    if (typeof content === 'string') return { role, content };
-    const texts = content.map((part, j) => {
-      if (part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw ApiError.invalidRequest(
-        `messages[${i}].content[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
-        `messages[${i}].content[${j}].type`, 'unsupported_value',
-      );
-    });
-    return { role, content: texts.join('\n') };
-  });
-}
-
 function refuseUnsupported(body: ChatCompletionRequest): void {
   if ((body.n ?? 1) !== 1) throw ApiError.unsupported('n', 'n must be 1: svc generates one choice per chat request.');
   if (body.logprobs === true || body.top_logprobs != null) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
-  if ((body.tools?.length ?? 0) > 0 || (body.functions?.length ?? 0) > 0) throw ApiError.unsupported('tools', 'Tool calling is not available from the local runtime yet.');
-  if (body.response_format != null && body.response_format.type !== 'text') throw ApiError.unsupported('response_format', `response_format ${quoteInput(body.response_format.type)} is not available yet; only 'text'.`);
   if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
   if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw ApiError.unsupported('modalities', 'The local models produce text only.');
   if (body.audio != null) throw ApiError.unsupported('audio', 'Audio output is not available from the local runtime.');
   if (body.web_search_options != null) throw ApiError.unsupported('web_search_options', 'Web search is not available: the local runtime opens no outbound connections.');
+}
+
+/** The `delta` of a streamed chunk, as OpenAI streams text and tool calls. */
+function deltaOf(part: GenerationPart): object {
+  switch (part.type) {
+    case 'text-delta': return { content: part.text };
+    case 'tool-call-start': return { tool_calls: [{ index: part.index, id: part.id, type: 'function', function: { name: part.name, arguments: '' } }] };
+    case 'tool-call-delta': return { tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] };
+  }
+}
+
+/** The assistant message of a whole reply: `content` is null when the model only called tools, as OpenAI sends it. */
+function messageOf(result: GenerateResult): object {
+  if (result.toolCalls.length === 0) return { role: 'assistant', content: result.text, refusal: null };
+  return {
+    role: 'assistant',
+    content: result.text === '' ? null : result.text,
+    refusal: null,
+    tool_calls: result.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+  };
 }
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {
@@ -55,6 +49,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
     const body = requestBody(chatCompletionRequestSchema, request.body);
     refuseUnsupported(body);
     const messages = toChatMessages(body.messages);
+    const chatOptions = toChatOptions(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
     const id = newId('chatcmpl-');
@@ -66,13 +61,13 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
     const results = await runGeneration(
       { reply, shutdownSignal: options.shutdownSignal },
       1,
-      (_index, run) => model.chat(messages, { ...sampling, ...run }),
+      (_index, run) => model.chat(messages, { ...sampling, ...chatOptions, ...run }),
       body.stream === true
         ? {
             includeUsage: body.stream_options?.include_usage === true,
             shape: {
               start: () => chunk({ delta: { role: 'assistant', content: '' } }),
-              text: (_i, text) => chunk({ delta: { content: text } }),
+              part: (_i, part) => chunk({ delta: deltaOf(part) }),
               finish: (_i, reason) => chunk({ delta: {}, finish_reason: reason }),
               usage: (usage) => ({ ...head, object: 'chat.completion.chunk', choices: [], usage }),
             },
@@ -85,7 +80,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
       object: 'chat.completion',
       choices: results.map((r, index) => ({
         index,
-        message: { role: 'assistant', content: r.text, refusal: null },
+        message: messageOf(r),
         logprobs: null,
         finish_reason: openAIFinishReason(r.finishReason),
       })),

@@ -45,7 +45,8 @@ export async function completionsRoute(app: FastifyInstance, options: Completion
             includeUsage: body.stream_options?.include_usage === true,
             shape: {
               ...(echo ? { start: (i: number) => chunk(i, prompts[i]!, null) } : {}),
-              text: (i, text) => chunk(i, text, null),
+              // Plain completions have no tools: only text parts become chunks.
+              part: (i, part) => (part.type === 'text-delta' ? chunk(i, part.text, null) : undefined),
               finish: (i, reason) => chunk(i, '', reason),
               usage: (usage) => ({ ...head, object: 'text_completion', choices: [], usage }),
             },

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { LlamaEngine } from '../inference/llama-engine.ts';
 import { ModelCatalog } from '../inference/model-catalog.ts';
+import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
+import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
 import { buildLocalApp } from './app.ts';
@@ -14,6 +16,9 @@ import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 import { OffThread } from '../shared/off-thread.ts';
+
+/** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
+const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
 
 export interface Daemon {
   /** `http://127.0.0.1:11435`, `http://[::1]:11435`, … */
@@ -50,7 +55,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
  */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
   await mkdir(join(config.dataDir, 'models'), { recursive: true });
-  const catalog = await ModelCatalog.load(config.models, join(config.dataDir, 'models'));
+  const catalog = await ModelCatalog.load(config.models, { dataDir: config.dataDir, sources: config.discover });
   const engine = new LlamaEngine(catalog, {
     parallel: config.parallel,
     queueSize: config.queueSize,
@@ -61,6 +66,19 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     threads: config.threads,
     log: log.child({ component: 'inference' }),
   });
+  const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }) });
+  for (const spec of config.upstreams) {
+    if (spec.apiKeyEnv !== undefined && spec.apiKey === undefined) {
+      log.warn({ upstream: spec.name, apiKeyEnv: spec.apiKeyEnv }, `upstream '${spec.name}': the environment variable ${spec.apiKeyEnv} (api_key_env) is not set; requests go without a key`);
+    }
+  }
+  // Discovery runs while the app is assembled; the start-up line waits for it a little, so
+  // upstream models are listed from the first request when the upstreams answer promptly.
+  const discovery = upstreams.start(UPSTREAM_DISCOVERY_WAIT_MS);
+  // Local models win an id both have; the upstream's model is then unreachable, said once.
+  const registry = new MergedModelRegistry([engine, upstreams], (id, owners) => {
+    log.warn({ model: id, owners }, `model id '${id}' is served by ${owners[0]}; the same id from upstream '${owners[1]}' is hidden`);
+  });
   // One intake worker parses every large body, for the OpenAI routes and the solve endpoints.
   const offThread = new OffThread();
   const solver = createSolveService({ offThread });
@@ -69,7 +87,8 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   const app = await buildLocalApp({
-    models: engine,
+    models: registry,
+    loadedModels: () => engine.loadedModels(),
     drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
@@ -91,8 +110,9 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       quantum: { ...solver.capability(), ...solver.load },
       network: { listen: urls, loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
-      // Nothing in this build dials out: no upstream is configured and telemetry is off.
-      outbound_connections: [],
+      // Only configured upstreams are ever dialled (telemetry is off); remote ones count here.
+      outbound_connections: upstreams.outboundConnections(),
+      upstreams: upstreams.health(),
       cpus: availableParallelism(),
     }),
   });
@@ -102,7 +122,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-    await Promise.all([engine.close(), solver.close(), offThread.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -144,16 +164,22 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     }
   }
 
-  const models = catalog.list().map((m) => m.id);
+  await discovery;
+  const models = registry.list().map((m) => m.id);
   log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
-  if (catalog.skipped.length > 0) log.warn({ files: catalog.skipped }, 'skipped files in the models directory that are not GGUF models');
-  if (models.length === 0) {
+  // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
+  for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
+  if (models.length === 0 && upstreams.size > 0) {
+    log.warn({ upstreams: config.upstreams.map((u) => u.name) }, 'no model available yet: no local model is configured and no upstream has listed one');
+  } else if (models.length === 0) {
     log.warn(
       { modelsDir: join(config.dataDir, 'models') },
-      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory',
+      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
+  }
+  if (catalog.size > 0) {
     // After the start-up line, so the daemon is reachable at once; models still load lazily.
     setImmediate(() => void engine.warmUp());
   }
@@ -180,7 +206,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       await serversClosed;
       clearTimeout(grace);
       await app.close();
-      await Promise.all([engine.close(), solver.close(), offThread.close()]);
+      await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close()]);
       log.info('stopped');
     })();
     return closing;

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { FinishReason, GenerateOptions, GenerateResult } from '../inference/language-model.ts';
+import type { FinishReason, GenerateOptions, GenerateResult, GenerationPart } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { toApiError } from './openai-error-handler.ts';
@@ -18,17 +18,36 @@ export function toOpenAIUsage(results: readonly GenerateResult[]): OpenAIUsage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-export function openAIFinishReason(reason: FinishReason): 'stop' | 'length' {
-  return reason === 'length' ? 'length' : 'stop';
+export type OpenAIFinishReason = Exclude<FinishReason, 'abort'>;
+
+export function openAIFinishReason(reason: FinishReason): OpenAIFinishReason {
+  return reason === 'abort' ? 'stop' : reason;
 }
 
-/** Chunks a streamed generation emits, in the endpoint's own object shape. */
+/**
+ * Several named SSE events from one shape call: the Responses API sends each event under its
+ * type (`event: response.output_text.delta`), and one generated part can open an output item,
+ * a content part and carry a delta at once.
+ */
+export class SseEvents {
+  readonly events: readonly { event: string; data: unknown }[];
+  constructor(events: readonly { event: string; data: unknown }[]) {
+    this.events = events;
+  }
+}
+
+/** Chunks a streamed generation emits, in the endpoint's own object shape (a chunk, or SseEvents). */
 export interface StreamShape {
   /** The first chunk of choice `index` (chat sends the assistant role here). */
   start?(index: number): unknown;
-  text(index: number, text: string): unknown;
-  finish(index: number, reason: 'stop' | 'length'): unknown;
+  /** The chunk for one generated part; undefined sends none for it (an endpoint without tools). */
+  part(index: number, part: GenerationPart): unknown;
+  finish(index: number, reason: OpenAIFinishReason): unknown;
   usage(usage: OpenAIUsage): unknown;
+  /** The events for an error once the stream is open; default: `data: {error}`, then `[DONE]`. */
+  error?(error: ApiError): unknown;
+  /** Whether the stream ends with `data: [DONE]` (chat and completions do; the default). */
+  doneSentinel?: boolean;
 }
 
 export interface GenerationContext {
@@ -67,7 +86,7 @@ function shutdownError(): ApiError {
 export async function runGeneration(
   ctx: GenerationContext,
   choices: number,
-  generate: (index: number, options: Pick<GenerateOptions, 'signal' | 'onText'>) => Promise<GenerateResult>,
+  generate: (index: number, options: Pick<GenerateOptions, 'signal' | 'onPart'>) => Promise<GenerateResult>,
   stream: { shape: StreamShape; includeUsage: boolean } | undefined,
 ): Promise<GenerateResult[] | undefined> {
   const disconnected = abortOnDisconnect(ctx.reply);
@@ -75,23 +94,42 @@ export async function runGeneration(
   const signal = AbortSignal.any([disconnected, ctx.shutdownSignal, siblings.signal]);
   const sse = stream === undefined ? undefined : new LazySseStream(ctx.reply);
   const started = new Set<number>();
-  const emit = (index: number, chunk: unknown): void => {
+  const write = (chunk: unknown): void => {
+    if (sse === undefined) return;
+    if (chunk instanceof SseEvents) for (const { event, data } of chunk.events) sse.sendEvent(event, data);
+    else sse.send(chunk);
+  };
+  const end = (): void => {
+    if (stream?.shape.doneSentinel === false) sse?.end();
+    else sse?.done();
+  };
+  // The chunk is made after the start is sent: a shape that numbers its events (Responses)
+  // numbers the start first.
+  const emit = (index: number, chunk: () => unknown): void => {
     if (sse === undefined || stream === undefined) return;
     if (!started.has(index)) {
       started.add(index);
-      if (stream.shape.start !== undefined) sse.send(stream.shape.start(index));
+      if (stream.shape.start !== undefined) write(stream.shape.start(index));
     }
-    sse.send(chunk);
+    const made = chunk();
+    if (made !== undefined) write(made);
   };
 
   const settled = await Promise.allSettled(
     Array.from({ length: choices }, (_, i) =>
       generate(i, {
         signal,
-        ...(stream !== undefined ? { onText: (text: string) => { if (text !== '') emit(i, stream.shape.text(i, text)); } } : {}),
+        ...(stream !== undefined
+          ? {
+              onPart: (part: GenerationPart) => {
+                if (part.type === 'text-delta' && part.text === '') return;
+                emit(i, () => stream.shape.part(i, part));
+              },
+            }
+          : {}),
       }).then(
         (result) => {
-          if (stream !== undefined && result.finishReason !== 'abort') emit(i, stream.shape.finish(i, openAIFinishReason(result.finishReason)));
+          if (stream !== undefined && result.finishReason !== 'abort') emit(i, () => stream.shape.finish(i, openAIFinishReason(result.finishReason)));
           return result;
         },
         (error: unknown) => {
@@ -111,7 +149,13 @@ export async function runGeneration(
     if (sse === undefined || !sse.opened) throw error;
     const apiError = toApiError(error);
     if (apiError.status === 500) ctx.reply.log.error({ err: error }, 'generation failed mid-stream');
-    if (!ctx.reply.raw.destroyed) sse.error(apiError);
+    if (ctx.reply.raw.destroyed) return undefined;
+    if (stream?.shape.error === undefined) {
+      sse.error(apiError);
+    } else {
+      write(stream.shape.error(apiError));
+      end();
+    }
     return undefined;
   };
   if (ctx.shutdownSignal.aborted) return fail(shutdownError());
@@ -123,7 +167,7 @@ export async function runGeneration(
   }
   if (failure !== undefined) return fail(failure.reason);
   if (sse === undefined || stream === undefined) return results;
-  if (stream.includeUsage) sse.send(stream.shape.usage(toOpenAIUsage(results)));
-  sse.done();
+  if (stream.includeUsage) write(stream.shape.usage(toOpenAIUsage(results)));
+  end();
   return undefined;
 }

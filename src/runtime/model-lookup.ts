@@ -7,7 +7,7 @@ export function modelNotFound(registry: ModelRegistry, id: string): ApiError {
   const available = registry.list().map((m) => m.id);
   const hint = available.length > 0
     ? `Available models: ${available.join(', ')}.`
-    : 'No model is configured: start the daemon with `svc serve --model /path/to/model.gguf`, or put a .gguf file in the data directory\'s models/ folder.';
+    : 'No model is configured: start the daemon with `svc serve --model /path/to/model.gguf`, or put a .gguf file in the data directory\'s models/ folder (models in Ollama\'s store, the Hugging Face cache and LM Studio\'s folder are found too unless --discover turns that off).';
   return new ApiError({
     status: 404,
     type: 'invalid_request_error',

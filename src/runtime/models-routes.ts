@@ -2,19 +2,46 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelDescriptor, ModelRegistry } from '../inference/language-model.ts';
 import { modelNotFound } from './model-lookup.ts';
 
-function toOpenAIModel(m: ModelDescriptor) {
-  return { id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy };
+/**
+ * OpenAI's model object plus what local tools show about a model. Names follow LM Studio's
+ * `/api/v0/models` (`arch`, `quantization`, `max_context_length`, `state`) and Ollama's
+ * `/api/show` (`parameter_size`, `capabilities`) so their users find them where they expect;
+ * OpenAI clients ignore the extra fields. Unknown values are null, never missing.
+ */
+function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
+  return {
+    id: m.id,
+    object: 'model',
+    created: m.created,
+    owned_by: m.ownedBy,
+    source: m.source ?? null,
+    path: m.path ?? null,
+    size_bytes: m.sizeBytes ?? null,
+    arch: m.architecture ?? null,
+    parameter_count: m.parameterCount ?? null,
+    parameter_size: m.parameterSize ?? null,
+    quantization: m.quantization ?? null,
+    max_context_length: m.contextLength ?? null,
+    embedding_length: m.embeddingLength ?? null,
+    capabilities: m.capabilities ?? [],
+    state: loaded.has(m.id) ? 'loaded' : 'not-loaded',
+  };
 }
 
-export async function modelsRoutes(app: FastifyInstance, options: { models: ModelRegistry }): Promise<void> {
-  app.get('/models', async () => ({ object: 'list', data: options.models.list().map(toOpenAIModel) }));
+export async function modelsRoutes(app: FastifyInstance, options: { models: ModelRegistry; loadedModels?: (() => readonly string[]) | undefined }): Promise<void> {
+  const loaded = (): ReadonlySet<string> => new Set(options.loadedModels?.() ?? []);
 
-  // Ids may contain slashes (`org/model`), so match the rest of the path.
+  app.get('/models', async () => {
+    const now = loaded();
+    return { object: 'list', data: options.models.list().map((m) => toOpenAIModel(m, now)) };
+  });
+
+  // Ids may contain slashes and colons (`hf:owner/repo/file`, `namespace/model:tag`), so match
+  // the rest of the path. Fastify has already percent-decoded it (`%2F` and `%3A` included).
   app.get<{ Params: { '*': string } }>('/models/*', async (request) => {
-    // Fastify has already percent-decoded the path.
     const id = request.params['*'];
     const model = options.models.list().find((m) => m.id === id);
     if (model === undefined) throw modelNotFound(options.models, id);
-    return toOpenAIModel(model);
+    return toOpenAIModel(model, loaded());
   });
 }

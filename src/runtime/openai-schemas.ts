@@ -13,11 +13,55 @@ const anyPart = z.looseObject({ type: z.string() });
 
 const messageContent = z.union([z.string(), z.array(z.union([textPart, anyPart]))]);
 
+/** A function call in an assistant message, as clients send the conversation back. */
+const toolCallSchema = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
 export const chatMessageSchema = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
   content: messageContent.nullish(),
-  name: z.string().optional(),
+  name: nullish(z.string()),
+  tool_calls: nullish(z.array(toolCallSchema)),
+  tool_call_id: nullish(z.string().min(1)),
 });
+
+/** OpenAI's rule for function names; also what every chat template can render safely. */
+export const functionNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'function names are 1 to 64 letters, digits, underscores or dashes');
+
+/** A JSON Schema object (checked further where it is turned into a grammar). */
+const jsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const functionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: functionNameSchema,
+    description: nullish(z.string()),
+    parameters: nullish(jsonSchemaObject),
+    strict: nullish(z.boolean()),
+  }),
+});
+
+export const toolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string() }) }),
+]);
+
+export const responseFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'json_schema.name is 1 to 64 letters, digits, underscores or dashes'),
+      description: nullish(z.string()),
+      schema: nullish(jsonSchemaObject),
+      strict: nullish(z.boolean()),
+    }),
+  }),
+]);
 
 const stopSchema = nullish(z.union([z.string(), z.array(z.string()).max(4, 'at most 4 stop sequences')]));
 const temperature = nullish(z.number().min(0).max(2));
@@ -35,7 +79,6 @@ const compatibilityFields = {
   store: nullish(z.boolean()),
   metadata: nullish(z.record(z.string(), z.string())),
   service_tier: nullish(z.string()),
-  parallel_tool_calls: nullish(z.boolean()),
   // Hints OpenAI added for its own models; they change nothing a local model would do.
   reasoning_effort: nullish(z.string()),
   verbosity: nullish(z.string()),
@@ -48,7 +91,8 @@ const compatibilityFields = {
  * Sampling fields of llama.cpp's server and Ollama, accepted on chat and completions as
  * documented extensions (docs/runtime.md) because their users send them. node-llama-cpp 3.22
  * has no locally typical or mirostat sampler: `typical_p` and `mirostat` are accepted at their
- * neutral values only (1 and 0), anything else is refused in samplingFrom, never ignored.
+ * neutral values only (1 and 0) by the llama.cpp engine, which refuses anything else rather than
+ * ignore it; upstreams receive them as sent.
  */
 const llamaSamplingFields = {
   top_k: nullish(z.number().int().min(0, 'top_k must be 0 (off) or more').max(2 ** 31 - 1)),
@@ -80,13 +124,15 @@ const generationFields = {
 export const chatCompletionRequestSchema = z.strictObject({
   ...generationFields,
   messages: z.array(chatMessageSchema).min(1, 'messages must contain at least one message'),
+  parallel_tool_calls: nullish(z.boolean()),
   max_completion_tokens: maxTokens,
   modalities: nullish(z.array(z.string())),
   audio: nullish(z.unknown()),
   web_search_options: nullish(z.unknown()),
-  response_format: nullish(z.looseObject({ type: z.string() })),
-  tools: nullish(z.array(z.unknown())),
-  tool_choice: nullish(z.unknown()),
+  response_format: nullish(responseFormatSchema),
+  tools: nullish(z.array(functionToolSchema).max(128, 'at most 128 tools')),
+  tool_choice: nullish(toolChoiceSchema),
+  // The deprecated forms of tools; refused in the route with a pointer to `tools`.
   functions: nullish(z.array(z.unknown())),
   function_call: nullish(z.unknown()),
   ...compatibilityFields,
@@ -119,6 +165,98 @@ export const embeddingRequestSchema = z.strictObject({
 });
 export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;
 
+/** Text a Responses message carries: the user's `input_text`, or an earlier reply's `output_text`. */
+const responseTextPart = z.looseObject({ type: z.enum(['input_text', 'output_text']), text: z.string() });
+
+/** Items of a Responses `input` array (a message without `type` is a message, as OpenAI reads it). */
+const responseInputItemSchema = z.preprocess(
+  (item) => (typeof item === 'object' && item !== null && !Array.isArray(item) && !('type' in item) ? { ...item, type: 'message' } : item),
+  z.discriminatedUnion('type', [
+    z.looseObject({
+      type: z.literal('message'),
+      role: z.enum(['user', 'assistant', 'system', 'developer']),
+      // Image, file and audio parts are refused in the route with a message naming them.
+      content: z.union([z.string(), z.array(z.union([responseTextPart, anyPart]))]),
+    }),
+    z.looseObject({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
+    z.looseObject({
+      type: z.literal('function_call_output'),
+      call_id: z.string().min(1),
+      output: z.union([z.string(), z.array(z.union([responseTextPart, anyPart]))]),
+    }),
+    // A pointer to an item OpenAI stored; refused in the route (svc keeps no state).
+    z.looseObject({ type: z.literal('item_reference'), id: z.string() }),
+  ]),
+);
+export type ResponseInputItem = z.output<typeof responseInputItemSchema>;
+
+/** A Responses tool: the flat function shape; other tool types are refused in the route by name. */
+export const responseFunctionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  name: functionNameSchema,
+  description: nullish(z.string()),
+  parameters: nullish(jsonSchemaObject),
+  strict: nullish(z.boolean()),
+});
+
+export const responseTextFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'format.name is 1 to 64 letters, digits, underscores or dashes'),
+    description: nullish(z.string()),
+    schema: jsonSchemaObject,
+    strict: nullish(z.boolean()),
+  }),
+]);
+
+/**
+ * `POST /v1/responses` (OpenAI's Responses API), stateless: what needs OpenAI's stored state
+ * (`store: true`, `previous_response_id`, `conversation`, `background`, `prompt`) is accepted by
+ * the schema only to be refused in the route with a message that says why.
+ */
+export const responseRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  // A string is one user message, as OpenAI reads it (one array schema gives precise errors).
+  input: z.preprocess((input) => (typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input), z.array(responseInputItemSchema)),
+  instructions: nullish(z.string()),
+  tools: nullish(z.array(z.looseObject({ type: z.string() })).max(128, 'at most 128 tools')),
+  tool_choice: nullish(z.union([
+    z.enum(['auto', 'none', 'required']),
+    z.strictObject({ type: z.literal('function'), name: z.string() }),
+    // Hosted-tool and allowed-tools choices: refused in the route by type.
+    z.looseObject({ type: z.string() }),
+  ])),
+  parallel_tool_calls: nullish(z.boolean()),
+  max_tool_calls: nullish(z.number().int().min(1)),
+  text: nullish(z.strictObject({
+    format: nullish(responseTextFormatSchema),
+    verbosity: nullish(z.string()),
+  })),
+  max_output_tokens: maxTokens,
+  temperature,
+  top_p: topP,
+  stream: nullish(z.boolean()),
+  stream_options: nullish(z.looseObject({})),
+  store: nullish(z.boolean()),
+  previous_response_id: nullish(z.string()),
+  conversation: nullish(z.unknown()),
+  background: nullish(z.boolean()),
+  prompt: nullish(z.unknown()),
+  include: nullish(z.array(z.string())),
+  top_logprobs: nullish(z.number().int()),
+  truncation: nullish(z.enum(['auto', 'disabled'])),
+  reasoning: nullish(z.looseObject({})),
+  metadata: nullish(z.record(z.string(), z.string())),
+  user: nullish(z.string()),
+  service_tier: nullish(z.string()),
+  safety_identifier: nullish(z.string()),
+  prompt_cache_key: nullish(z.string()),
+  prompt_cache_retention: nullish(z.string()),
+});
+export type ResponseRequest = z.infer<typeof responseRequestSchema>;
+
 /**
  * Each OpenAI route's body schema by its path, for validating a large body on the intake worker
  * (openai-intake.ts) with the very schema the route uses (request-body.ts checks it is the same).
@@ -127,4 +265,5 @@ export const OPENAI_BODY_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<strin
   ['/v1/chat/completions', chatCompletionRequestSchema],
   ['/v1/completions', completionRequestSchema],
   ['/v1/embeddings', embeddingRequestSchema],
+  ['/v1/responses', responseRequestSchema],
 ]);

@@ -5,8 +5,11 @@ import { z } from 'zod';
 import { defaultThreads } from '../inference/cpu-threads.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
+import type { UpstreamSpec } from '../inference/upstream-registry.ts';
+import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
 import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
+import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
 export interface RuntimeConfig {
@@ -14,6 +17,8 @@ export interface RuntimeConfig {
   hosts: string[];
   dataDir: string;
   models: ModelSpec[];
+  /** Other tools' model stores searched at start-up (`--discover`). */
+  discover: ReadonlySet<DiscoverableSource>;
   logLevel: LogLevel;
   keepAliveMs: number;
   parallel: number;
@@ -28,6 +33,8 @@ export interface RuntimeConfig {
   requestTimeoutMs: number;
   shutdownGraceMs: number;
   telemetry: 'none';
+  /** OpenAI-compatible servers whose models are served beside the local ones. */
+  upstreams: UpstreamSpec[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -47,6 +54,7 @@ export interface RawRuntimeOptions {
   host?: string[] | undefined;
   dataDir?: string | undefined;
   model?: string[] | undefined;
+  discover?: string | undefined;
   logLevel?: string | undefined;
   keepAlive?: string | undefined;
   parallel?: string | undefined;
@@ -59,6 +67,10 @@ export interface RawRuntimeOptions {
   requestTimeout?: string | undefined;
   shutdownTimeout?: string | undefined;
   telemetry?: string | undefined;
+  /** `--upstream NAME=URL` values. */
+  upstream?: string[] | undefined;
+  /** `[[upstreams]]` tables from the config file, already checked against their schema. */
+  upstreams?: UpstreamTable[] | undefined;
 }
 
 /** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
@@ -103,7 +115,17 @@ function integer(value: string | undefined, what: string, min: number, max: numb
   return result.data;
 }
 
-export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
+function upstreamsFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): UpstreamSpec[] {
+  try {
+    return resolveUpstreams(raw.upstreams ?? [], list(raw.upstream).map(upstreamFromFlag), env, parseDuration);
+  } catch (error) {
+    if (error instanceof UpstreamConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+/** `env`: where upstream keys are read (the variables the upstreams' api_key_env name). */
+export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
   const hosts = list(raw.host);
   for (const host of hosts) {
@@ -125,11 +147,18 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
   if (telemetry !== 'none') {
     throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
   }
+  let discover: ReadonlySet<DiscoverableSource>;
+  try {
+    discover = parseDiscoverSources(raw.discover);
+  } catch (error) {
+    throw new ConfigError(`--discover: ${(error as Error).message}.`);
+  }
   return {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
     dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
     models: list(raw.model).map(parseModelSpec),
+    discover,
     logLevel: logLevel as LogLevel,
     keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
     parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
@@ -142,5 +171,6 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions): RuntimeConfig {
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
     telemetry: 'none',
+    upstreams: upstreamsFrom(raw, env),
   };
 }

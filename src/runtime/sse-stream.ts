@@ -24,6 +24,16 @@ export class LazySseStream {
     this.#open().write(`data: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** A named event (`event:` line), as the Responses API streams each event under its type. */
+  sendEvent(event: string, data: unknown): void {
+    this.#open().write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Ends the stream without the `[DONE]` sentinel (the Responses API sends none). */
+  end(): void {
+    this.#open().end();
+  }
+
   error(error: ApiError): void {
     this.send(openAIErrorBody(error));
     this.done();

@@ -36,10 +36,10 @@ describe('the svc command', () => {
   test('a file-system error is one line (a data directory that is a file)', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-cli-')), 'not-a-dir');
     writeFileSync(file, 'x');
-    const result = await run(['models', 'list', '--data-dir', file]);
+    const result = await run(['serve', '--port', '0', '--data-dir', file]);
     assert.equal(result.code, 1);
     assert.equal(lines(result.stderr).length, 1, result.stderr);
-    assert.match(result.stderr, /^svc models list: ENOTDIR: not a directory, scandir '.*not-a-dir\/models'\n$/);
+    assert.match(result.stderr, /^svc serve: cannot start: ENOTDIR: not a directory, mkdir '.*not-a-dir.*'\n$/);
   });
 
   test('svc serve with a missing model: one line on stderr, exit 1', async () => {

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { PROBLEM_SCHEMAS, SOLVER_NAMES, batchRequestSchema, solveRequestSchema } from '../../src/quantum/solve-schemas.ts';
-import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema } from '../../src/runtime/openai-schemas.ts';
+import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, responseRequestSchema } from '../../src/runtime/openai-schemas.ts';
 
 // ---------------------------------------------------------------------------------------------
 // JSON values JSON.stringify cannot write
@@ -515,6 +515,27 @@ const streamingChatSeed = {
   max_tokens: 3, stream: true, stream_options: { include_usage: true }, stop: ['\n'], temperature: 0, seed: 3,
 };
 
+/** Tools and structured output: schemas reach the grammar checker, calls the function-name grammar. */
+const toolParameters = { type: 'object', properties: { on: { type: 'boolean' }, n: { enum: [1, 2] } }, required: ['on'], additionalProperties: false };
+const toolsChatSeed = {
+  model: TINY_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 1, seed: 1,
+  tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: toolParameters, strict: true } }], tool_choice: 'required', parallel_tool_calls: false,
+};
+const structuredChatSeed = {
+  model: TINY_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4,
+  response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema: { type: 'object', properties: { a: { anyOf: [{ type: 'string', maxLength: 2 }, { $ref: '#/$defs/b' }] } }, $defs: { b: { type: 'array', items: { type: 'integer' } } } } } },
+};
+const responsesSeed = { model: TINY_MODEL, input: 'hello', instructions: 'be brief', max_output_tokens: 2 };
+const responsesToolsSeed = {
+  model: TINY_MODEL, max_output_tokens: 4, stream: true, tools: [{ type: 'function', name: 'f', parameters: toolParameters, strict: true }], tool_choice: 'required',
+  input: [
+    { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+    { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"on":true}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+  ],
+};
+const responsesFormatSeed = { model: TINY_MODEL, input: 'hi', max_output_tokens: 4, text: { format: { type: 'json_schema', name: 'x', schema: toolParameters, strict: true } } };
+
 /** One tiny, quick instance per (solver, problem type); the solve seeds of the fuzz. */
 export const PROBLEM_SEEDS: { solver: (typeof SOLVER_NAMES)[number]; type: string; problem: Record<string, unknown> }[] = [
   {
@@ -547,7 +568,17 @@ function problemSchema(solver: string, type: string): z.ZodType {
 export const BODY_ROUTES: BodyRoute[] = [
   {
     name: 'chat completions', method: 'POST', path: '/v1/chat/completions', generates: true,
-    targets: [target('chat', chatSeed, chatCompletionRequestSchema), target('streaming chat', streamingChatSeed, chatCompletionRequestSchema)],
+    targets: [
+      target('chat', chatSeed, chatCompletionRequestSchema), target('streaming chat', streamingChatSeed, chatCompletionRequestSchema),
+      target('chat with tools', toolsChatSeed, chatCompletionRequestSchema), target('structured chat', structuredChatSeed, chatCompletionRequestSchema),
+    ],
+  },
+  {
+    name: 'responses', method: 'POST', path: '/v1/responses', generates: true,
+    targets: [
+      target('response', responsesSeed, responseRequestSchema), target('response with tools', responsesToolsSeed, responseRequestSchema),
+      target('structured response', responsesFormatSeed, responseRequestSchema),
+    ],
   },
   { name: 'completions', method: 'POST', path: '/v1/completions', generates: true, targets: [target('completion', { model: TINY_MODEL, prompt: 'hello', max_tokens: 2 }, completionRequestSchema)] },
   {
@@ -591,7 +622,7 @@ export function generatesTooMuch(bytes: Buffer): boolean {
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   const own = (k: string): unknown => (Object.prototype.hasOwnProperty.call(body, k) ? (body as Record<string, unknown>)[k] : undefined);
-  const limit = own('max_completion_tokens') ?? own('max_tokens');
+  const limit = own('max_completion_tokens') ?? own('max_tokens') ?? own('max_output_tokens');
   return limit === undefined || limit === null || (typeof limit === 'number' && limit > MAX_GENERATED_TOKENS);
 }
 

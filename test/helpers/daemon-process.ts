@@ -34,7 +34,8 @@ export function tinyModelPath(): string {
 export function runCli(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
   return spawn(NODE, [join(ROOT, 'src/cli/main.ts'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, SVC_GPU: 'cpu', SVC_THREADS: '1', ...env },
+    // No test sees the real home directory's model stores unless it asks (SVC_DISCOVER).
+    env: { ...process.env, SVC_GPU: 'cpu', SVC_THREADS: '1', SVC_DISCOVER: 'none', ...env },
   });
 }
 

@@ -66,7 +66,7 @@ describe('health and a daemon with no model', () => {
     try {
       const health = (await (await fetch(`${daemon.url}/health`)).json()) as {
         status: string; model: { available: string[]; loaded: string[] }; network: { loopback_only: boolean; listen: string[] };
-        telemetry: string; outbound_connections: unknown[]; substrate: string;
+        telemetry: string; outbound_connections: number; upstreams: unknown[]; substrate: string;
       };
       assert.equal(health.status, 'ok');
       assert.deepEqual(health.model.available, []);
@@ -74,7 +74,8 @@ describe('health and a daemon with no model', () => {
       assert.equal(health.network.loopback_only, true);
       assert.deepEqual(health.network.listen, daemon.urls);
       assert.equal(health.telemetry, 'none');
-      assert.deepEqual(health.outbound_connections, []);
+      assert.equal(health.outbound_connections, 0);
+      assert.deepEqual(health.upstreams, []);
       assert.equal(health.substrate, 'local');
 
       const res = await postChat(daemon.url, chatBody(4));

@@ -1,0 +1,98 @@
+import type { ChatMessage, ChatOptions, ResponseFormat, ToolChoice, ToolDefinition } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { quoteInput } from '../shared/quote-input.ts';
+import type { ChatCompletionRequest } from './openai-schemas.ts';
+
+type OpenAIMessage = ChatCompletionRequest['messages'][number];
+
+function textOf(message: OpenAIMessage, i: number): string | undefined {
+  const content = message.content;
+  if (content === null || content === undefined) return undefined;
+  if (typeof content === 'string') return content;
+  return content.map((part, j) => {
+    if (part.type === 'text' && typeof part.text === 'string') return part.text;
+    throw ApiError.invalidRequest(
+      `messages[${i}].content[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
+      `messages[${i}].content[${j}].type`, 'unsupported_value',
+    );
+  }).join('\n');
+}
+
+/**
+ * OpenAI messages → engine turns. Tool results must answer a call an earlier assistant turn
+ * made (by `tool_call_id`), as OpenAI requires; a model cannot make sense of one that does not.
+ */
+export function toChatMessages(messages: ChatCompletionRequest['messages']): ChatMessage[] {
+  const callIds = new Set<string>();
+  return messages.map((message, i): ChatMessage => {
+    if (message.role === 'function') {
+      throw ApiError.invalidRequest(`messages[${i}]: 'function' messages are the deprecated form of tool results; send role 'tool' with tool_call_id.`, `messages[${i}].role`, 'unsupported_value');
+    }
+    const content = textOf(message, i);
+    if (message.role === 'tool') {
+      const id = message.tool_call_id;
+      if (id == null) throw ApiError.invalidRequest(`messages[${i}].tool_call_id is required for 'tool' messages.`, `messages[${i}].tool_call_id`);
+      if (!callIds.has(id)) {
+        throw ApiError.invalidRequest(`messages[${i}].tool_call_id ${quoteInput(id)} answers no tool call of an earlier assistant message.`, `messages[${i}].tool_call_id`);
+      }
+      return { role: 'tool', content: content ?? '', toolCallId: id };
+    }
+    if (message.role === 'assistant') {
+      const toolCalls = (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+      for (const call of toolCalls) callIds.add(call.id);
+      return { role: 'assistant', content: content ?? '', ...(toolCalls.length > 0 ? { toolCalls } : {}) };
+    }
+    if (content === undefined) throw ApiError.invalidRequest(`messages[${i}].content is required for '${message.role}' messages.`, `messages[${i}].content`);
+    return { role: message.role === 'developer' ? 'system' : message.role, content };
+  });
+}
+
+function toolChoiceOf(body: ChatCompletionRequest, tools: readonly ToolDefinition[]): ToolChoice | undefined {
+  const choice = body.tool_choice;
+  if (choice == null) return undefined;
+  if (typeof choice === 'string') {
+    if (choice === 'required' && tools.length === 0) throw ApiError.invalidRequest("tool_choice 'required' needs at least one tool in tools.", 'tool_choice');
+    return { type: choice };
+  }
+  const name = choice.function.name;
+  if (!tools.some((tool) => tool.name === name)) {
+    throw ApiError.invalidRequest(`tool_choice names the function ${quoteInput(name)}, which is not in tools.`, 'tool_choice.function.name');
+  }
+  return { type: 'function', name };
+}
+
+function responseFormatOf(body: ChatCompletionRequest): ResponseFormat | undefined {
+  const format = body.response_format;
+  if (format == null) return undefined;
+  if (format.type !== 'json_schema') return { type: format.type };
+  const { name, schema, strict } = format.json_schema;
+  // OpenAI accepts a json_schema without a schema (any JSON object); so do we.
+  if (schema == null) return { type: 'json_object' };
+  return { type: 'json_schema', name, schema, strict: strict === true };
+}
+
+/** The tool and output-shape options of a chat request, checked against each other. */
+export function toChatOptions(body: ChatCompletionRequest): Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat'> {
+  if ((body.functions?.length ?? 0) > 0 || body.function_call != null) {
+    throw ApiError.unsupported('functions', 'functions and function_call are the deprecated forms of tools and tool_choice; send tools instead.');
+  }
+  const tools: ToolDefinition[] = (body.tools ?? []).map((tool) => ({
+    name: tool.function.name,
+    description: tool.function.description ?? undefined,
+    parameters: tool.function.parameters ?? undefined,
+    strict: tool.function.strict ?? undefined,
+  }));
+  const names = new Set<string>();
+  for (const [i, tool] of tools.entries()) {
+    if (names.has(tool.name)) throw ApiError.invalidRequest(`tools[${i}]: two tools are named ${quoteInput(tool.name)}.`, `tools[${i}].function.name`);
+    names.add(tool.name);
+  }
+  const toolChoice = toolChoiceOf(body, tools);
+  const responseFormat = responseFormatOf(body);
+  return {
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(toolChoice !== undefined && tools.length > 0 ? { toolChoice } : {}),
+    ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+    ...(responseFormat !== undefined && responseFormat.type !== 'text' ? { responseFormat } : {}),
+  };
+}

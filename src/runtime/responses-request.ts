@@ -1,0 +1,146 @@
+import type { ChatMessage, ChatOptions, ResponseFormat, ToolChoice, ToolDefinition } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { parseWithSchema } from '../shared/parse-with-schema.ts';
+import { quoteInput } from '../shared/quote-input.ts';
+import { responseFunctionToolSchema, type ResponseInputItem, type ResponseRequest } from './openai-schemas.ts';
+
+/**
+ * What only OpenAI's stored state can serve is refused with the reason: svc's Responses
+ * endpoint is stateless, so every request carries its whole conversation in `input`.
+ */
+export function refuseStateful(body: ResponseRequest): void {
+  const stateless = 'svc keeps no responses (the endpoint is stateless): send the whole conversation in input.';
+  if (body.store === true) throw ApiError.unsupported('store', `store: true is not supported; ${stateless} Send store: false or leave it out.`);
+  if (body.previous_response_id != null) throw ApiError.unsupported('previous_response_id', `previous_response_id is not supported; ${stateless}`);
+  if (body.conversation != null) throw ApiError.unsupported('conversation', `conversation is not supported; ${stateless}`);
+  if (body.background === true) throw ApiError.unsupported('background', `background responses are not supported; ${stateless}`);
+  if (body.prompt != null) throw ApiError.unsupported('prompt', 'Stored prompt templates are not available locally; send instructions and input instead.');
+  if ((body.include?.length ?? 0) > 0) throw ApiError.unsupported('include', `include ${quoteInput(body.include![0])} is not available from the local runtime.`);
+  if (body.top_logprobs != null && body.top_logprobs > 0) throw ApiError.unsupported('top_logprobs', 'logprobs are not available from the local runtime yet.');
+  if (body.max_tool_calls != null) throw ApiError.unsupported('max_tool_calls', 'max_tool_calls is not supported; use parallel_tool_calls: false for at most one call per response.');
+}
+
+function textOf(content: Extract<ResponseInputItem, { type: 'message' }>['content'], param: string): string {
+  if (typeof content === 'string') return content;
+  return content.map((part, j) => {
+    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') return part.text;
+    throw ApiError.invalidRequest(
+      `${param}[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
+      `${param}[${j}].type`, 'unsupported_value',
+    );
+  }).join('\n');
+}
+
+/**
+ * `instructions` + `input` items → engine turns. Consecutive `function_call` items join the
+ * assistant turn before them (the chat form: one assistant message with several tool calls);
+ * each `function_call_output` answers a call made earlier in `input`, by `call_id`.
+ */
+export function toResponseMessages(body: ResponseRequest): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (body.instructions != null && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
+  const callIds = new Set<string>();
+  for (const [i, item] of body.input.entries()) {
+    switch (item.type) {
+      case 'message': {
+        const content = textOf(item.content, `input[${i}].content`);
+        const role = item.role === 'developer' ? 'system' : item.role;
+        messages.push({ role, content });
+        break;
+      }
+      case 'function_call': {
+        const last = messages.at(-1);
+        const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+        if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
+        else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+        callIds.add(item.call_id);
+        break;
+      }
+      case 'function_call_output': {
+        if (!callIds.has(item.call_id)) {
+          throw ApiError.invalidRequest(`input[${i}].call_id ${quoteInput(item.call_id)} answers no function_call earlier in input.`, `input[${i}].call_id`);
+        }
+        const output = typeof item.output === 'string' ? item.output : textOf(item.output, `input[${i}].output`);
+        messages.push({ role: 'tool', content: output, toolCallId: item.call_id });
+        break;
+      }
+      case 'item_reference':
+        throw ApiError.unsupported(`input[${i}]`, `input[${i}] is an item_reference to a stored item; svc keeps no responses (the endpoint is stateless): send the item itself. (Vercel AI SDK: providerOptions.openai.store = false.)`);
+    }
+  }
+  return messages;
+}
+
+function toolsOf(body: ResponseRequest): ToolDefinition[] {
+  const names = new Set<string>();
+  return (body.tools ?? []).map((raw, i): ToolDefinition => {
+    if (raw.type !== 'function') {
+      throw ApiError.unsupported(`tools[${i}].type`, `tools[${i}] is a ${quoteInput(raw.type)} tool; the local runtime runs function tools only (hosted tools need OpenAI's servers).`);
+    }
+    const tool = parseWithSchema(responseFunctionToolSchema, raw, { prefix: `tools.${i}` });
+    if (names.has(tool.name)) throw ApiError.invalidRequest(`tools[${i}]: two tools are named ${quoteInput(tool.name)}.`, `tools[${i}].name`);
+    names.add(tool.name);
+    return {
+      name: tool.name,
+      description: tool.description ?? undefined,
+      parameters: tool.parameters ?? undefined,
+      strict: tool.strict ?? undefined,
+    };
+  });
+}
+
+function toolChoiceOf(body: ResponseRequest, tools: readonly ToolDefinition[]): ToolChoice | undefined {
+  const choice = body.tool_choice;
+  if (choice == null) return undefined;
+  if (typeof choice === 'string') {
+    if (choice === 'required' && tools.length === 0) throw ApiError.invalidRequest("tool_choice 'required' needs at least one tool in tools.", 'tool_choice');
+    return { type: choice };
+  }
+  if (choice.type !== 'function' || typeof choice.name !== 'string') {
+    throw ApiError.unsupported('tool_choice', `tool_choice of type ${quoteInput(choice.type)} is not supported; send 'auto', 'none', 'required' or {type: 'function', name}.`);
+  }
+  const name = choice.name;
+  if (!tools.some((tool) => tool.name === name)) throw ApiError.invalidRequest(`tool_choice names the function ${quoteInput(name)}, which is not in tools.`, 'tool_choice.name');
+  return { type: 'function', name };
+}
+
+function formatOf(body: ResponseRequest): ResponseFormat | undefined {
+  const format = body.text?.format;
+  if (format == null || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', name: format.name, schema: format.schema, strict: format.strict === true };
+}
+
+/** The tool and output-shape options of a Responses request, checked against each other. */
+export function toResponseOptions(body: ResponseRequest): Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat'> {
+  const tools = toolsOf(body);
+  const toolChoice = toolChoiceOf(body, tools);
+  const responseFormat = formatOf(body);
+  return {
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(toolChoice !== undefined && tools.length > 0 ? { toolChoice } : {}),
+    ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+    ...(responseFormat !== undefined ? { responseFormat } : {}),
+  };
+}
+
+/** Engine errors name chat-completions fields; these are their Responses names. */
+const RESPONSES_PARAMS: readonly [RegExp, string][] = [
+  [/^messages\b/, 'input'],
+  [/^max_tokens$/, 'max_output_tokens'],
+  [/^tools\[(\d+)\]\.function\.parameters/, 'tools[$1].parameters'],
+  [/^response_format\.json_schema\.schema/, 'text.format.schema'],
+  [/^response_format$/, 'text.format'],
+];
+
+/** The same error with `param` (and its mention in the message) in the Responses API's terms. */
+export function toResponsesError(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.param === null) return error;
+  const param = error.param;
+  for (const [pattern, replacement] of RESPONSES_PARAMS) {
+    if (!pattern.test(param)) continue;
+    const renamed = param.replace(pattern, replacement);
+    return new ApiError({ ...error.toOptions(), param: renamed, message: error.message.replaceAll(param, renamed), cause: error });
+  }
+  return error;
+}

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import type { ModelRegistry } from '../inference/language-model.ts';
+import { runGeneration, toOpenAIUsage } from './generation-run.ts';
+import { lookupModel } from './model-lookup.ts';
+import { responseRequestSchema } from './openai-schemas.ts';
+import { requestBody } from './request-body.ts';
+import { ResponseBuilder } from './response-builder.ts';
+import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from './responses-request.ts';
+import { samplingFrom } from './sampling-from.ts';
+
+export interface ResponsesRouteOptions {
+  models: ModelRegistry;
+  shutdownSignal: AbortSignal;
+}
+
+/**
+ * `POST /v1/responses`: OpenAI's Responses API over the same engines as chat completions,
+ * stateless (see responses-request.ts for what that refuses), whole or streamed as events.
+ */
+export async function responsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): Promise<void> {
+  app.post('/responses', async (request, reply) => {
+    const body = requestBody(responseRequestSchema, request.body);
+    refuseStateful(body);
+    const messages = toResponseMessages(body);
+    const chatOptions = toResponseOptions(body);
+    const model = lookupModel(options.models, body.model);
+    request.model = model.id;
+    const sampling = samplingFrom(body, body.max_output_tokens);
+    const response = new ResponseBuilder({
+      model: model.id,
+      instructions: body.instructions ?? null,
+      maxOutputTokens: body.max_output_tokens ?? null,
+      temperature: sampling.temperature ?? null,
+      topP: sampling.topP ?? null,
+      parallelToolCalls: body.parallel_tool_calls ?? true,
+      toolChoice: body.tool_choice ?? 'auto',
+      tools: body.tools ?? [],
+      text: { format: body.text?.format ?? { type: 'text' }, ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}) },
+      truncation: body.truncation ?? 'disabled',
+      metadata: body.metadata ?? {},
+      user: body.user ?? null,
+    });
+
+    const results = await runGeneration(
+      { reply, shutdownSignal: options.shutdownSignal },
+      1,
+      (_index, run) => model.chat(messages, { ...sampling, ...chatOptions, ...run }).catch((error: unknown) => {
+        throw toResponsesError(error);
+      }),
+      body.stream === true ? { includeUsage: true, shape: response.streamShape() } : undefined,
+    );
+    if (results === undefined) return reply;
+    return response.complete(results[0]!, toOpenAIUsage(results));
+  });
+}
