@@ -57,7 +57,11 @@ function median(xs: readonly number[]): number {
 
 /** One busy-loop process per logical CPU: the "busy machine". */
 function startBusyLoops(): ChildProcess[] {
-  return Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  return Array.from({ length: availableParallelism() }, () => {
+    const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+    child.once('error', (error) => { throw new Error(`cannot start a busy loop: ${error.message}`); });
+    return child;
+  });
 }
 
 async function stopBusyLoops(loops: ChildProcess[]): Promise<void> {
