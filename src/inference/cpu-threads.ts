@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
  * node-llama-cpp's own default on a CPU is max(4, physical cores): on a 2-core machine that is
  * 4 threads, and llama.cpp's threads spin while they wait for each other, so when anything else
  * runs (a test suite, a browser, a second model) they fight for the cores and a 16-token reply
- * took 4–11 s instead of 10 ms (figures in docs/BENCHMARKS.md, "Threads under load"). One thread
+ * took 15–60 s instead of 14–650 ms (docs/BENCHMARKS.md, "Threads under load"). One thread
  * per physical core but one leaves a core for the daemon's own event loop and for whatever else
  * the machine runs, and degrades to 1 thread on 1–2 cores, where spinning threads hurt most.
  */
