@@ -13,6 +13,10 @@
  *
  * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 3 --max-tokens N --threads 1,2 --models tiny,big --json]
  * (max_tokens defaults to 128 on the tiny model and 64 on the big one).
+ *
+ * `--scenario threads` runs inference-threads.ts instead: one short reply with `--threads 1`,
+ * svc's default and node-llama-cpp's default, on a quiet and on a busy machine
+ * (`--rounds` defaults to 5 there, `--max-tokens` to 16).
  */
 import { request, Agent } from 'node:http';
 import { cpus, loadavg, availableParallelism } from 'node:os';
@@ -26,6 +30,7 @@ import { samplingFrom } from '../src/runtime/sampling-from.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/runtime/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
+import { runThreadsScenario } from './inference-threads.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -35,6 +40,7 @@ const { values: flags } = parseArgs({
     threads: { type: 'string', default: '1,2' },
     models: { type: 'string', default: 'tiny,big' },
     concurrency: { type: 'string', default: '4' },
+    scenario: { type: 'string', default: 'overhead' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -374,6 +380,21 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
     await direct?.dispose();
     await engine?.close();
   }
+}
+
+if (flags.scenario === 'threads') {
+  const rounds = process.argv.includes('--rounds') ? ROUNDS : 5;
+  const models = flags.models.split(',').map((key) => {
+    const m = MODELS[key];
+    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big)`);
+    return { key, path: m.path() };
+  });
+  const results = await runThreadsScenario({ models, rounds, maxTokens: MAX_TOKENS ?? 16, timeoutMs: 60_000, log, progress });
+  if (flags.json) console.log(JSON.stringify({ loadAverage: loadavg(), results }, null, 2));
+  agent.destroy();
+  process.exit(0);
+} else if (flags.scenario !== 'overhead') {
+  throw new Error(`--scenario: unknown scenario '${flags.scenario}' (overhead, threads)`);
 }
 
 const started = performance.now();

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { SVC_VERSION } from '../shared/version.ts';
+import { debugRequested, reportCliError } from './cli-errors.ts';
 import { registerModelsCommand } from './models-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
@@ -7,11 +8,25 @@ import { registerSolveCommand } from './solve-command.ts';
 const program = new Command('svc')
   .description('svc: a local-first AI runtime — an OpenAI-compatible daemon on llama.cpp, and quantum solvers')
   .version(SVC_VERSION)
-  .showHelpAfterError()
+  // A usage error is one line and a pointer, not the whole help text (inherited by every command).
+  .showHelpAfterError('(add --help for usage)')
   .enablePositionalOptions();
 
 registerServeCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);
 
-await program.parseAsync(process.argv);
+// The command that is running ("models list"), to name it in an error report.
+let running = '';
+program.hook('preAction', (_program, action) => {
+  const names: string[] = [];
+  for (let c: Command | null = action; c !== null && c !== program; c = c.parent) names.unshift(c.name());
+  running = names.join(' ');
+});
+
+// One place for every error a command throws: one line on stderr and a non-zero exit.
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = reportCliError(error, running, { write: (text) => process.stderr.write(text), debug: debugRequested() });
+}

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
+import { UserError } from '../shared/user-error.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -46,7 +47,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'))
     .addOption(new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'))
     .addOption(new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'))
-    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: llama.cpp\'s choice]').env('SVC_THREADS'))
+    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: physical cores minus one, at least 1]').env('SVC_THREADS'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
@@ -54,15 +55,8 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--upstream <name=url>', 'an OpenAI-compatible server whose models are served as <name>/<model>, e.g. ollama=http://127.0.0.1:11434/v1; repeat for several').env('SVC_UPSTREAM').argParser(collect))
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
-      let config;
-      let configFile: string | undefined;
-      try {
-        ({ config, configFile } = loadServeConfig(parsed, command));
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`svc serve: ${error.message}\n`);
-        process.exit(2);
-      }
+      // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
+      const { config, configFile } = loadServeConfig(parsed, command);
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
       const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
@@ -71,10 +65,18 @@ export function registerServeCommand(program: Command): void {
       try {
         daemon = await startDaemon(config, log);
       } catch (error) {
+        // Logged for whoever collects the daemon's log, then reported on stderr by the CLI's
+        // error handler: one line for a known cause, the stack only with SVC_DEBUG=1.
         const e = error as NodeJS.ErrnoException;
-        log.fatal({ err: e }, e.code === 'EADDRINUSE' ? `a port is already in use (${e.message}); is another svc running? choose one with --port` : `cannot start: ${e.message}`);
-        process.exitCode = 1;
-        return;
+        const known = e.code === 'EADDRINUSE'
+          ? `a port is already in use (${e.message}); is another svc running? choose one with --port`
+          : error instanceof UserError || typeof e.syscall === 'string' ? `cannot start: ${e.message}` : undefined;
+        if (known === undefined) {
+          log.fatal({ err: e }, `cannot start: ${e.message}`);
+          throw error;
+        }
+        log.fatal({ code: e.code }, known);
+        throw new UserError(known, { cause: error });
       }
       let signals = 0;
       const stop = (signal: NodeJS.Signals) => {

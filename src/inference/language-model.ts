@@ -55,6 +55,21 @@ export interface SamplingOptions {
   stop?: readonly string[] | undefined;
   frequencyPenalty?: number | undefined;
   presencePenalty?: number | undefined;
+  /** llama.cpp's and Ollama's sampling extensions; undefined leaves the engine's default. */
+  topK?: number | undefined;
+  minP?: number | undefined;
+  /** Divides the logits of recently generated tokens (1 = off). */
+  repeatPenalty?: number | undefined;
+  /** How many recent generated tokens the penalties look at; 0 turns them off, -1 means all. */
+  repeatLastN?: number | undefined;
+  /**
+   * Locally typical sampling (1 = off) and mirostat (0 = off, 1, 2, with tau and eta): passed to
+   * upstreams; the llama.cpp engine has no sampler for them and refuses any other value.
+   */
+  typicalP?: number | undefined;
+  mirostat?: number | undefined;
+  mirostatTau?: number | undefined;
+  mirostatEta?: number | undefined;
 }
 
 /**

@@ -27,6 +27,7 @@ import type {
   ResponseFormat,
   ToolCall,
 } from './language-model.ts';
+import { l2Normalize } from './l2-normalize.ts';
 import { toChatHistory } from './llama-chat-history.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
 import type { ModelCatalog } from './model-catalog.ts';
@@ -266,12 +267,35 @@ interface EngineSampling {
   maxTokens: number;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  minP?: number;
   seed?: number;
   customStopTriggers?: readonly string[];
   signal?: AbortSignal;
   stopOnAbortSignal?: boolean;
-  repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number };
+  repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number; lastTokens?: number };
   onTextChunk?: (text: string) => void;
+}
+
+/**
+ * Samplers llama.cpp's server offers that node-llama-cpp 3.22 does not: their neutral value is
+ * what every request gets anyway, so it is accepted; any other value would be silently ignored,
+ * so it is refused with a message that says why.
+ */
+function unavailableSampler(options: GenerateOptions): ApiError | undefined {
+  if (options.typicalP !== undefined && options.typicalP !== 1) {
+    return ApiError.invalidRequest(
+      `typical_p ${options.typicalP} is not available: the llama.cpp binding svc uses (node-llama-cpp 3.22) has no locally typical sampler; only 1 (off) is accepted. top_p or min_p narrow sampling in a similar way.`,
+      'typical_p', 'unsupported_value',
+    );
+  }
+  if (options.mirostat !== undefined && options.mirostat !== 0) {
+    return ApiError.invalidRequest(
+      `mirostat ${options.mirostat} is not available: the llama.cpp binding svc uses (node-llama-cpp 3.22) has no mirostat sampler; only 0 (off) is accepted.`,
+      'mirostat', 'unsupported_value',
+    );
+  }
+  return undefined;
 }
 
 function finishReasonOf(stopReason: string): FinishReason {
@@ -418,6 +442,9 @@ export class LlamaModelHost implements LanguageModel {
       dispose: () => void;
     },
   ): Promise<GenerateResult> {
+    // Refused before the request waits for a sequence or loads the model.
+    const unavailable = unavailableSampler(options);
+    if (unavailable !== undefined) return Promise.reject(unavailable);
     return this.#withSequence(options.signal, async (loaded, sequence) => {
       if (options.maxTokens !== undefined && options.maxTokens > sequence.contextSize) {
         throw new ApiError({
@@ -482,7 +509,8 @@ export class LlamaModelHost implements LanguageModel {
         }
         promptTokens += tokens.length;
         const embedding = await context.getEmbeddingFor(tokens);
-        vectors.push([...embedding.vector]);
+        // llama.cpp returns the pooled vector as is (norm ≈ 8 on the fixture); clients expect unit length.
+        vectors.push(l2Normalize(embedding.vector));
       }
       return { vectors, promptTokens };
     });
@@ -500,11 +528,23 @@ export class LlamaModelHost implements LanguageModel {
       maxTokens,
       temperature: options.temperature ?? DEFAULT_TEMPERATURE,
       topP: options.topP ?? DEFAULT_TOP_P,
+      ...(options.topK !== undefined ? { topK: options.topK } : {}),
+      ...(options.minP !== undefined ? { minP: options.minP } : {}),
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       ...(options.stop !== undefined && options.stop.length > 0 ? { customStopTriggers: options.stop } : {}),
       ...(options.signal !== undefined ? { signal: options.signal, stopOnAbortSignal: true } : {}),
-      ...(options.frequencyPenalty || options.presencePenalty
-        ? { repeatPenalty: { frequencyPenalty: options.frequencyPenalty ?? 0, presencePenalty: options.presencePenalty ?? 0, penalty: 1 } }
+      ...(options.frequencyPenalty || options.presencePenalty || options.repeatPenalty !== undefined || options.repeatLastN !== undefined
+        ? {
+            repeatPenalty: {
+              frequencyPenalty: options.frequencyPenalty ?? 0,
+              presencePenalty: options.presencePenalty ?? 0,
+              penalty: options.repeatPenalty ?? 1,
+              // node-llama-cpp looks back over generated tokens only, so "all" (-1) is maxTokens,
+              // and so is anything larger: llama.cpp allocates a buffer of this many tokens up front
+              // (2^31 - 1 took 8 GB and minutes).
+              ...(options.repeatLastN !== undefined ? { lastTokens: options.repeatLastN === -1 ? maxTokens : Math.min(options.repeatLastN, maxTokens) } : {}),
+            },
+          }
         : {}),
     };
   }

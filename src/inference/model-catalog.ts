@@ -4,6 +4,7 @@ import { GgufFormatError, readGgufSummary } from '../models/gguf-header.ts';
 import { modelCapabilities, parameterSize } from '../models/model-capabilities.ts';
 import { discoverModels, type DiscoveryOptions, type LocalModel } from '../models/model-discovery.ts';
 import { modelIdFromFileName, splitPartName, splitPartOf } from '../models/model-ids.ts';
+import { UserError } from '../shared/user-error.ts';
 import type { ModelDescriptor } from './language-model.ts';
 
 /** A model the user configured: `--model PATH` or `--model ID=PATH`. */
@@ -30,7 +31,7 @@ export function modelIdFromPath(path: string): string {
   return modelIdFromFileName(basename(path));
 }
 
-export class ModelCatalogError extends Error {
+export class ModelCatalogError extends UserError {
   override name = 'ModelCatalogError';
 }
 

@@ -304,6 +304,16 @@ function samplingFields(options: SamplingOptions): Record<string, unknown> {
     ...(options.stop !== undefined && options.stop.length > 0 ? { stop: options.stop } : {}),
     ...(options.frequencyPenalty !== undefined ? { frequency_penalty: options.frequencyPenalty } : {}),
     ...(options.presencePenalty !== undefined ? { presence_penalty: options.presencePenalty } : {}),
+    // llama.cpp's and Ollama's extensions, under their own names (llama-server, Ollama and
+    // vLLM read top_k and min_p; a server that knows none of them answers as it sees fit).
+    ...(options.topK !== undefined ? { top_k: options.topK } : {}),
+    ...(options.minP !== undefined ? { min_p: options.minP } : {}),
+    ...(options.repeatPenalty !== undefined ? { repeat_penalty: options.repeatPenalty } : {}),
+    ...(options.repeatLastN !== undefined ? { repeat_last_n: options.repeatLastN } : {}),
+    ...(options.typicalP !== undefined ? { typical_p: options.typicalP } : {}),
+    ...(options.mirostat !== undefined ? { mirostat: options.mirostat } : {}),
+    ...(options.mirostatTau !== undefined ? { mirostat_tau: options.mirostatTau } : {}),
+    ...(options.mirostatEta !== undefined ? { mirostat_eta: options.mirostatEta } : {}),
   };
 }
 

@@ -101,6 +101,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       version: SVC_VERSION,
       model: {
         engine: 'llama.cpp',
+        threads: config.threads,
         available: catalog.list().map((m) => m.id),
         loaded: engine.loadedModels(),
         ...engine.load(),
@@ -165,7 +166,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
 
   await discovery;
   const models = registry.list().map((m) => m.id);
-  log.info({ addresses: urls, models, dataDir: config.dataDir }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
+  log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   if (models.length === 0 && upstreams.size > 0) {

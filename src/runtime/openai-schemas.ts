@@ -87,8 +87,27 @@ const compatibilityFields = {
   prediction: nullish(z.unknown()),
 };
 
+/**
+ * Sampling fields of llama.cpp's server and Ollama, accepted on chat and completions as
+ * documented extensions (docs/runtime.md) because their users send them. node-llama-cpp 3.22
+ * has no locally typical or mirostat sampler: `typical_p` and `mirostat` are accepted at their
+ * neutral values only (1 and 0) by the llama.cpp engine, which refuses anything else rather than
+ * ignore it; upstreams receive them as sent.
+ */
+const llamaSamplingFields = {
+  top_k: nullish(z.number().int().min(0, 'top_k must be 0 (off) or more').max(2 ** 31 - 1)),
+  min_p: nullish(z.number().min(0).max(1)),
+  repeat_penalty: nullish(z.number().gt(0, 'repeat_penalty must be greater than 0 (1 = off)').max(10)),
+  repeat_last_n: nullish(z.number().int().min(-1, 'repeat_last_n must be -1 (all), 0 (off) or more').max(2 ** 31 - 1)),
+  typical_p: nullish(z.number().min(0).max(1)),
+  mirostat: nullish(z.number().int().min(0).max(2)),
+  mirostat_tau: nullish(z.number().min(0)),
+  mirostat_eta: nullish(z.number().min(0)),
+};
+
 /** What chat and legacy completions share: the model, sampling, stopping and streaming. */
 const generationFields = {
+  ...llamaSamplingFields,
   model: z.string().min(1),
   max_tokens: maxTokens,
   temperature,

@@ -2,10 +2,12 @@ import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { defaultThreads } from '../inference/cpu-threads.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
 import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
+import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 
@@ -25,7 +27,8 @@ export interface RuntimeConfig {
   /** Reply tokens when a request sets no max_tokens. */
   defaultMaxTokens: number;
   gpu: GpuChoice;
-  threads: number | undefined;
+  /** CPU threads for llama.cpp: `--threads`, or physical cores − 1 (cpu-threads.ts). */
+  threads: number;
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
@@ -70,8 +73,12 @@ export interface RawRuntimeOptions {
   upstreams?: UpstreamTable[] | undefined;
 }
 
-export class ConfigError extends Error {
+/** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
+export class ConfigError extends UserError {
   override name = 'ConfigError';
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
 }
 
 /**
@@ -127,7 +134,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     const literal = host.replace(/^\[|\]$/g, '');
     if (!(host.toLowerCase() === 'localhost' || (isIP(literal) !== 0 && isLoopbackHostname(literal)))) {
       throw new ConfigError(
-        `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. Use the hosted tier (\`svc hosted\`) to serve a network.`,
+        `--host ${host}: the local daemon listens on loopback addresses only (127.0.0.1, ::1, localhost), so nothing off this machine can reach it. To use it from another machine, forward a port over SSH (ssh -L 11435:127.0.0.1:11435 this-host).`,
       );
     }
   }
@@ -159,7 +166,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
     defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
     gpu: gpu as GpuChoice,
-    threads: integer(raw.threads, '--threads', 1, 1024),
+    threads: integer(raw.threads, '--threads', 1, 1024) ?? defaultThreads(),
     bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),

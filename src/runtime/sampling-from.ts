@@ -12,6 +12,14 @@ interface OpenAISampling {
   stop?: string | string[] | null | undefined;
   frequency_penalty?: number | null | undefined;
   presence_penalty?: number | null | undefined;
+  top_k?: number | null | undefined;
+  min_p?: number | null | undefined;
+  repeat_penalty?: number | null | undefined;
+  repeat_last_n?: number | null | undefined;
+  typical_p?: number | null | undefined;
+  mirostat?: number | null | undefined;
+  mirostat_tau?: number | null | undefined;
+  mirostat_eta?: number | null | undefined;
 }
 
 export function samplingFrom(body: OpenAISampling, maxTokens: number | null | undefined): SamplingOptions {
@@ -24,5 +32,13 @@ export function samplingFrom(body: OpenAISampling, maxTokens: number | null | un
     stop,
     frequencyPenalty: body.frequency_penalty ?? undefined,
     presencePenalty: body.presence_penalty ?? undefined,
+    topK: body.top_k ?? undefined,
+    minP: body.min_p ?? undefined,
+    repeatPenalty: body.repeat_penalty ?? undefined,
+    repeatLastN: body.repeat_last_n ?? undefined,
+    typicalP: body.typical_p ?? undefined,
+    mirostat: body.mirostat ?? undefined,
+    mirostatTau: body.mirostat_tau ?? undefined,
+    mirostatEta: body.mirostat_eta ?? undefined,
   };
 }

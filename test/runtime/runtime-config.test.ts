@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { defaultThreads } from '../../src/inference/cpu-threads.ts';
 import { isLoopbackHostname } from '../../src/runtime/loopback-guard.ts';
 import { ConfigError, parseBytes, parseDuration, resolveRuntimeConfig } from '../../src/runtime/runtime-config.ts';
 
@@ -13,6 +14,13 @@ test('defaults: both contract ports on both loopback addresses, ~/.svc, 5 minute
   assert.equal(config.keepAliveMs, 300_000);
   assert.equal(config.parallel, 4);
   assert.equal(config.telemetry, 'none');
+});
+
+test('--threads defaults to physical cores minus one (never left to node-llama-cpp, which picks at least 4)', () => {
+  assert.equal(resolveRuntimeConfig({}).threads, defaultThreads());
+  assert.equal(resolveRuntimeConfig({ threads: '' }).threads, defaultThreads());
+  assert.equal(resolveRuntimeConfig({ threads: '3' }).threads, 3);
+  assert.throws(() => resolveRuntimeConfig({ threads: '0' }), /--threads/);
 });
 
 test('repeatable flags and comma-separated environment values', () => {
