@@ -1,5 +1,6 @@
 import { ApiError } from '../shared/api-error.ts';
 import { UserError } from '../shared/user-error.ts';
+import { printable } from './model-view.ts';
 
 /** Where a failed command's report goes, and whether the user asked for details (SVC_DEBUG=1). */
 export interface CliErrorOutput {
@@ -20,8 +21,9 @@ function userMessage(error: unknown): string | undefined {
   return undefined;
 }
 
+/** One line, without control characters (a message can quote what the user or a server sent). */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
+  return printable(text.replace(/\s*\n\s*/g, ' ').trim());
 }
 
 /**

@@ -1,16 +1,13 @@
-import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseModelSpec } from '../inference/model-catalog.ts';
-import { readGgufSummary } from '../models/gguf-header.ts';
+import { loadFlagModel, parseModelSpec } from '../inference/model-catalog.ts';
 import { discoverModels, parseDiscoverSources, type LocalModel } from '../models/model-discovery.ts';
 import { listRepoModels, modelsDir, pullModel, type PullResult, type RepoListing } from '../models/model-pull.ts';
 import { parseModelReference } from '../models/model-reference.ts';
 import { removeSvcModel } from '../models/model-removal.ts';
-import { PullError } from '../models/pull-error.ts';
-import { RemovalRefusedError } from '../models/removal-refused-error.ts';
+import { UserError } from '../shared/user-error.ts';
 import { DaemonClient, DEFAULT_DAEMON_URL, isRecord } from './daemon-client.ts';
 import { formatSize, formatTable, modelDetails, modelTable, printable, viewFromDaemon, viewFromDisk, type ModelView } from './model-view.ts';
 import { PullProgress } from './pull-progress.ts';
@@ -25,15 +22,6 @@ interface CommonOptions {
   url?: string;
   discover?: string;
   json?: boolean;
-}
-
-/** A failure the user can act on: printed as one line, exit code as given. */
-class CliFailure extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 1) {
-    super(message);
-    this.exitCode = exitCode;
-  }
 }
 
 const dataDirOption = () => new Option('-d, --data-dir <dir>', 'svc data directory; models live in <dir>/models [default: ~/.svc]').env('SVC_DATA_DIR');
@@ -54,56 +42,19 @@ function note(message: string): void {
   process.stderr.write(`${printable(message)}\n`);
 }
 
-/** Runs an action; known failures become `svc models <name>: <one line>` and an exit code. */
-function action<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    try {
-      await run(...args);
-    } catch (error) {
-      let code = 1;
-      let message: string;
-      if (error instanceof CliFailure) {
-        code = error.exitCode;
-        message = error.message;
-      } else if (error instanceof PullError) {
-        code = error.code === 'aborted' ? 130 : error.code === 'invalid_reference' ? 2 : 1;
-        message = error.message;
-      } else if (error instanceof RemovalRefusedError || error instanceof RangeError) {
-        message = error.message;
-      } else {
-        const e = error as NodeJS.ErrnoException;
-        message = e.code === undefined ? String(e.message) : `${e.code}: ${e.message}`;
-      }
-      process.stderr.write(`svc models ${name}: ${printable(message)}\n`);
-      process.exitCode = code;
-    }
-  };
-}
-
 async function discover(opts: CommonOptions): Promise<{ models: LocalModel[]; warnings: string[] }> {
-  return discoverModels({ dataDir: dataDirOf(opts), sources: parseDiscoverSources(opts.discover) });
+  let sources;
+  try {
+    sources = parseDiscoverSources(opts.discover);
+  } catch (error) {
+    throw new UserError(`--discover: ${(error as Error).message}`, { exitCode: 2 });
+  }
+  return discoverModels({ dataDir: dataDirOf(opts), sources });
 }
 
 /** `--model PATH|ID=PATH` files, as `svc serve` would add them (errors are the user's to fix). */
 async function flagModels(specs: readonly string[]): Promise<LocalModel[]> {
-  const models: LocalModel[] = [];
-  for (const spec of specs.map(parseModelSpec)) {
-    let info;
-    try {
-      info = await stat(spec.path);
-    } catch {
-      throw new CliFailure(`model file not found: ${spec.path}`);
-    }
-    if (!info.isFile()) throw new CliFailure(`model path is not a file: ${spec.path}`);
-    let gguf;
-    try {
-      gguf = await readGgufSummary(spec.path);
-    } catch (error) {
-      throw new CliFailure(`${spec.path}: ${(error as Error).message}`);
-    }
-    models.push({ id: spec.id, path: spec.path, source: 'flag', sizeBytes: info.size, modifiedMs: info.mtimeMs, gguf });
-  }
-  return models;
+  return Promise.all(specs.map((spec) => loadFlagModel(parseModelSpec(spec))));
 }
 
 /** The daemon when one answers at `--url` (and `--disk` is not set). */
@@ -112,7 +63,7 @@ async function daemonFor(opts: CommonOptions & { disk?: boolean }): Promise<{ cl
   try {
     client = new DaemonClient(opts.url ?? DEFAULT_DAEMON_URL);
   } catch (error) {
-    throw new CliFailure((error as Error).message, 2);
+    throw new UserError((error as Error).message, { exitCode: 2 });
   }
   if (opts.disk === true) return undefined;
   const health = await client.health();
@@ -138,7 +89,7 @@ function registerList(models: Command): void {
     .addOption(jsonOption())
     // `svc models` runs `list`; anything after it that is not a subcommand is a typo worth naming.
     .allowExcessArguments(true)
-    .action(action('list', async (opts: CommonOptions & { disk?: boolean; model?: string[] }, command: Command) => {
+    .action(async (opts: CommonOptions & { disk?: boolean; model?: string[] }, command: Command) => {
       if (command.args.length > 0) {
         process.stderr.write(`svc models: unknown command '${printable(command.args[0]!)}'; it has list, pull, rm, info, ps (svc models --help)\n`);
         process.exitCode = 2;
@@ -161,7 +112,7 @@ function registerList(models: Command): void {
       print(opts.json, views, () => views.length === 0
         ? `No models. Pull one (svc models pull hf:owner/repo:Q4_K_M), put a .gguf file in ${modelsDir(dataDirOf(opts))}, or pass --model /path/to/model.gguf.\n`
         : modelTable(views, daemon !== undefined));
-    }));
+    });
 }
 
 function registerPs(models: Command): void {
@@ -170,7 +121,7 @@ function registerPs(models: Command): void {
     .description('list the models the running daemon has loaded')
     .addOption(urlOption())
     .addOption(jsonOption())
-    .action(action('ps', async (opts: CommonOptions) => {
+    .action(async (opts: CommonOptions) => {
       const daemon = await daemonFor(opts);
       if (daemon === undefined) {
         note(`no svc daemon at ${opts.url ?? DEFAULT_DAEMON_URL}; no models are loaded`);
@@ -183,7 +134,7 @@ function registerPs(models: Command): void {
       // A loaded model the listing does not describe still shows, by id.
       for (const id of loaded) if (!views.some((v) => v.id === id)) views.push(viewFromDaemon({ id, state: 'loaded' }));
       print(opts.json, views, () => views.length === 0 ? `No models loaded (the daemon at ${daemon.client.base} loads one on its first request).\n` : modelTable(views, false));
-    }));
+    });
 }
 
 function registerInfo(models: Command): void {
@@ -196,7 +147,7 @@ function registerInfo(models: Command): void {
     .addOption(discoverOption())
     .addOption(diskOption())
     .addOption(jsonOption())
-    .action(action('info', async (id: string, opts: CommonOptions & { disk?: boolean }) => {
+    .action(async (id: string, opts: CommonOptions & { disk?: boolean }) => {
       const daemon = await daemonFor(opts);
       if (daemon !== undefined) {
         const model = await daemon.client.model(id);
@@ -209,10 +160,10 @@ function registerInfo(models: Command): void {
       }
       const { models: found } = await discover(opts);
       const model = found.find((m) => m.id === id);
-      if (model === undefined) throw new CliFailure(`no model '${id}'; svc models list shows the ids`);
+      if (model === undefined) throw new UserError(`no model '${id}'; svc models list shows the ids`);
       const view = viewFromDisk(model);
       print(opts.json, view, () => modelDetails(view));
-    }));
+    });
 }
 
 async function confirm(question: string): Promise<boolean> {
@@ -233,12 +184,12 @@ function registerRm(models: Command): void {
     .addOption(discoverOption())
     .option('-y, --yes', 'delete without asking (required when stdin is not a terminal)')
     .addOption(jsonOption())
-    .action(action('rm', async (id: string, opts: CommonOptions & { yes?: boolean }) => {
+    .action(async (id: string, opts: CommonOptions & { yes?: boolean }) => {
       const { models: found } = await discover(opts);
       const model = found.find((m) => m.id === id);
-      if (model === undefined) throw new CliFailure(`no model '${id}' on disk; svc models list shows the ids`);
+      if (model === undefined) throw new UserError(`no model '${id}' on disk; svc models list shows the ids`);
       if (model.source === 'svc' && opts.yes !== true) {
-        if (process.stdin.isTTY !== true) throw new CliFailure(`not deleting ${id} without confirmation: pass --yes`);
+        if (process.stdin.isTTY !== true) throw new UserError(`not deleting ${id} without confirmation: pass --yes`);
         if (!(await confirm(`Delete ${id} (${formatSize(model.sizeBytes)}, ${model.path})? [y/N] `))) {
           note('nothing deleted');
           return;
@@ -246,7 +197,7 @@ function registerRm(models: Command): void {
       }
       const removed = await removeSvcModel(model, dataDirOf(opts));
       print(opts.json, { id, removed }, () => `deleted ${id} (${removed.join(', ')})\n`);
-    }));
+    });
 }
 
 function listingText(listing: RepoListing): string {
@@ -282,7 +233,7 @@ function registerPull(models: Command): void {
     .addOption(urlOption())
     .addOption(jsonOption())
     .addHelpText('after', '\nEnvironment: HF_ENDPOINT (the hub or a mirror, default https://huggingface.co), HF_TOKEN (for private and gated repositories; sent to HF_ENDPOINT only).')
-    .action(action('pull', async (reference: string, opts: CommonOptions & { revision?: string; sha256?: string; force?: boolean; retries: string }) => {
+    .action(async (reference: string, opts: CommonOptions & { revision?: string; sha256?: string; force?: boolean; retries: string }) => {
       const hubEndpoint = process.env.HF_ENDPOINT;
       const token = process.env.HF_TOKEN;
       const ref = parseModelReference(reference, { hubEndpoint: hubEndpoint === undefined || hubEndpoint.trim() === '' ? 'https://huggingface.co' : hubEndpoint, revision: opts.revision });
@@ -323,7 +274,7 @@ function registerPull(models: Command): void {
       if (daemon !== undefined && (await daemon.client.model(result.id).catch(() => null)) === null) {
         note(`the daemon at ${daemon.client.base} does not list ${result.id} yet; restart it to serve the new model`);
       }
-    }));
+    });
 }
 
 export function registerModelsCommand(program: Command): void {

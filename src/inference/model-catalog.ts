@@ -59,7 +59,7 @@ function describe(model: LocalModel): CatalogModel {
 }
 
 /** Reads a `--model` file; anything wrong with it is fatal, since the user asked for it by name. */
-async function loadFlagModel(spec: ModelSpec): Promise<LocalModel> {
+export async function loadFlagModel(spec: ModelSpec): Promise<LocalModel> {
   let info;
   try {
     info = await stat(spec.path);

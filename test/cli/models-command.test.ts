@@ -217,7 +217,7 @@ test('list, ps and info with no daemon: one line says so, the disk is read (othe
   oneLineError(missing.stderr, /^svc models info: no model 'nope'; svc models list shows the ids$/);
   const badFlag = await run(['models', 'list', '--model', '/nonexistent/x.gguf', '-d', dataDir], env);
   assert.equal(badFlag.code, 1);
-  oneLineError(badFlag.stderr, /^svc models list: model file not found: \/nonexistent\/x\.gguf$/);
+  oneLineError(badFlag.stderr, /^svc models list: Model file not found: \/nonexistent\/x\.gguf$/);
   const typo = await run(['models', 'pul', 'x'], env);
   assert.equal(typo.code, 2);
   oneLineError(typo.stderr, /^svc models: unknown command 'pul'/);
