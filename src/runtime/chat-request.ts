@@ -47,18 +47,42 @@ export function toChatMessages(messages: ChatCompletionRequest['messages']): Cha
   });
 }
 
-function toolChoiceOf(body: ChatCompletionRequest, tools: readonly ToolDefinition[]): ToolChoice | undefined {
-  const choice = body.tool_choice;
-  if (choice == null) return undefined;
+/** A tool choice as either API sends it: a mode, or the name of one function. */
+export type RequestedToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+type ToolOptions = Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat'>;
+
+/**
+ * Tools, tool choice and output shape checked against each other, by the rules chat and the
+ * Responses API share: tool names are unique, `required` needs a tool, a named choice names
+ * one of the tools. `param` gives each field's name in the caller's API.
+ */
+export function toolOptions(
+  request: { tools: ToolDefinition[]; toolChoice: RequestedToolChoice | undefined; parallelToolCalls: boolean | undefined; responseFormat: ResponseFormat | undefined },
+  param: { toolName: (index: number) => string; choiceName: string },
+): ToolOptions {
+  const { tools } = request;
+  const names = new Set<string>();
+  for (const [i, tool] of tools.entries()) {
+    if (names.has(tool.name)) throw ApiError.invalidRequest(`tools[${i}]: two tools are named ${quoteInput(tool.name)}.`, param.toolName(i));
+    names.add(tool.name);
+  }
+  let toolChoice: ToolChoice | undefined;
+  const choice = request.toolChoice;
   if (typeof choice === 'string') {
     if (choice === 'required' && tools.length === 0) throw ApiError.invalidRequest("tool_choice 'required' needs at least one tool in tools.", 'tool_choice');
-    return { type: choice };
+    toolChoice = { type: choice };
+  } else if (choice !== undefined) {
+    if (!names.has(choice.name)) throw ApiError.invalidRequest(`tool_choice names the function ${quoteInput(choice.name)}, which is not in tools.`, param.choiceName);
+    toolChoice = { type: 'function', name: choice.name };
   }
-  const name = choice.function.name;
-  if (!tools.some((tool) => tool.name === name)) {
-    throw ApiError.invalidRequest(`tool_choice names the function ${quoteInput(name)}, which is not in tools.`, 'tool_choice.function.name');
-  }
-  return { type: 'function', name };
+  const format = request.responseFormat;
+  return {
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(toolChoice !== undefined && tools.length > 0 ? { toolChoice } : {}),
+    ...(request.parallelToolCalls !== undefined ? { parallelToolCalls: request.parallelToolCalls } : {}),
+    ...(format !== undefined && format.type !== 'text' ? { responseFormat: format } : {}),
+  };
 }
 
 function responseFormatOf(body: ChatCompletionRequest): ResponseFormat | undefined {
@@ -72,27 +96,20 @@ function responseFormatOf(body: ChatCompletionRequest): ResponseFormat | undefin
 }
 
 /** The tool and output-shape options of a chat request, checked against each other. */
-export function toChatOptions(body: ChatCompletionRequest): Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat'> {
+export function toChatOptions(body: ChatCompletionRequest): ToolOptions {
   if ((body.functions?.length ?? 0) > 0 || body.function_call != null) {
     throw ApiError.unsupported('functions', 'functions and function_call are the deprecated forms of tools and tool_choice; send tools instead.');
   }
-  const tools: ToolDefinition[] = (body.tools ?? []).map((tool) => ({
-    name: tool.function.name,
-    description: tool.function.description ?? undefined,
-    parameters: tool.function.parameters ?? undefined,
-    strict: tool.function.strict ?? undefined,
-  }));
-  const names = new Set<string>();
-  for (const [i, tool] of tools.entries()) {
-    if (names.has(tool.name)) throw ApiError.invalidRequest(`tools[${i}]: two tools are named ${quoteInput(tool.name)}.`, `tools[${i}].function.name`);
-    names.add(tool.name);
-  }
-  const toolChoice = toolChoiceOf(body, tools);
-  const responseFormat = responseFormatOf(body);
-  return {
-    ...(tools.length > 0 ? { tools } : {}),
-    ...(toolChoice !== undefined && tools.length > 0 ? { toolChoice } : {}),
-    ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    ...(responseFormat !== undefined && responseFormat.type !== 'text' ? { responseFormat } : {}),
-  };
+  const choice = body.tool_choice;
+  return toolOptions({
+    tools: (body.tools ?? []).map((tool) => ({
+      name: tool.function.name,
+      description: tool.function.description ?? undefined,
+      parameters: tool.function.parameters ?? undefined,
+      strict: tool.function.strict ?? undefined,
+    })),
+    toolChoice: choice == null || typeof choice === 'string' ? (choice ?? undefined) : { name: choice.function.name },
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    responseFormat: responseFormatOf(body),
+  }, { toolName: (i) => `tools[${i}].function.name`, choiceName: 'tool_choice.function.name' });
 }

@@ -1,7 +1,8 @@
-import type { ChatMessage, ChatOptions, ResponseFormat, ToolChoice, ToolDefinition } from '../inference/language-model.ts';
+import type { ChatMessage, ChatOptions, ResponseFormat, ToolDefinition } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
+import { toolOptions, type RequestedToolChoice } from './chat-request.ts';
 import { responseFunctionToolSchema, type ResponseInputItem, type ResponseRequest } from './openai-schemas.ts';
 
 /**
@@ -72,14 +73,11 @@ export function toResponseMessages(body: ResponseRequest): ChatMessage[] {
 }
 
 function toolsOf(body: ResponseRequest): ToolDefinition[] {
-  const names = new Set<string>();
   return (body.tools ?? []).map((raw, i): ToolDefinition => {
     if (raw.type !== 'function') {
       throw ApiError.unsupported(`tools[${i}].type`, `tools[${i}] is a ${quoteInput(raw.type)} tool; the local runtime runs function tools only (hosted tools need OpenAI's servers).`);
     }
     const tool = parseWithSchema(responseFunctionToolSchema, raw, { prefix: `tools.${i}` });
-    if (names.has(tool.name)) throw ApiError.invalidRequest(`tools[${i}]: two tools are named ${quoteInput(tool.name)}.`, `tools[${i}].name`);
-    names.add(tool.name);
     return {
       name: tool.name,
       description: tool.description ?? undefined,
@@ -89,19 +87,13 @@ function toolsOf(body: ResponseRequest): ToolDefinition[] {
   });
 }
 
-function toolChoiceOf(body: ResponseRequest, tools: readonly ToolDefinition[]): ToolChoice | undefined {
+function toolChoiceOf(body: ResponseRequest): RequestedToolChoice | undefined {
   const choice = body.tool_choice;
-  if (choice == null) return undefined;
-  if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0) throw ApiError.invalidRequest("tool_choice 'required' needs at least one tool in tools.", 'tool_choice');
-    return { type: choice };
-  }
+  if (choice == null || typeof choice === 'string') return choice ?? undefined;
   if (choice.type !== 'function' || typeof choice.name !== 'string') {
     throw ApiError.unsupported('tool_choice', `tool_choice of type ${quoteInput(choice.type)} is not supported; send 'auto', 'none', 'required' or {type: 'function', name}.`);
   }
-  const name = choice.name;
-  if (!tools.some((tool) => tool.name === name)) throw ApiError.invalidRequest(`tool_choice names the function ${quoteInput(name)}, which is not in tools.`, 'tool_choice.name');
-  return { type: 'function', name };
+  return { name: choice.name };
 }
 
 function formatOf(body: ResponseRequest): ResponseFormat | undefined {
@@ -113,15 +105,12 @@ function formatOf(body: ResponseRequest): ResponseFormat | undefined {
 
 /** The tool and output-shape options of a Responses request, checked against each other. */
 export function toResponseOptions(body: ResponseRequest): Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat'> {
-  const tools = toolsOf(body);
-  const toolChoice = toolChoiceOf(body, tools);
-  const responseFormat = formatOf(body);
-  return {
-    ...(tools.length > 0 ? { tools } : {}),
-    ...(toolChoice !== undefined && tools.length > 0 ? { toolChoice } : {}),
-    ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    ...(responseFormat !== undefined ? { responseFormat } : {}),
-  };
+  return toolOptions({
+    tools: toolsOf(body),
+    toolChoice: toolChoiceOf(body),
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    responseFormat: formatOf(body),
+  }, { toolName: (i) => `tools[${i}].name`, choiceName: 'tool_choice.name' });
 }
 
 /** Engine errors name chat-completions fields; these are their Responses names. */

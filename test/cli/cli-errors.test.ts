@@ -11,17 +11,9 @@ import { debugRequested, reportCliError } from '../../src/cli/cli-errors.ts';
 import { ConfigError } from '../../src/runtime/runtime-config.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { UserError } from '../../src/shared/user-error.ts';
-import { runCli } from '../helpers/daemon-process.ts';
+import { runCliToEnd } from '../helpers/daemon-process.ts';
 
-async function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = runCli(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+const run = runCliToEnd;
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 const STACK_FRAME = /^\s+at /m;

@@ -5,7 +5,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { runCli, startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
+import { runCliToEnd, startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
 
@@ -47,16 +47,7 @@ function sandbox(): { dataDir: string; env: Record<string, string> } {
   };
 }
 
-async function run(args: string[], env: Record<string, string>, onSpawn?: (child: ReturnType<typeof runCli>) => void) {
-  const child = runCli(args, env);
-  onSpawn?.(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+const run = runCliToEnd;
 
 function files(dir: string): string[] {
   return existsSync(dir) ? (readdirSync(dir, { recursive: true }) as string[]).filter((p) => statSync(join(dir, p)).isFile()).sort() : [];

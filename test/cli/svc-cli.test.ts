@@ -3,17 +3,9 @@ import { mkdtempSync, mkdirSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli, tinyModelPath } from '../helpers/daemon-process.ts';
+import { runCliToEnd, tinyModelPath } from '../helpers/daemon-process.ts';
 
-async function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = runCli(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+const run = runCliToEnd;
 
 test('svc --help and svc serve --help describe the commands and flags', async () => {
   const help = await run(['--help']);

@@ -39,6 +39,24 @@ export function runCli(args: string[], env: Record<string, string> = {}): ChildP
   });
 }
 
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc ARGS` to its end; `onSpawn` sees the process first (to signal it, say). */
+export async function runCliToEnd(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcessWithoutNullStreams) => void): Promise<CliRun> {
+  const child = runCli(args, env);
+  onSpawn?.(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
 export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean } = {}): Promise<DaemonProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
