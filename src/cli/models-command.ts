@@ -70,10 +70,15 @@ async function daemonFor(opts: CommonOptions & { disk?: boolean }): Promise<{ cl
   return health === undefined ? undefined : { client, health };
 }
 
-function loadedIds(health: Record<string, unknown>): string[] {
+/** A list of strings under health's `model` object (`loaded`, `warnings`); empty when absent. */
+function healthModelStrings(health: Record<string, unknown>, key: 'loaded' | 'warnings'): string[] {
   const model = health.model;
-  if (!isRecord(model) || !Array.isArray(model.loaded)) return [];
-  return model.loaded.filter((id): id is string => typeof id === 'string');
+  const value = isRecord(model) ? model[key] : undefined;
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function loadedIds(health: Record<string, unknown>): string[] {
+  return healthModelStrings(health, 'loaded');
 }
 
 function registerList(models: Command): void {
@@ -101,6 +106,7 @@ function registerList(models: Command): void {
       if (daemon !== undefined) {
         const loaded = new Set(loadedIds(daemon.health));
         views = (await daemon.client.models()).map((m) => viewFromDaemon(m, loaded));
+        for (const w of healthModelStrings(daemon.health, 'warnings')) note(`warning: ${w}`);
       } else {
         if (opts.disk !== true && flags.length === 0) note(`no svc daemon at ${opts.url ?? DEFAULT_DAEMON_URL}; listing the models on disk`);
         const fromFlags = await flagModels(flags);

@@ -105,6 +105,8 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
         available: catalog.list().map((m) => m.id),
         loaded: engine.loadedModels(),
         ...engine.load(),
+        // What discovery skipped at start-up (broken files, id collisions), for `svc models list`.
+        warnings: catalog.warnings,
       },
       substrate: 'local',
       quantum: { ...solver.capability(), ...solver.load },

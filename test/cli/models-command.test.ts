@@ -247,6 +247,24 @@ test('list, ps and info ask a running daemon', async () => {
   }
 });
 
+test('list through a daemon shows what its discovery skipped, one warning a line', async () => {
+  const { env } = sandbox();
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-warn-'));
+  mkdirSync(join(dataDir, 'models'));
+  writeFileSync(join(dataDir, 'models', 'notes.gguf'), 'not a model');
+  const daemon = await startDaemon({ args: ['--data-dir', dataDir] });
+  try {
+    const list = await run(['models', 'list', '--json', '--url', daemon.url], env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual((JSON.parse(list.stdout) as { id: string }[]).map((m) => m.id), ['tiny']);
+    const warnings = list.stderr.trim().split('\n');
+    assert.equal(warnings.length, 1, list.stderr);
+    assert.match(warnings[0]!, /^warning: .*notes\.gguf/);
+  } finally {
+    await daemon.stop();
+  }
+});
+
 test('rm deletes from svc\'s folder only: asks for --yes off a terminal, refuses other tools\' models and links out of the folder', async () => {
   const { dataDir, env } = sandbox();
   foreignStores(env);
