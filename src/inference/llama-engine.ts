@@ -27,6 +27,7 @@ import type {
   ResponseFormat,
   ToolCall,
 } from './language-model.ts';
+import { decodeSequencesTogether } from './decode-sequences-together.ts';
 import { l2Normalize } from './l2-normalize.ts';
 import { toChatHistory } from './llama-chat-history.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
@@ -664,6 +665,9 @@ export class LlamaModelHost implements LanguageModel {
           contextSize: this.#contextSize(model),
           ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
         });
+        if (!decodeSequencesTogether(context)) {
+          this.#options.log.warn({ model: this.id }, 'node-llama-cpp internals changed: parallel requests may not share decode batches');
+        }
         this.#loaded = true;
         this.#options.log.info(
           { model: this.id, ms: Math.round(performance.now() - started), parallel: this.#options.parallel, contextSize: context.contextSize },
