@@ -1,18 +1,22 @@
 /**
- * Inference overhead of the daemon: the same GGUF, prompt and greedy parameters streamed
- * through `POST /v1/chat/completions` of a real `svc serve` process, side by side with
- * node-llama-cpp called directly in this process (same thread count, same context shape),
- * and svc's LlamaEngine called in this process (no HTTP) to say which layer adds what.
- * The sides take turns within every round; figures are medians over the rounds.
+ * Inference through the daemon, side by side with llama.cpp's own server and with
+ * node-llama-cpp called directly. The same GGUF, prompt and greedy parameters are streamed
+ * through `POST /v1/chat/completions` of a real `svc serve` process and of `llama-server`
+ * (built from the llama.cpp source node-llama-cpp ships, see bench/llama-server.ts; same
+ * threads, 4 slots of the same per-slot context), both read by the same HTTP client code; the
+ * direct side is node-llama-cpp in this process, and svc's LlamaEngine in this process (no
+ * HTTP) splits svc's own overhead into layers. The sides take turns within every round;
+ * figures are medians over the rounds.
  *
- *  1. decode tokens/s: (completion tokens − 1) / (first content chunk → last content chunk)
- *  2. warm time to first token: request start → first content chunk (API) vs
- *     generateResponse() call → first onTextChunk (direct)
- *  3. aggregate tokens/s of 4 concurrent streams vs 1 through the API (continuous batching),
- *     with the same 4-way batch run directly for reference.
+ *  1. decode tokens/s: (tokens − 1) / (first content chunk → last content chunk)
+ *  2. warm time to first token: request start → first content chunk
+ *  3. aggregate tokens/s of 4 concurrent streams vs 1 (continuous batching), and each of the
+ *     4 streams' time to first token
+ *  4. SSE: content events per token, and TCP reads per token as the client saw them
  *
- * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 3 --max-tokens N --threads 1,2 --models tiny,big --json]
- * (max_tokens defaults to 128 on the tiny model and 64 on the big one).
+ * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 5 --max-tokens N --threads 1,2
+ *        --models tiny,big --no-llama-server --json]
+ * (max_tokens defaults to 128 on both models.)
  *
  * `--scenario threads` runs inference-threads.ts instead: one short reply with `--threads 1`,
  * svc's default and node-llama-cpp's default, on a quiet and on a busy machine
@@ -30,26 +34,29 @@ import { samplingFrom } from '../src/runtime/sampling-from.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/runtime/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
+import { ensureLlamaServer, llamaServerVersion, startLlamaServer, type LlamaServerProcess } from './llama-server.ts';
 import { runThreadsScenario } from './inference-threads.ts';
 
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '10' },
-    'batch-rounds': { type: 'string', default: '3' },
+    'batch-rounds': { type: 'string', default: '5' },
     'max-tokens': { type: 'string' },
     threads: { type: 'string', default: '1,2' },
     models: { type: 'string', default: 'tiny,big' },
     concurrency: { type: 'string', default: '4' },
+    'llama-server': { type: 'boolean', default: true },
     scenario: { type: 'string', default: 'overhead' },
     json: { type: 'boolean', default: false },
   },
+  allowNegative: true,
 });
 const ROUNDS = Number(flags.rounds);
 const BATCH_ROUNDS = Number(flags['batch-rounds']);
 const MAX_TOKENS = flags['max-tokens'] === undefined ? undefined : Number(flags['max-tokens']);
 const THREADS = flags.threads.split(',').map(Number);
 const CONCURRENCY = Number(flags.concurrency);
-/** The daemon's default: 4 sequences per model; the direct side gets the same context shape. */
+/** The daemon's default: 4 sequences per model; the direct side and llama-server get the same shape. */
 const SEQUENCES = 4;
 const CONTEXT_CAP = 4096;
 const PROMPT = 'Write a long story about a fast local runtime, a quantum model and the people who use them.';
@@ -59,7 +66,7 @@ const BIG = { embedding: 512, blocks: 8, heads: 8, feedForward: 1408, name: 'svc
 const MODELS: Record<string, { label: string; maxTokens: number; path: () => string }> = {
   tiny: { label: 'tiny (test fixture: 64-dim, 2 blocks, 4 heads)', maxTokens: 128, path: tinyModelPath },
   big: {
-    maxTokens: 64,
+    maxTokens: 128,
     label: `bench (${BIG.embedding}-dim, ${BIG.blocks} blocks, ${BIG.heads} heads, ffn ${BIG.feedForward})`,
     path: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8.gguf', import.meta.url)), BIG),
   },
@@ -74,8 +81,14 @@ interface Sample {
   /** First to last content chunk. */
   decodeMs: number;
   totalMs: number;
+  /** Tokens generated: max_tokens when the generation stopped for length, else the reported count. */
   tokens: number;
+  /** What the server's usage said (HTTP sides). */
+  reportedTokens: number;
+  /** Content events (SSE `data:` lines with non-empty content). */
   chunks: number;
+  /** Socket reads that carried at least one content event (HTTP sides). */
+  reads: number;
   text: string;
 }
 const decodeRate = (s: Sample): number => (s.tokens - 1) / (s.decodeMs / 1000);
@@ -86,12 +99,13 @@ function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** Tracks content chunk timing the same way for both sides. */
+/** Tracks content chunk timing the same way for every side. */
 class ChunkClock {
   readonly #start = performance.now();
   #first = 0;
   #last = 0;
   chunks = 0;
+  reads = 0;
   text = '';
   chunk(text: string): void {
     if (text === '') return;
@@ -101,23 +115,42 @@ class ChunkClock {
     this.chunks++;
     this.text += text;
   }
-  sample(tokens: number): Sample {
+  sample(tokens: number, reportedTokens = tokens): Sample {
     return {
       ttftMs: this.#first - this.#start,
       decodeMs: this.#last - this.#first,
       totalMs: performance.now() - this.#start,
       tokens,
+      reportedTokens,
       chunks: this.chunks,
+      reads: this.reads,
       text: this.text,
     };
   }
 }
 
-// ---- our API: node:http with keep-alive (the lightest client, so the client's own cost stays out)
+// ---- HTTP: node:http with keep-alive (the lightest client, so the client's own cost stays out),
+// the same code for svc and llama-server.
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-function streamChat(base: string, model: string, maxTokens: number): Promise<Sample> {
+/**
+ * One streamed chat completion. A kept-alive socket the server has closed meanwhile fails on
+ * reuse with ECONNRESET before anything was sent back (llama-server closes idle connections):
+ * that request is sent again on a fresh socket.
+ */
+async function streamChat(base: string, model: string, maxTokens: number): Promise<Sample> {
+  try {
+    return await streamChatOnce(base, model, maxTokens);
+  } catch (error) {
+    if (error instanceof StaleSocketError) return streamChatOnce(base, model, maxTokens);
+    throw error;
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function streamChatOnce(base: string, model: string, maxTokens: number): Promise<Sample> {
   const body = JSON.stringify({
     model,
     messages: [{ role: 'user', content: PROMPT }],
@@ -128,7 +161,8 @@ function streamChat(base: string, model: string, maxTokens: number): Promise<Sam
   });
   return new Promise((resolve, reject) => {
     const clock = new ChunkClock();
-    let tokens = -1;
+    let reported = -1;
+    let finish: string | undefined;
     const req = request(`${base}/v1/chat/completions`, {
       method: 'POST',
       agent,
@@ -144,21 +178,30 @@ function streamChat(base: string, model: string, maxTokens: number): Promise<Sam
       let buffer = '';
       res.on('data', (data: string) => {
         buffer += data;
+        const before = clock.chunks;
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const event = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-          const chunk = JSON.parse(event.slice(6)) as { choices: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } };
-          const content = chunk.choices[0]?.delta?.content;
-          if (content !== undefined) clock.chunk(content);
-          if (chunk.usage !== undefined) tokens = chunk.usage.completion_tokens;
+          const chunk = JSON.parse(event.slice(6)) as { choices: { delta?: { content?: string | null }; finish_reason?: string | null }[]; usage?: { completion_tokens: number } };
+          const choice = chunk.choices[0];
+          const content = choice?.delta?.content;
+          if (typeof content === 'string') clock.chunk(content);
+          if (typeof choice?.finish_reason === 'string') finish = choice.finish_reason;
+          if (chunk.usage !== undefined) reported = chunk.usage.completion_tokens;
         }
+        if (clock.chunks > before) clock.reads++;
       });
-      res.on('end', () => (tokens < 0 ? reject(new Error('stream ended without a usage chunk')) : resolve(clock.sample(tokens))));
+      res.on('end', () => {
+        if (reported < 0) reject(new Error('stream ended without a usage chunk'));
+        else resolve(clock.sample(finish === 'length' ? maxTokens : reported, reported));
+      });
       res.on('error', reject);
     });
-    req.on('error', reject);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocketError(error.message) : error);
+    });
     req.end(body);
   });
 }
@@ -172,7 +215,7 @@ interface Direct {
   generate(index: number, maxTokens: number): Promise<Sample>;
   /**
    * Median ms of resolveChatWrapper(model): what `new LlamaChat({contextSequence})` without a
-   * chatWrapper runs in its constructor, which the daemon does once per request.
+   * chatWrapper runs in its constructor.
    */
   measureChatConstruction(times: number): number;
   dispose(): Promise<void>;
@@ -229,19 +272,51 @@ async function loadEngine(modelPath: string, threads: number): Promise<{ generat
       const clock = new ChunkClock();
       // The same options the chat route derives from {temperature: 0, max_tokens}.
       const result = await model.chat([{ role: 'user', content: PROMPT }], { ...samplingFrom({ temperature: 0 }, maxTokens), onPart: (part) => { if (part.type === 'text-delta') clock.chunk(part.text); } });
-      return clock.sample(result.usage.completionTokens);
+      return clock.sample(result.finishReason === 'length' ? maxTokens : result.usage.completionTokens, result.usage.completionTokens);
     },
     close: () => engine.close(),
   };
 }
 
+interface BatchResult {
+  tokensPerSecond: number;
+  tokens: number;
+  wallMs: number;
+  /** Each stream's time to first token, ascending. */
+  ttftsMs: number[];
+}
+
 /** Runs `n` generations at once; aggregate tokens/s over the wall time of the whole batch. */
-async function batch(n: number, one: (i: number) => Promise<Sample>): Promise<{ tokensPerSecond: number; tokens: number; wallMs: number }> {
+async function batch(n: number, one: (i: number) => Promise<Sample>): Promise<BatchResult> {
   const start = performance.now();
   const samples = await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
   const wallMs = performance.now() - start;
   const tokens = samples.reduce((t, s) => t + s.tokens, 0);
-  return { tokensPerSecond: tokens / (wallMs / 1000), tokens, wallMs };
+  return { tokensPerSecond: tokens / (wallMs / 1000), tokens, wallMs, ttftsMs: samples.map((s) => s.ttftMs).sort((a, b) => a - b) };
+}
+
+/** Median per rank over rounds: the fastest stream's TTFT, the second's, … */
+const ttftsByRank = (rounds: readonly BatchResult[]): number[] =>
+  Array.from({ length: rounds[0]?.ttftsMs.length ?? 0 }, (_, rank) => median(rounds.map((r) => r.ttftsMs[rank]!)));
+
+interface PeerResult {
+  version: string;
+  args: string[];
+  decodeTps: number;
+  ttftMs: number;
+  /** svc API / llama-server, medians' ratio and median of per-round ratios. */
+  decodeRatio: number;
+  pairedDecodeRatio: number;
+  ttftAddedMs: number;
+  pairedTtftAddedMs: number;
+  server1Tps: number;
+  serverNTps: number;
+  speedup: number;
+  apiVsServerN: number;
+  serverTtftsNMs: number[];
+  chunksPerToken: number;
+  readsPerToken: number;
+  sameTextAsApi: boolean;
 }
 
 interface ConfigResult {
@@ -250,10 +325,13 @@ interface ConfigResult {
   threads: number;
   maxTokens: number;
   loadAverageAtStart: number[];
-  single: { api: Sample[]; direct: Sample[]; sameText: boolean };
+  loadAverageAtEnd: number[];
+  single: { api: Sample[]; direct: Sample[]; server: Sample[]; sameText: boolean };
   decode: { apiTps: number; directTps: number; ratio: number; pairedRatio: number };
   ttft: { apiMs: number; directMs: number; addedMs: number; pairedAddedMs: number };
-  aggregate: { api1Tps: number; apiNTps: number; speedup: number; directNTps: number; apiVsDirectN: number };
+  aggregate: { api1Tps: number; apiNTps: number; speedup: number; directNTps: number; apiVsDirectN: number; apiTtftsNMs: number[]; directTtftsNMs: number[] };
+  sse: { chunksPerToken: number; readsPerToken: number; reportedPerGenerated: number };
+  peer: PeerResult | undefined;
   /** Where the API's overhead goes. */
   diagnostics: {
     /** svc's LlamaEngine called in this process: what the engine layer adds before HTTP does. */
@@ -262,15 +340,15 @@ interface ConfigResult {
     engineNTps: number;
     addedMsPerToken: { engine: number; http: number };
     addedTtftMs: { engine: number; http: number };
-    chunksPerToken: number;
     chatConstructionMs: number;
   };
 }
 
-async function runConfig(key: string, modelPath: string, threads: number, maxTokens: number): Promise<ConfigResult> {
+async function runConfig(key: string, modelPath: string, threads: number, maxTokens: number, serverBinary: string | undefined): Promise<ConfigResult> {
   const loadAverageAtStart = loadavg();
-  progress(`[${key}, ${threads} thread(s)] starting daemon and loading the model directly…`);
+  progress(`[${key}, ${threads} thread(s)] starting svc${serverBinary !== undefined ? ', llama-server' : ''} and loading the model directly…`);
   let daemon: DaemonProcess | undefined;
+  let server: LlamaServerProcess | undefined;
   let direct: Direct | undefined;
   let engine: Awaited<ReturnType<typeof loadEngine>> | undefined;
   try {
@@ -279,74 +357,118 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
       args: ['--model', `bench=${modelPath}`, '--threads', String(threads), '--keep-alive', 'forever'],
       env: { SVC_THREADS: String(threads) },
     });
+    if (serverBinary !== undefined) {
+      server = await startLlamaServer(serverBinary, { model: modelPath, threads, slots: SEQUENCES, contextPerSlot: CONTEXT_CAP });
+    }
     direct = await loadDirect(modelPath, threads);
     engine = await loadEngine(modelPath, threads);
     const api = (): Promise<Sample> => streamChat(daemon!.url, 'bench', maxTokens);
+    const peer = (): Promise<Sample> => streamChat(server!.url, 'bench', maxTokens);
     const run = (i: number): Promise<Sample> => direct!.generate(i, maxTokens);
 
-    // Warm-up: the daemon loads the model on its first request; both sides evaluate the
-    // prompt once on every sequence, so what follows is warm.
+    // Warm-up: the daemon loads the model on its first request; every side evaluates the
+    // prompt once on every sequence/slot, so what follows is warm.
     for (let i = 0; i < 2; i++) {
       await api();
+      if (server !== undefined) await peer();
       await run(0);
       await engine.generate(maxTokens);
     }
     await batch(CONCURRENCY, () => api());
+    if (server !== undefined) await batch(CONCURRENCY, () => peer());
     await batch(CONCURRENCY, run);
 
     // Phase 1: one stream at a time, the sides taking turns (and rotating which goes first)
     // so drift in the machine's load does not favour one side.
     const apiSamples: Sample[] = [];
+    const serverSamples: Sample[] = [];
     const directSamples: Sample[] = [];
     const engineSamples: Sample[] = [];
     const sides = [
       async () => { apiSamples.push(await api()); },
+      ...(server !== undefined ? [async () => { serverSamples.push(await peer()); }] : []),
       async () => { directSamples.push(await run(0)); },
       async () => { engineSamples.push(await engine!.generate(maxTokens)); },
     ];
     for (let r = 0; r < ROUNDS; r++) {
       for (let k = 0; k < sides.length; k++) await sides[(k + r) % sides.length]!();
-      progress(`  round ${r + 1}/${ROUNDS}: decode api ${decodeRate(apiSamples.at(-1)!).toFixed(1)} t/s, engine ${decodeRate(engineSamples.at(-1)!).toFixed(1)} t/s, direct ${decodeRate(directSamples.at(-1)!).toFixed(1)} t/s`);
+      const peerNote = server !== undefined ? `, llama-server ${decodeRate(serverSamples.at(-1)!).toFixed(1)} t/s` : '';
+      progress(`  round ${r + 1}/${ROUNDS}: decode api ${decodeRate(apiSamples.at(-1)!).toFixed(1)} t/s${peerNote}, engine ${decodeRate(engineSamples.at(-1)!).toFixed(1)} t/s, direct ${decodeRate(directSamples.at(-1)!).toFixed(1)} t/s`);
     }
 
-    // Phase 2: aggregate throughput, 1 vs CONCURRENCY streams through the API and
-    // CONCURRENCY streams directly, in rotating order.
-    const api1: number[] = [];
-    const apiN: number[] = [];
-    const directN: number[] = [];
-    const engineN: number[] = [];
+    // Phase 2: aggregate throughput, 1 vs CONCURRENCY streams through both servers, and
+    // CONCURRENCY streams directly and through the engine, in rotating order.
+    const api1: BatchResult[] = [];
+    const apiN: BatchResult[] = [];
+    const server1: BatchResult[] = [];
+    const serverN: BatchResult[] = [];
+    const directN: BatchResult[] = [];
+    const engineN: BatchResult[] = [];
     const steps = [
-      async () => { engineN.push((await batch(CONCURRENCY, () => engine!.generate(maxTokens))).tokensPerSecond); },
-      async () => { api1.push((await batch(1, () => api())).tokensPerSecond); },
-      async () => { apiN.push((await batch(CONCURRENCY, () => api())).tokensPerSecond); },
-      async () => { directN.push((await batch(CONCURRENCY, run)).tokensPerSecond); },
+      async () => { engineN.push(await batch(CONCURRENCY, () => engine!.generate(maxTokens))); },
+      async () => { api1.push(await batch(1, () => api())); },
+      async () => { apiN.push(await batch(CONCURRENCY, () => api())); },
+      ...(server !== undefined
+        ? [async () => { server1.push(await batch(1, () => peer())); }, async () => { serverN.push(await batch(CONCURRENCY, () => peer())); }]
+        : []),
+      async () => { directN.push(await batch(CONCURRENCY, run)); },
     ];
     for (let r = 0; r < BATCH_ROUNDS; r++) {
       for (let k = 0; k < steps.length; k++) await steps[(k + r) % steps.length]!();
-      progress(`  batch round ${r + 1}/${BATCH_ROUNDS}: api 1 stream ${api1.at(-1)!.toFixed(1)} t/s, api ${CONCURRENCY} streams ${apiN.at(-1)!.toFixed(1)} t/s, engine ${CONCURRENCY} streams ${engineN.at(-1)!.toFixed(1)} t/s, direct ${CONCURRENCY} streams ${directN.at(-1)!.toFixed(1)} t/s`);
+      const peerNote = server !== undefined ? `, llama-server 1 stream ${server1.at(-1)!.tokensPerSecond.toFixed(1)}, ${CONCURRENCY} streams ${serverN.at(-1)!.tokensPerSecond.toFixed(1)}` : '';
+      progress(`  batch round ${r + 1}/${BATCH_ROUNDS}: api 1 stream ${api1.at(-1)!.tokensPerSecond.toFixed(1)} t/s, ${CONCURRENCY} streams ${apiN.at(-1)!.tokensPerSecond.toFixed(1)}${peerNote}, engine ${CONCURRENCY} streams ${engineN.at(-1)!.tokensPerSecond.toFixed(1)}, direct ${directN.at(-1)!.tokensPerSecond.toFixed(1)}`);
     }
 
     progress('  timing resolveChatWrapper(model)…');
     const chatConstructionMs = direct.measureChatConstruction(5);
 
+    const tps = (xs: readonly BatchResult[]): number => median(xs.map((b) => b.tokensPerSecond));
     const apiTps = median(apiSamples.map(decodeRate));
     const directTps = median(directSamples.map(decodeRate));
     const apiTtft = median(apiSamples.map((s) => s.ttftMs));
     const directTtft = median(directSamples.map((s) => s.ttftMs));
     const engineTps = median(engineSamples.map(decodeRate));
     const engineTtft = median(engineSamples.map((s) => s.ttftMs));
-    const a1 = median(api1);
-    const aN = median(apiN);
-    const dN = median(directN);
+    const a1 = tps(api1);
+    const aN = tps(apiN);
+    const dN = tps(directN);
+    const perToken = (samples: readonly Sample[], count: (s: Sample) => number): number => median(samples.map((s) => count(s) / s.tokens));
+    let peerResult: PeerResult | undefined;
+    if (server !== undefined && serverBinary !== undefined) {
+      const serverTps = median(serverSamples.map(decodeRate));
+      const serverTtft = median(serverSamples.map((s) => s.ttftMs));
+      const s1 = tps(server1);
+      const sN = tps(serverN);
+      peerResult = {
+        version: llamaServerVersion(serverBinary),
+        args: server.args,
+        decodeTps: serverTps,
+        ttftMs: serverTtft,
+        decodeRatio: apiTps / serverTps,
+        pairedDecodeRatio: median(apiSamples.map((s, i) => decodeRate(s) / decodeRate(serverSamples[i]!))),
+        ttftAddedMs: apiTtft - serverTtft,
+        pairedTtftAddedMs: median(apiSamples.map((s, i) => s.ttftMs - serverSamples[i]!.ttftMs)),
+        server1Tps: s1,
+        serverNTps: sN,
+        speedup: sN / s1,
+        apiVsServerN: aN / sN,
+        serverTtftsNMs: ttftsByRank(serverN),
+        chunksPerToken: perToken(serverSamples, (s) => s.chunks),
+        readsPerToken: perToken(serverSamples, (s) => s.reads),
+        sameTextAsApi: serverSamples.every((s, i) => s.text === apiSamples[i]?.text),
+      };
+    }
     return {
       model: key,
       modelBytes: statSync(modelPath).size,
       threads,
       maxTokens,
       loadAverageAtStart,
+      loadAverageAtEnd: loadavg(),
       single: {
         api: apiSamples,
         direct: directSamples,
+        server: serverSamples,
         sameText: apiSamples.every((s, i) => s.text === directSamples[i]?.text && s.text === engineSamples[i]?.text),
       },
       decode: {
@@ -361,14 +483,19 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
         addedMs: apiTtft - directTtft,
         pairedAddedMs: median(apiSamples.map((s, i) => s.ttftMs - directSamples[i]!.ttftMs)),
       },
-      aggregate: { api1Tps: a1, apiNTps: aN, speedup: aN / a1, directNTps: dN, apiVsDirectN: aN / dN },
+      aggregate: { api1Tps: a1, apiNTps: aN, speedup: aN / a1, directNTps: dN, apiVsDirectN: aN / dN, apiTtftsNMs: ttftsByRank(apiN), directTtftsNMs: ttftsByRank(directN) },
+      sse: {
+        chunksPerToken: perToken(apiSamples, (s) => s.chunks),
+        readsPerToken: perToken(apiSamples, (s) => s.reads),
+        reportedPerGenerated: median(apiSamples.map((s) => s.reportedTokens / s.tokens)),
+      },
+      peer: peerResult,
       diagnostics: {
         engineTps,
         engineTtftMs: engineTtft,
-        engineNTps: median(engineN),
+        engineNTps: tps(engineN),
         addedMsPerToken: { engine: 1000 / engineTps - 1000 / directTps, http: 1000 / apiTps - 1000 / engineTps },
         addedTtftMs: { engine: engineTtft - directTtft, http: apiTtft - engineTtft },
-        chunksPerToken: median(apiSamples.map((s) => s.chunks / s.tokens)),
         chatConstructionMs,
       },
     };
@@ -377,6 +504,7 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
     throw error;
   } finally {
     await daemon?.stop();
+    await server?.stop();
     await direct?.dispose();
     await engine?.close();
   }
@@ -405,56 +533,83 @@ const machine = {
   loadAverage: loadavg(),
 };
 const selected = flags.models.split(',').map((k) => {
-  const m = MODELS[k];
+  const m = Object.hasOwn(MODELS, k) ? MODELS[k] : undefined;
   if (m === undefined) throw new Error(`--models: unknown model '${k}' (tiny, big)`);
   return { key: k, ...m };
 });
+const serverBinary = flags['llama-server'] ? await ensureLlamaServer(progress) : undefined;
 const results: ConfigResult[] = [];
 for (const m of selected) {
   const path = m.path();
-  // The tiny model is HTTP-bound at ~1 ms/token: one thread setting is enough for it.
+  // The tiny model is HTTP-bound at ~0.5 ms/token: one thread setting is enough for it.
   for (const threads of m.key === 'tiny' ? THREADS.slice(0, 1) : THREADS) {
-    results.push(await runConfig(m.key, path, threads, MAX_TOKENS ?? m.maxTokens));
+    results.push(await runConfig(m.key, path, threads, MAX_TOKENS ?? m.maxTokens, serverBinary));
   }
 }
 agent.destroy();
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const f1 = (x: number): string => x.toFixed(1);
+const f2 = (x: number): string => x.toFixed(2);
+const ms = (xs: readonly number[]): string => xs.map(f1).join(' / ');
+const load = (r: ConfigResult): string => `${f2(r.loadAverageAtStart[0]!)}→${f2(r.loadAverageAtEnd[0]!)}`;
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
-log(`# svc inference bench — ${machine.cpu} × ${machine.cores}, Node ${machine.node}, load average ${machine.loadAverage.map((x) => x.toFixed(2)).join(' ')}`);
+log(`# svc inference bench — ${machine.cpu} × ${machine.cores}, Node ${machine.node}, load average ${machine.loadAverage.map(f2).join(' ')}`);
 log(`# greedy (temperature 0), medians of ${ROUNDS} interleaved single-stream rounds and ${BATCH_ROUNDS} batch rounds, ${SEQUENCES} sequences per context`);
+if (serverBinary !== undefined) log(`# llama-server: ${results.find((r) => r.peer !== undefined)?.peer?.version ?? '?'} (${serverBinary})`);
 log('');
 for (const m of selected) log(`- ${m.key}: ${m.label}, ${mb(results.find((r) => r.model === m.key)?.modelBytes ?? 0)}, max_tokens ${MAX_TOKENS ?? m.maxTokens}`);
+log('');
+if (serverBinary !== undefined) {
+  log('Against llama-server (same model, threads, 4 slots × 4096, same HTTP client):');
+  log('');
+  log(`| model | threads | load avg | decode t/s svc | llama-server | svc/llama-server (goal ≥ 1.0) | TTFT ms svc | llama-server | TTFT added (goal ≤ 1 ms) | ${CONCURRENCY} streams t/s svc | llama-server | svc/llama-server (goal ≥ 0.95) | ${CONCURRENCY}-stream speedup svc / llama-server |`);
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const p = r.peer;
+    if (p === undefined) continue;
+    log(`| ${r.model} | ${r.threads} | ${load(r)} | ${f1(r.decode.apiTps)} | ${f1(p.decodeTps)} | ${f2(p.decodeRatio)}× (paired ${f2(p.pairedDecodeRatio)}) | ${f1(r.ttft.apiMs)} | ${f1(p.ttftMs)} | ${f1(p.ttftAddedMs)} (paired ${f1(p.pairedTtftAddedMs)}) | ${f1(r.aggregate.apiNTps)} | ${f1(p.serverNTps)} | ${f2(p.apiVsServerN)}× | ${f2(r.aggregate.speedup)}× / ${f2(p.speedup)}× |`);
+  }
+  log('');
+  log(`| model | threads | TTFT ms of the ${CONCURRENCY} concurrent streams, svc | llama-server | direct | content events per token svc / llama-server | socket reads per token svc / llama-server | svc usage / generated tokens | same text svc & llama-server |`);
+  log('|---|---:|---|---|---|---|---|---:|---|');
+  for (const r of results) {
+    const p = r.peer;
+    if (p === undefined) continue;
+    log(`| ${r.model} | ${r.threads} | ${ms(r.aggregate.apiTtftsNMs)} | ${ms(p.serverTtftsNMs)} | ${ms(r.aggregate.directTtftsNMs)} | ${f2(r.sse.chunksPerToken)} / ${f2(p.chunksPerToken)} | ${f2(r.sse.readsPerToken)} / ${f2(p.readsPerToken)} | ${f2(r.sse.reportedPerGenerated)} | ${p.sameTextAsApi ? 'yes' : 'no'} |`);
+  }
+  log('');
+}
+log('Against node-llama-cpp called directly:');
 log('');
 log('| model | threads | load avg | decode t/s API | decode t/s direct | API/direct (goal ≥ 97%) | TTFT ms API | TTFT ms direct | added ms (goal ≤ 5) | same text |');
 log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
 for (const r of results) {
-  log(`| ${r.model} | ${r.threads} | ${r.loadAverageAtStart[0]!.toFixed(2)} | ${f1(r.decode.apiTps)} | ${f1(r.decode.directTps)} | ${pct(r.decode.ratio)} (paired ${pct(r.decode.pairedRatio)}) | ${f1(r.ttft.apiMs)} | ${f1(r.ttft.directMs)} | ${f1(r.ttft.addedMs)} (paired ${f1(r.ttft.pairedAddedMs)}) | ${r.single.sameText ? 'yes' : 'NO'} |`);
+  log(`| ${r.model} | ${r.threads} | ${load(r)} | ${f1(r.decode.apiTps)} | ${f1(r.decode.directTps)} | ${pct(r.decode.ratio)} (paired ${pct(r.decode.pairedRatio)}) | ${f1(r.ttft.apiMs)} | ${f1(r.ttft.directMs)} | ${f1(r.ttft.addedMs)} (paired ${f1(r.ttft.pairedAddedMs)}) | ${r.single.sameText ? 'yes' : 'NO'} |`);
 }
 log('');
 log(`| model | threads | aggregate t/s API, 1 stream | API, ${CONCURRENCY} streams | speedup | direct, ${CONCURRENCY} streams | API/direct at ${CONCURRENCY} |`);
 log('|---|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  log(`| ${r.model} | ${r.threads} | ${f1(r.aggregate.api1Tps)} | ${f1(r.aggregate.apiNTps)} | ${r.aggregate.speedup.toFixed(2)}× | ${f1(r.aggregate.directNTps)} | ${pct(r.aggregate.apiVsDirectN)} |`);
+  log(`| ${r.model} | ${r.threads} | ${f1(r.aggregate.api1Tps)} | ${f1(r.aggregate.apiNTps)} | ${f2(r.aggregate.speedup)}× | ${f1(r.aggregate.directNTps)} | ${pct(r.aggregate.apiVsDirectN)} |`);
 }
 log('');
 log('Where the overhead goes: svc\'s LlamaEngine called in-process (no HTTP) splits it into the engine layer and HTTP/SSE.');
 log('');
-log(`| model | threads | engine decode t/s | engine TTFT ms | TTFT added: engine / HTTP ms | ms per token added: engine / HTTP | engine aggregate t/s, ${CONCURRENCY} streams | chunks per token | resolveChatWrapper ms (run by every \`new LlamaChat()\` without chatWrapper) |`);
-log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+log(`| model | threads | engine decode t/s | engine TTFT ms | TTFT added: engine / HTTP ms | ms per token added: engine / HTTP | engine aggregate t/s, ${CONCURRENCY} streams | resolveChatWrapper ms (run by every \`new LlamaChat()\` without chatWrapper) |`);
+log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
   const d = r.diagnostics;
-  log(`| ${r.model} | ${r.threads} | ${f1(d.engineTps)} | ${f1(d.engineTtftMs)} | ${f1(d.addedTtftMs.engine)} / ${f1(d.addedTtftMs.http)} | ${d.addedMsPerToken.engine.toFixed(3)} / ${d.addedMsPerToken.http.toFixed(3)} | ${f1(d.engineNTps)} | ${d.chunksPerToken.toFixed(2)} | ${f1(d.chatConstructionMs)} |`);
+  log(`| ${r.model} | ${r.threads} | ${f1(d.engineTps)} | ${f1(d.engineTtftMs)} | ${f1(d.addedTtftMs.engine)} / ${f1(d.addedTtftMs.http)} | ${d.addedMsPerToken.engine.toFixed(3)} / ${d.addedMsPerToken.http.toFixed(3)} | ${f1(d.engineNTps)} | ${f1(d.chatConstructionMs)} |`);
 }
 log('');
-log(`# ${((performance.now() - started) / 1000).toFixed(0)} s, load average at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+log(`# ${((performance.now() - started) / 1000).toFixed(0)} s, load average at end ${loadavg().map(f2).join(' ')}`);
 if (flags.json) {
-  const strip = (s: Sample) => ({ ttftMs: s.ttftMs, decodeMs: s.decodeMs, totalMs: s.totalMs, tokens: s.tokens, chunks: s.chunks });
+  const strip = (s: Sample) => ({ ttftMs: s.ttftMs, decodeMs: s.decodeMs, totalMs: s.totalMs, tokens: s.tokens, reportedTokens: s.reportedTokens, chunks: s.chunks, reads: s.reads });
   console.log(JSON.stringify({
     machine,
     parameters: { temperature: 0, rounds: ROUNDS, batchRounds: BATCH_ROUNDS, sequences: SEQUENCES, concurrency: CONCURRENCY, prompt: PROMPT },
-    results: results.map((r) => ({ ...r, single: { sameText: r.single.sameText, api: r.single.api.map(strip), direct: r.single.direct.map(strip) } })),
+    results: results.map((r) => ({ ...r, single: { sameText: r.single.sameText, api: r.single.api.map(strip), direct: r.single.direct.map(strip), server: r.single.server.map(strip) } })),
     loadAverageAtEnd: loadavg(),
   }, null, 2));
 }

@@ -137,12 +137,12 @@ test('the engine installs it: a chat arriving while three stream gets text befor
     const runners = [0, 1, 2].map((i) => host.chat([{ role: 'user', content: `Runner ${i}, write at length.` }], {
       maxTokens: 160,
       temperature: 0,
-      onText: () => {
+      onPart: () => {
         texts[i]!++;
         if (joiner === undefined && least() >= 8) {
           atStart = least();
           joiner = host.chat([{ role: 'user', content: 'A new client asks something else.' }], {
-            maxTokens: 8, temperature: 0, onText: () => { if (atFirstText < 0) atFirstText = least(); },
+            maxTokens: 8, temperature: 0, onPart: () => { if (atFirstText < 0) atFirstText = least(); },
           });
         }
       },
