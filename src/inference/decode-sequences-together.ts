@@ -1,4 +1,13 @@
-import type { LlamaContext } from 'node-llama-cpp';
+import type { LlamaContext, LlamaContextSequence } from 'node-llama-cpp';
+
+/**
+ * The llama.cpp sequence id of a node-llama-cpp sequence (`_sequenceId`, internal in 3.22.1;
+ * the order batches are sorted in below). Infinity when it cannot be read.
+ */
+export function sequenceIdOf(sequence: LlamaContextSequence): number {
+  const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
+  return typeof id === 'number' ? id : Number.POSITIVE_INFINITY;
+}
 
 /**
  * One decode request as node-llama-cpp 3.22's LlamaContext queues it (`_decodeTokens`,
@@ -29,12 +38,12 @@ type DecodeTokens = (item: QueuedDecode, logitDataMapper: unknown) => Promise<un
  * LlamaChat erases a reused sequence's previous tokens under that lock, so a request joining
  * running streams got its first token only after they had all finished (3–4 s instead of ms).
  *
- * The fix holds the tokens a sequence queues while a batch it is part of is still open (decoding,
- * sampling, or being handed back), and hands all held tokens over together one event-loop turn
- * after the batch closed. The dispatch loop then finds nothing queued, so it ends and releases
- * the lock (a joining request's erase runs there), and the next batch holds every sequence's
- * token. On an idle context tokens go straight through, exactly as before, and so does
- * whatever arrives before node-llama-cpp dispatches them (its next event-loop turn).
+ * The fix holds the tokens a sequence queues while a batch is still open (decoding, sampling, or
+ * being handed back), and hands all held tokens over together, in sequence order, one event-loop
+ * turn after the batch closed. The dispatch loop then finds nothing queued, so it ends and
+ * releases the lock (a joining request's erase runs there), and the next batch holds every
+ * sequence's token. On an idle context tokens go on the next turn, as node-llama-cpp's own
+ * "nextCycle" schedule does, together with whatever else arrives in this one.
  *
  * This wraps `_decodeTokens`, an internal method of node-llama-cpp (pinned at 3.22.1 in
  * package.json); when it is missing the context is left as it is and `false` is returned.
@@ -48,28 +57,33 @@ export function decodeSequencesTogether(context: LlamaContext): boolean {
 
   /** Requests handed to node-llama-cpp whose last batch has not closed yet. */
   const open = new Set<object>();
-  /** Requests held back until the open batch closes. */
-  let held: (() => void)[] = [];
+  /** Requests waiting to be handed over together. */
+  let held: { item: QueuedDecode; logitDataMapper: unknown; settle: (result: Promise<unknown>) => void }[] = [];
   let releaseScheduled = false;
-  /** True from an idle context's first request until node-llama-cpp's dispatch of it has run. */
-  let gathering = false;
 
   const release = (): void => {
     releaseScheduled = false;
-    const ready = held;
+    // In sequence order: llama.cpp splits a batch of separate (non-unified) sequence caches into
+    // one compute pass per run of consecutive, increasing sequence ids, so 4 tokens queued in
+    // the order their sampling finished (say 2, 0, 3, 1) cost 2–4 passes instead of one.
+    const ready = held.sort((a, b) => a.item.sequenceId - b.item.sequenceId);
     held = [];
-    for (const handOver of ready) handOver();
-    // Everything is queued now: start the batch in this turn instead of the next.
+    for (const { item, logitDataMapper, settle } of ready) settle(handOver(item, logitDataMapper));
+    // Everything is queued now: start the batch in this turn.
     if (ready.length > 0 && !context.disposed) context.dispatchPendingBatch();
+  };
+
+  const scheduleRelease = (): void => {
+    if (releaseScheduled) return;
+    releaseScheduled = true;
+    // A turn later: after the dispatch loop's check, which then finds its queue empty and ends
+    // (releasing the context lock), and after whatever else arrives in this turn.
+    setImmediate(release);
   };
 
   const close = (request: object): void => {
     if (!open.delete(request)) return;
-    if (open.size === 0 && held.length > 0 && !releaseScheduled) {
-      releaseScheduled = true;
-      // After the dispatch loop's check, which then finds its queue empty and ends.
-      setImmediate(release);
-    }
+    if (open.size === 0 && held.length > 0) scheduleRelease();
   };
 
   const handOver = (item: QueuedDecode, logitDataMapper: unknown): Promise<unknown> => {
@@ -92,19 +106,11 @@ export function decodeSequencesTogether(context: LlamaContext): boolean {
     return result;
   };
 
-  target._decodeTokens = (item, logitDataMapper) => {
-    if (open.size === 0 && !releaseScheduled) {
-      // An idle context: node-llama-cpp dispatches on the next turn (setImmediate, queued by
-      // the call below), and whatever else arrives before it joins that first batch.
-      gathering = true;
-      const result = handOver(item, logitDataMapper);
-      setImmediate(() => { gathering = false; });
-      return result;
-    }
-    if (gathering) return handOver(item, logitDataMapper);
-    return new Promise((resolve, reject) => {
-      held.push(() => { handOver(item, logitDataMapper).then(resolve, reject); });
-    });
-  };
+  target._decodeTokens = (item, logitDataMapper) => new Promise((resolve, reject) => {
+    held.push({ item, logitDataMapper, settle: (result) => { result.then(resolve, reject); } });
+    // Nothing decoding: go on the next turn (node-llama-cpp's own schedule), with whatever else
+    // arrives in this one. Otherwise the batch that closes last releases everything held.
+    if (open.size === 0) scheduleRelease();
+  });
   return true;
 }

@@ -27,7 +27,8 @@ import type {
   ResponseFormat,
   ToolCall,
 } from './language-model.ts';
-import { decodeSequencesTogether } from './decode-sequences-together.ts';
+import { chooseSequence } from './choose-sequence.ts';
+import { decodeSequencesTogether, sequenceIdOf } from './decode-sequences-together.ts';
 import { l2Normalize } from './l2-normalize.ts';
 import { toChatHistory } from './llama-chat-history.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
@@ -326,6 +327,8 @@ export class LlamaModelHost implements LanguageModel {
   /** Kept across unloads: resolving it is synchronous work worth doing once per file. */
   #chatWrapper: ChatWrapper | undefined;
   readonly #freeSequences: LlamaContextSequence[] = [];
+  /** What each pooled sequence was last asked (the request's texts), to choose one for reuse. */
+  readonly #sequencePrompts = new WeakMap<LlamaContextSequence, string>();
 
   constructor(id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions) {
     this.id = id;
@@ -446,7 +449,7 @@ export class LlamaModelHost implements LanguageModel {
     // Refused before the request waits for a sequence or loads the model.
     const unavailable = unavailableSampler(options);
     if (unavailable !== undefined) return Promise.reject(unavailable);
-    return this.#withSequence(options.signal, async (loaded, sequence) => {
+    return this.#withSequence(options.signal, texts.join('\u0000'), async (loaded, sequence) => {
       if (options.maxTokens !== undefined && options.maxTokens > sequence.contextSize) {
         throw new ApiError({
           status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'max_tokens',
@@ -608,15 +611,18 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   /** A generation on a pooled sequence of the model's context. */
-  #withSequence<T>(signal: AbortSignal | undefined, run: (loaded: Loaded, sequence: LlamaContextSequence) => Promise<T>): Promise<T> {
+  #withSequence<T>(signal: AbortSignal | undefined, prompt: string, run: (loaded: Loaded, sequence: LlamaContextSequence) => Promise<T>): Promise<T> {
     return this.#withModel(this.#admission, signal, async (loaded) => {
-      // LIFO reuse: the most recently used sequence most likely holds this conversation's
-      // prefix, which LlamaChat reuses instead of evaluating the prompt again.
-      const sequence = this.#freeSequences.pop() ?? loaded.context.getSequence();
+      // The free sequence holding the longest prefix of this prompt (LlamaChat reuses it
+      // instead of evaluating it again), else the lowest id, so running sequences stay
+      // consecutive and llama.cpp decodes them in one pass (see chooseSequence).
+      const chosen = chooseSequence(this.#freeSequences, sequenceIdOf, (s) => this.#sequencePrompts.get(s), prompt);
+      const sequence = chosen >= 0 ? this.#freeSequences.splice(chosen, 1)[0]! : loaded.context.getSequence();
       let healthy = false;
       try {
         const result = await run(loaded, sequence);
         healthy = true;
+        this.#sequencePrompts.set(sequence, prompt);
         return result;
       } catch (error) {
         // Client errors thrown before generation leave the sequence intact.

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
-import { decodeSequencesTogether } from '../../src/inference/decode-sequences-together.ts';
+import { decodeSequencesTogether, sequenceIdOf } from '../../src/inference/decode-sequences-together.ts';
 import { LlamaEngine } from '../../src/inference/llama-engine.ts';
 import { ModelCatalog } from '../../src/inference/model-catalog.ts';
 import { tinyModelPath } from '../helpers/daemon-process.ts';
@@ -27,34 +27,53 @@ after(async () => {
   await llama.dispose();
 });
 
-/** A context whose decode batches are recorded (sizes in tokens, in order). */
-async function watchedContext(sequences: number): Promise<{ context: LlamaContext; batches: number[] }> {
+/**
+ * A context whose decode batches are recorded: sizes in tokens, and the sequence id of each
+ * token in the order they were added.
+ */
+async function watchedContext(sequences: number): Promise<{ context: LlamaContext; batches: number[]; order: number[][] }> {
   const context = await model.createContext({ contextSize: 2048, sequences, threads: 1 });
   const batches: number[] = [];
+  const order: number[][] = [];
   const internal = context as unknown as { _ctx: Record<string | symbol, unknown> };
   const native = internal._ctx;
   internal._ctx = new Proxy(native, {
     get(target, key) {
       const value = target[key];
       if (typeof value !== 'function') return value;
-      if (key === 'initBatch') return (size: number) => { batches.push(size); return (value as (n: number) => unknown).call(target, size); };
+      if (key === 'initBatch') {
+        return (size: number) => {
+          batches.push(size);
+          order.push([]);
+          return (value as (n: number) => unknown).call(target, size);
+        };
+      }
+      if (key === 'addToBatch') {
+        return (sequenceId: number, first: number, tokens: Uint32Array, logits: Uint32Array) => {
+          for (let i = 0; i < tokens.length; i++) order.at(-1)!.push(sequenceId);
+          return (value as (...args: unknown[]) => unknown).call(target, sequenceId, first, tokens, logits);
+        };
+      }
       return (value as (...args: unknown[]) => unknown).bind(target);
     },
   });
-  return { context, batches };
+  return { context, batches, order };
 }
 
 const ask = (text: string): ChatHistoryItem[] => [{ type: 'user', text }, { type: 'model', response: [] }];
 
-test('four streams on one context decode every step as one batch of four', async () => {
-  const { context, batches } = await watchedContext(4);
+test('four streams on one context decode every step as one batch of four, in sequence order', async () => {
+  const { context, batches, order } = await watchedContext(4);
   try {
     assert.equal(decodeSequencesTogether(context), true);
     const chats = Array.from({ length: 4 }, () => new LlamaChat({ contextSequence: context.getSequence(), chatWrapper, autoDisposeSequence: false }));
     // Twice: the second round starts on sequences that hold the first round's tokens (erased
     // under the context lock first, as in the daemon, where sequences are reused).
+    const ids = chats.map((chat) => sequenceIdOf(chat.sequence));
+    assert.deepEqual([...ids].sort(), [0, 1, 2, 3]);
     for (let round = 0; round < 2; round++) {
       batches.length = 0;
+      order.length = 0;
       const counts = [0, 0, 0, 0];
       // The same question on every sequence: greedy decoding gives the same, equally long replies.
       await Promise.all(chats.map((chat, i) => chat.generateResponse(ask('Tell me a story.'), {
@@ -68,6 +87,10 @@ test('four streams on one context decode every step as one batch of four', async
       // runs these as batches of 3 (~4/3 as many).
       const generation = batches.slice(1);
       assert.deepEqual(generation, Array.from({ length: steps - 1 }, () => 4), `batches: ${JSON.stringify(batches)}`);
+      // Tokens in increasing sequence order, whatever order their sampling finished in:
+      // llama.cpp decodes a batch of separate sequence caches in one pass per run of
+      // consecutive ids (out of order, the same 4 tokens took ~1.6× as long).
+      for (const ids of order.slice(1)) assert.deepEqual(ids, [0, 1, 2, 3]);
     }
     for (const chat of chats) chat.dispose();
   } finally {
