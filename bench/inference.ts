@@ -34,8 +34,8 @@ import { samplingFrom } from '../src/runtime/sampling-from.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/runtime/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
-import { ensureLlamaServer, llamaServerVersion, startLlamaServer, type LlamaServerProcess } from './llama-server.ts';
 import { runThreadsScenario } from './inference-threads.ts';
+import { ensureLlamaServer, llamaServerVersion, nodeLlamaCppCpuVariant, startLlamaServer, type LlamaServerProcess } from './llama-server.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -537,7 +537,10 @@ const selected = flags.models.split(',').map((k) => {
   if (m === undefined) throw new Error(`--models: unknown model '${k}' (tiny, big)`);
   return { key: k, ...m };
 });
-const serverBinary = flags['llama-server'] ? await ensureLlamaServer(progress) : undefined;
+// Read before anything else loads the binding: the backend load is logged once per process.
+const cpuVariant = await nodeLlamaCppCpuVariant();
+const server = flags['llama-server'] ? await ensureLlamaServer(cpuVariant, progress) : undefined;
+const serverBinary = server?.binary;
 const results: ConfigResult[] = [];
 for (const m of selected) {
   const path = m.path();
@@ -556,7 +559,8 @@ const load = (r: ConfigResult): string => `${f2(r.loadAverageAtStart[0]!)}→${f
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 log(`# svc inference bench — ${machine.cpu} × ${machine.cores}, Node ${machine.node}, load average ${machine.loadAverage.map(f2).join(' ')}`);
 log(`# greedy (temperature 0), medians of ${ROUNDS} interleaved single-stream rounds and ${BATCH_ROUNDS} batch rounds, ${SEQUENCES} sequences per context`);
-if (serverBinary !== undefined) log(`# llama-server: ${results.find((r) => r.peer !== undefined)?.peer?.version ?? '?'} (${serverBinary})`);
+log(`# node-llama-cpp's CPU backend: ${cpuVariant ?? 'not a variant build'}`);
+if (server !== undefined) log(`# llama-server: ${results.find((r) => r.peer !== undefined)?.peer?.version ?? '?'} (${server.binary}; ${server.flags.filter((f) => f.startsWith('-DGGML_') && f.endsWith('=ON')).join(' ')})`);
 log('');
 for (const m of selected) log(`- ${m.key}: ${m.label}, ${mb(results.find((r) => r.model === m.key)?.modelBytes ?? 0)}, max_tokens ${MAX_TOKENS ?? m.maxTokens}`);
 log('');
@@ -608,6 +612,8 @@ if (flags.json) {
   const strip = (s: Sample) => ({ ttftMs: s.ttftMs, decodeMs: s.decodeMs, totalMs: s.totalMs, tokens: s.tokens, reportedTokens: s.reportedTokens, chunks: s.chunks, reads: s.reads });
   console.log(JSON.stringify({
     machine,
+    nodeLlamaCppCpuVariant: cpuVariant ?? null,
+    llamaServer: server === undefined ? null : { binary: server.binary, cmakeFlags: server.flags },
     parameters: { temperature: 0, rounds: ROUNDS, batchRounds: BATCH_ROUNDS, sequences: SEQUENCES, concurrency: CONCURRENCY, prompt: PROMPT },
     results: results.map((r) => ({ ...r, single: { sameText: r.single.sameText, api: r.single.api.map(strip), direct: r.single.direct.map(strip), server: r.single.server.map(strip) } })),
     loadAverageAtEnd: loadavg(),

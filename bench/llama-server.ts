@@ -9,9 +9,10 @@
  * outside the repository; a few minutes on 2 cores. Never built in CI or by `npm test`: with
  * `CI` set, a missing build is an error instead.
  *
- * Build flags: `GGML_NATIVE=ON` (this CPU's instruction set; node-llama-cpp's prebuilt binary
- * picks its best CPU variant at run time, e.g. `sapphirerapids` or `zen4`), `GGML_OPENMP=OFF`
- * (as node-llama-cpp's prebuilt binaries), static libraries, no TLS, no web UI.
+ * Build flags: the instruction sets of the CPU variant node-llama-cpp's prebuilt binary loads
+ * here (it ships one CPU backend per x86 level, e.g. `sapphirerapids`, `zen4`, `haswell`, and
+ * picks the best at run time), so both sides run the same kernels; `GGML_NATIVE=ON` where there
+ * are no variants. `GGML_OPENMP=OFF` as in those binaries; static; no TLS, no web UI.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,10 +30,10 @@ export function llamaCppRelease(): string {
   return info.tag;
 }
 
-export const CMAKE_FLAGS = [
+/** Flags every build gets: CPU only, static, no TLS or web UI; OpenMP off as in node-llama-cpp's prebuilt binaries. */
+const COMMON_FLAGS = [
   '-DCMAKE_BUILD_TYPE=Release',
   '-DBUILD_SHARED_LIBS=OFF',
-  '-DGGML_NATIVE=ON',
   '-DGGML_OPENMP=OFF',
   '-DLLAMA_OPENSSL=OFF',
   '-DLLAMA_BUILD_TESTS=OFF',
@@ -41,6 +42,41 @@ export const CMAKE_FLAGS = [
   '-DLLAMA_USE_PREBUILT_UI=OFF',
   '-DLLAMA_BUILD_APP=OFF',
 ];
+
+/**
+ * The CPU backend variant node-llama-cpp's prebuilt binary loads on this machine (e.g.
+ * `sapphirerapids`, `zen4`, `haswell`), read from its load log; undefined when it is not a
+ * variant build (a local build, or an architecture without variants).
+ */
+export async function nodeLlamaCppCpuVariant(): Promise<string | undefined> {
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  let variant: string | undefined;
+  const llama = await getLlama({
+    gpu: false, build: 'never', progressLogs: false, logLevel: LlamaLogLevel.debug,
+    logger: (_level, message) => { variant ??= /libggml-cpu-([\w.-]+)\.so/.exec(message)?.[1]; },
+  });
+  await llama.dispose();
+  return variant;
+}
+
+/**
+ * The cmake flags that compile llama.cpp's CPU backend for the same instruction sets as
+ * `variant`, read from that variant's `ggml_add_cpu_backend_variant(...)` line in the source
+ * (x86 only); `GGML_NATIVE=ON` when there is no such variant.
+ */
+function cpuFlags(source: string, variant: string | undefined): string[] {
+  if (variant === undefined) return ['-DGGML_NATIVE=ON'];
+  const cmake = readFileSync(join(source, 'ggml', 'src', 'CMakeLists.txt'), 'utf8');
+  // The x86 block of `if (GGML_CPU_ALL_VARIANTS)`, up to the next architecture's.
+  const variants = cmake.slice(Math.max(0, cmake.indexOf('if (GGML_CPU_ALL_VARIANTS)')));
+  const x86 = /GGML_SYSTEM_ARCH STREQUAL "x86"\)([\s\S]*?)elseif\s*\(GGML_SYSTEM_ARCH/.exec(variants)?.[1] ?? '';
+  const lines = [...x86.matchAll(/ggml_add_cpu_backend_variant\((\w+)([^)]*)\)/g)];
+  const features = new Map(lines.map((m) => [m[1]!, (m[2] ?? '').trim().split(/\s+/).filter((f) => f !== '')]));
+  const mine = features.get(variant);
+  if (mine === undefined || !lines.some((m) => m[1] === 'haswell')) return ['-DGGML_NATIVE=ON'];
+  const all = new Set([...features.values()].flat());
+  return ['-DGGML_NATIVE=OFF', ...[...all].sort().map((f) => `-DGGML_${f}=${mine.includes(f) ? 'ON' : 'OFF'}`)];
+}
 
 function run(command: string, args: string[], cwd: string, log: (line: string) => void): Promise<void> {
   log(`$ ${command} ${args.join(' ')}`);
@@ -64,18 +100,21 @@ function run(command: string, args: string[], cwd: string, log: (line: string) =
   });
 }
 
-/** The cached llama-server binary, built first when missing. */
-export async function ensureLlamaServer(log: (line: string) => void): Promise<string> {
+/**
+ * The cached llama-server binary for this CPU variant (see nodeLlamaCppCpuVariant), built first
+ * when missing.
+ */
+export async function ensureLlamaServer(variant: string | undefined, log: (line: string) => void): Promise<{ binary: string; flags: string[] }> {
   const release = llamaCppRelease();
   const root = join(process.env.SVC_BENCH_CACHE ?? join(homedir(), '.cache', 'svc-bench'), `llama-server-${release}`);
-  const binary = join(root, 'build', 'bin', 'llama-server');
-  const stamp = join(root, 'build-flags.json');
-  const flags = JSON.stringify(CMAKE_FLAGS);
-  if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === flags) return binary;
+  const source = join(root, 'src');
+  const build = join(root, `build-${variant ?? 'native'}`);
+  const binary = join(build, 'bin', 'llama-server');
+  const stamp = join(build, 'svc-build-flags.json');
+  if (existsSync(binary) && existsSync(stamp)) return { binary, flags: JSON.parse(readFileSync(stamp, 'utf8')) as string[] };
   if (process.env.CI !== undefined) throw new Error(`llama-server is not built (${binary}); the bench never builds it in CI.`);
 
-  log(`building llama-server ${release} from node-llama-cpp's bundled source into ${root} (once; a few minutes)…`);
-  const source = join(root, 'src');
+  log(`building llama-server ${release} (${variant ?? 'native'} CPU) from node-llama-cpp's bundled source into ${build} (once; minutes)…`);
   if (!existsSync(join(source, 'CMakeLists.txt'))) {
     rmSync(source, { recursive: true, force: true });
     mkdirSync(root, { recursive: true });
@@ -87,11 +126,11 @@ export async function ensureLlamaServer(log: (line: string) => void): Promise<st
       await run('git', ['apply', '--ignore-whitespace', join(LLAMA_DIR, 'patches', 'PR-22566.diff')], source, log);
     }
   }
-  const build = join(root, 'build');
-  await run('cmake', ['-S', source, '-B', build, '-G', 'Ninja', ...CMAKE_FLAGS], root, log);
+  const flags = [...COMMON_FLAGS, ...cpuFlags(source, variant)];
+  await run('cmake', ['-S', source, '-B', build, '-G', 'Ninja', ...flags], root, log);
   await run('cmake', ['--build', build, '--target', 'llama-server', '-j', String(availableParallelism())], root, log);
-  writeFileSync(stamp, flags);
-  return binary;
+  writeFileSync(stamp, JSON.stringify(flags));
+  return { binary, flags };
 }
 
 /** The binary's version line, e.g. `version: 0.5.0-dev (build 1, commit de3ff81)`. */
