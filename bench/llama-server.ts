@@ -14,7 +14,7 @@
  * picks the best at run time), so both sides run the same kernels; `GGML_NATIVE=ON` where there
  * are no variants. `GGML_OPENMP=OFF` as in those binaries; static; no TLS, no web UI.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, homedir } from 'node:os';
@@ -135,7 +135,9 @@ export async function ensureLlamaServer(variant: string | undefined, log: (line:
 
 /** The binary's version line, e.g. `version: 0.5.0-dev (build 1, commit de3ff81)`. */
 export function llamaServerVersion(binary: string): string {
-  const out = execFileSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  // It prints the version on stderr.
+  const { stdout, stderr } = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  const out = `${stdout}\n${stderr}`;
   return out.split('\n').find((l) => l.startsWith('version:')) ?? out.trim();
 }
 
