@@ -22,7 +22,8 @@
  * svc's default and node-llama-cpp's default, on a quiet and on a busy machine
  * (`--rounds` defaults to 5 there, `--max-tokens` to 16).
  */
-import { request, Agent } from 'node:http';
+import { Agent } from 'node:http';
+import { postSse, StaleSocketError } from './sse-post.ts';
 import { cpus, loadavg, availableParallelism } from 'node:os';
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -148,9 +149,7 @@ async function streamChat(base: string, model: string, maxTokens: number): Promi
   }
 }
 
-class StaleSocketError extends Error {}
-
-function streamChatOnce(base: string, model: string, maxTokens: number): Promise<Sample> {
+async function streamChatOnce(base: string, model: string, maxTokens: number): Promise<Sample> {
   const body = JSON.stringify({
     model,
     messages: [{ role: 'user', content: PROMPT }],
@@ -159,51 +158,24 @@ function streamChatOnce(base: string, model: string, maxTokens: number): Promise
     stream: true,
     stream_options: { include_usage: true },
   });
-  return new Promise((resolve, reject) => {
-    const clock = new ChunkClock();
-    let reported = -1;
-    let finish: string | undefined;
-    const req = request(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.on('data', (d: Buffer) => { text += d.toString(); });
-        res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
-        return;
-      }
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (data: string) => {
-        buffer += data;
-        const before = clock.chunks;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-          const chunk = JSON.parse(event.slice(6)) as { choices: { delta?: { content?: string | null }; finish_reason?: string | null }[]; usage?: { completion_tokens: number } };
-          const choice = chunk.choices[0];
-          const content = choice?.delta?.content;
-          if (typeof content === 'string') clock.chunk(content);
-          if (typeof choice?.finish_reason === 'string') finish = choice.finish_reason;
-          if (chunk.usage !== undefined) reported = chunk.usage.completion_tokens;
-        }
-        if (clock.chunks > before) clock.reads++;
-      });
-      res.on('end', () => {
-        if (reported < 0) reject(new Error('stream ended without a usage chunk'));
-        else resolve(clock.sample(finish === 'length' ? maxTokens : reported, reported));
-      });
-      res.on('error', reject);
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocketError(error.message) : error);
-    });
-    req.end(body);
+  const clock = new ChunkClock();
+  let reported = -1;
+  let finish: string | undefined;
+  let chunksBefore = 0;
+  await postSse(`${base}/v1/chat/completions`, body, agent, (data) => {
+    const chunk = data as { choices: { delta?: { content?: string | null }; finish_reason?: string | null }[]; usage?: { completion_tokens: number } };
+    const choice = chunk.choices[0];
+    const content = choice?.delta?.content;
+    if (typeof content === 'string') clock.chunk(content);
+    if (typeof choice?.finish_reason === 'string') finish = choice.finish_reason;
+    if (chunk.usage !== undefined) reported = chunk.usage.completion_tokens;
+  }, () => {
+    // A read counts when it carried text.
+    if (clock.chunks > chunksBefore) clock.reads++;
+    chunksBefore = clock.chunks;
   });
+  if (reported < 0) throw new Error('stream ended without a usage chunk');
+  return clock.sample(finish === 'length' ? maxTokens : reported, reported);
 }
 
 // ---- node-llama-cpp directly, the way its docs use it: one LlamaChat per context sequence,

@@ -13,7 +13,8 @@
  *
  * Usage: npm run bench:upstream [-- --rounds 200 --max-tokens 32 --chunks 32 --json]
  */
-import { createServer, request, Agent } from 'node:http';
+import { createServer, Agent } from 'node:http';
+import { postSse } from './sse-post.ts';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -46,43 +47,21 @@ interface Sample {
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
 /** One streamed chat over node:http with keep-alive (the lightest client). */
-function streamChat(baseUrl: string, model: string): Promise<Sample> {
+async function streamChat(baseUrl: string, model: string): Promise<Sample> {
   const body = JSON.stringify({ model, messages: [{ role: 'user', content: PROMPT }], max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } });
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    let first = 0;
-    const deltas: string[] = [];
-    const req = request(`${baseUrl}/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.on('data', (d: Buffer) => { text += d.toString(); });
-        res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
-        return;
-      }
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (data: string) => {
-        buffer += data;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-          const chunk = JSON.parse(event.slice(6)) as { choices: { delta?: { content?: string } }[]; error?: unknown };
-          if (chunk.error !== undefined) reject(new Error(`error event: ${JSON.stringify(chunk.error)}`));
-          const content = chunk.choices[0]?.delta?.content;
-          if (content !== undefined && content !== '') {
-            if (deltas.length === 0) first = performance.now();
-            deltas.push(content);
-          }
-        }
-      });
-      res.on('end', () => resolve({ ttftMs: first - started, totalMs: performance.now() - started, deltas }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
+  const started = performance.now();
+  let first = 0;
+  const deltas: string[] = [];
+  await postSse(`${baseUrl}/chat/completions`, body, agent, (data) => {
+    const chunk = data as { choices: { delta?: { content?: string } }[]; error?: unknown };
+    if (chunk.error !== undefined) throw new Error(`error event: ${JSON.stringify(chunk.error)}`);
+    const content = chunk.choices[0]?.delta?.content;
+    if (content !== undefined && content !== '') {
+      if (deltas.length === 0) first = performance.now();
+      deltas.push(content);
+    }
   });
+  return { ttftMs: first - started, totalMs: performance.now() - started, deltas };
 }
 
 function quantile(xs: readonly number[], q: number): number {
