@@ -88,7 +88,17 @@ interface Walk {
   /** JSON pointer of each `$ref` target → its name in the root `$defs`. */
   refNames: Map<string, string>;
   defs: Map<string, GrammarSchema | undefined>;
+  /**
+   * `$defs` names being walked that a reference could reach again before any object or array
+   * bracket is written: a reference to one of them is left recursion, which no grammar can write.
+   */
+  unguarded: Set<string>;
+  /** Schemas nested around the one being walked (bounded: the walk recurses). */
+  depth: number;
 }
+
+/** Deeper than any request body can nest (MAX_JSON_DEPTH); a library caller gets a 400, not a stack overflow. */
+const MAX_SCHEMA_DEPTH = 64;
 
 function isObject(value: unknown): value is SchemaObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -173,6 +183,9 @@ function walkRef(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema
     refuse(walk, `${pointer}/$ref`, `the reference ${quoteInput(ref)} is not a valid URI fragment.`);
   }
   let name = walk.refNames.get(target);
+  if (name !== undefined && walk.unguarded.has(name)) {
+    refuse(walk, `${pointer}/$ref`, `the reference ${quoteInput(ref)} leads back to itself before any object or array: a schema that is only itself cannot be written.`);
+  }
   if (name === undefined) {
     const resolved = resolvePointer(walk.root, target);
     if (resolved === undefined) refuse(walk, `${pointer}/$ref`, `the reference ${quoteInput(ref)} points to nothing in the schema.`);
@@ -180,12 +193,29 @@ function walkRef(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema
     // Registered before walking the target, so a schema that refers to itself terminates.
     walk.refNames.set(target, name);
     walk.defs.set(name, undefined);
+    walk.unguarded.add(name);
     walk.defs.set(name, walkSchema(walk, resolved, target));
+    walk.unguarded.delete(name);
   }
   return { $ref: `#/$defs/${name}`, ...describe(node) } as GrammarSchema;
 }
 
+/** Walks what sits inside an object's or array's brackets: references there are no longer left recursion. */
+function insideBrackets<T>(walk: Walk, run: () => T): T {
+  const outer = walk.unguarded;
+  walk.unguarded = new Set();
+  try {
+    return run();
+  } finally {
+    walk.unguarded = outer;
+  }
+}
+
 function walkObject(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema {
+  return insideBrackets(walk, () => walkObjectInside(walk, node, pointer));
+}
+
+function walkObjectInside(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema {
   const propertiesNode = node.properties ?? {};
   if (!isObject(propertiesNode)) refuse(walk, `${pointer}/properties`, `'properties' must be an object, not ${quoteInput(propertiesNode)}.`);
   // Keyed by the client's property names: built as own properties (Object.fromEntries), never by assignment.
@@ -228,6 +258,10 @@ function walkObject(walk: Walk, node: SchemaObject, pointer: string): GrammarSch
 }
 
 function walkArray(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema {
+  return insideBrackets(walk, () => walkArrayInside(walk, node, pointer));
+}
+
+function walkArrayInside(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema {
   if (node.uniqueItems === true) refuseKeyword(walk, pointer, 'uniqueItems', 'distinct items cannot be enforced');
   let prefix: unknown[] | undefined;
   let rest: unknown;
@@ -328,6 +362,16 @@ function checkLiterals(walk: Walk, node: SchemaObject, values: readonly unknown[
 }
 
 function walkSchema(walk: Walk, node: unknown, pointer: string): GrammarSchema {
+  if (walk.depth >= MAX_SCHEMA_DEPTH) refuse(walk, pointer, `the schema nests deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+  walk.depth++;
+  try {
+    return walkSchemaNode(walk, node, pointer);
+  } finally {
+    walk.depth--;
+  }
+}
+
+function walkSchemaNode(walk: Walk, node: unknown, pointer: string): GrammarSchema {
   if (node === true) return ANY_VALUE;
   if (node === false) refuse(walk, pointer, 'the schema false matches nothing.');
   if (!isObject(node)) refuse(walk, pointer, `a schema must be an object or a boolean, not ${quoteInput(node)}.`);
@@ -386,7 +430,7 @@ function walkSchema(walk: Walk, node: unknown, pointer: string): GrammarSchema {
  * `rootObject`: the schema must describe an object (tool parameters, as OpenAI requires).
  */
 export function toGrammarSchema(schema: unknown, param: string, options: { rootObject?: boolean } = {}): GrammarSchema {
-  const walk: Walk = { root: schema, param, refNames: new Map(), defs: new Map() };
+  const walk: Walk = { root: schema, param, refNames: new Map(), defs: new Map(), unguarded: new Set(), depth: 0 };
   let root = walkSchema(walk, schema, '');
   if (options.rootObject === true && (root as { type?: unknown }).type !== 'object') {
     refuse(walk, '', "the schema must describe an object ('type': 'object'), as OpenAI requires for function parameters.");

@@ -405,7 +405,7 @@ export class LlamaModelHost implements LanguageModel {
     } catch (error) {
       throw new ApiError({
         status: 400, type: 'invalid_request_error', code: 'unsupported_schema', param: 'response_format.json_schema.schema',
-        message: 'The schema could not be compiled into a grammar (a reference that only points to itself, for example).', cause: error,
+        message: 'The schema could not be compiled into a grammar.', cause: error,
       });
     }
     loaded.grammars.set(key, grammar);

@@ -100,7 +100,7 @@ export function discoveryRoots(options: Omit<DiscoveryOptions, 'sources' | 'data
   const env = options.env ?? process.env;
   const home = options.homeDir ?? homedir();
   const fromEnv = (name: string): string | undefined => {
-    const value = env[name];
+    const value = Object.hasOwn(env, name) ? env[name] : undefined;
     return value === undefined || value.trim() === '' ? undefined : expandHome(value.trim(), home);
   };
   // Ollama reads OLLAMA_MODELS or ~/.ollama/models; its Linux service runs as the `ollama` user

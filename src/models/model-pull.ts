@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
-import { basename, join, relative, resolve, sep } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { downloadFile, type DownloadProgress, type DownloadResult } from './download-file.ts';
 import { HuggingFaceHub, type HubFile, type HubTarget } from './hugging-face-hub.ts';
-import { huggingFaceModelId, modelIdFromFileName } from './model-ids.ts';
+import { huggingFaceModelId, modelIdFromFileName, splitPartOf } from './model-ids.ts';
 import { isSafeRepoPath, type ModelReference } from './model-reference.ts';
+import { isInside } from './path-inside.ts';
 import { PullError } from './pull-error.ts';
 
 /**
@@ -86,18 +87,12 @@ export interface RepoListing {
   models: RepoModel[];
 }
 
-const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
 const DEFAULT_QUANT = 'Q4_K_M';
 // Quantization names as llama.cpp's quantize tool and the common uploaders write them in file names.
 const QUANT_IN_NAME = /(?:^|[-._/])((?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)*|[BM]?F(?:16|32)|BF16|TQ\d_\d))(?=[-._]|$)/i;
 
 export function modelsDir(dataDir: string): string {
   return join(resolve(dataDir), 'models');
-}
-
-/** The id discovery gives a hub file in the Hugging Face cache or in `<data-dir>/models/hf/`. */
-export function hubModelId(owner: string, repo: string, file: string): string {
-  return huggingFaceModelId(owner, repo, file);
 }
 
 /** Where a hub file lands (its folders in the repository kept); throws if it would escape the models folder. */
@@ -107,10 +102,7 @@ export function hubDestination(dataDir: string, owner: string, repo: string, fil
 }
 
 function inside(root: string, path: string): string {
-  const rel = relative(root, path);
-  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || resolve(root, rel) !== path) {
-    throw new PullError('invalid_reference', `refusing to write outside ${root}: ${path}`);
-  }
+  if (!isInside(root, path)) throw new PullError('invalid_reference', `refusing to write outside ${root}: ${path}`);
   return path;
 }
 
@@ -128,8 +120,8 @@ export function groupModels(owner: string, repo: string, files: readonly HubFile
   for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
     // Paths come from the server: one that could climb out of the repository folder is not a model.
     if (!f.path.toLowerCase().endsWith('.gguf') || !isSafeRepoPath(f.path)) continue;
-    const split = SPLIT.exec(f.path);
-    const key = split === null ? f.path : `${split[1]}\0${split[3]}`;
+    const split = splitPartOf(f.path);
+    const key = split === undefined ? f.path : `${split.stem}\0${split.count}`;
     const group = models.get(key) ?? [];
     group.push(f);
     models.set(key, group);
@@ -218,7 +210,7 @@ async function planHub(ref: Extract<ModelReference, { kind: 'hub-file' | 'hub-qu
     size: f.size,
     sha256: f.sha256,
   }));
-  return { id: hubModelId(owner, repo, model.path), files: planned, source: `${hub.repoUrl(owner, repo)} (${target.revision})` };
+  return { id: huggingFaceModelId(owner, repo, model.path), files: planned, source: `${hub.repoUrl(owner, repo)} (${target.revision})` };
 }
 
 function planUrl(ref: Extract<ModelReference, { kind: 'url' }>, options: PullOptions): { id: string; files: PlannedFile[]; source: string } {

@@ -90,10 +90,15 @@ export function parseModelReference(input: string, options: { hubEndpoint: strin
       const path = url.pathname.startsWith(`${base}/`) ? url.pathname.slice(base.length + 1) : url.pathname.slice(1);
       const m = /^([^/]+)\/([^/]+)\/(?:resolve|blob)\/([^/]+)\/(.+)$/.exec(path);
       if (m !== null) {
-        const names = hubNames(input, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
-        const file = m[4]!.split('/').map(decodeURIComponent).join('/');
-        if (!isSafeRepoPath(file)) throw invalid(input, 'names a file path with empty, "." or ".." parts');
-        return { kind: 'hub-file', ...names, file, revision: decodeURIComponent(m[3]!) };
+        let parts: { owner: string; repo: string; file: string; revision: string };
+        try {
+          parts = { owner: decodeURIComponent(m[1]!), repo: decodeURIComponent(m[2]!), file: m[4]!.split('/').map(decodeURIComponent).join('/'), revision: decodeURIComponent(m[3]!) };
+        } catch {
+          throw invalid(input, 'has a malformed percent-encoding in its path');
+        }
+        const names = hubNames(input, parts.owner, parts.repo);
+        if (!isSafeRepoPath(parts.file)) throw invalid(input, 'names a file path with empty, "." or ".." parts');
+        return { kind: 'hub-file', ...names, file: parts.file, revision: parts.revision };
       }
     }
     let fileName: string;

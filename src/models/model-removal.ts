@@ -1,8 +1,10 @@
 import { lstat, readdir, realpath, rmdir, unlink } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { partialPaths } from './download-file.ts';
 import type { LocalModel } from './model-discovery.ts';
+import { splitPartOf } from './model-ids.ts';
 import { modelsDir } from './model-pull.ts';
+import { isInside } from './path-inside.ts';
 import { RemovalRefusedError } from './removal-refused-error.ts';
 
 /**
@@ -11,7 +13,6 @@ import { RemovalRefusedError } from './removal-refused-error.ts';
  * there. Every file is checked before any is deleted: its real path (symlinks resolved) must lie
  * inside the real models folder, so a link pointing elsewhere is never followed to a delete.
  */
-const SPLIT = /^(.*)-(\d{5})-of-(\d{5})(\.gguf)$/i;
 
 /** Why svc leaves a model of another source alone, and what removes it there. */
 export function ownerHint(model: Pick<LocalModel, 'id' | 'source' | 'path'>): string {
@@ -29,20 +30,15 @@ export function ownerHint(model: Pick<LocalModel, 'id' | 'source' | 'path'>): st
   }
 }
 
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && resolve(root, rel) === path;
-}
-
 /** The files of a model: the path, or every part of a split model beside its first part. */
 async function modelFiles(path: string): Promise<string[]> {
-  const split = SPLIT.exec(basename(path));
-  if (split === null) return [path];
+  const split = splitPartOf(basename(path));
+  if (split === undefined) return [path];
   const dir = dirname(path);
   const names = await readdir(dir);
   const parts = names.filter((n) => {
-    const m = SPLIT.exec(n);
-    return m !== null && m[1] === split[1] && m[3] === split[3] && m[4]!.toLowerCase() === split[4]!.toLowerCase();
+    const m = splitPartOf(n);
+    return m !== undefined && m.stem === split.stem && m.count === split.count;
   });
   return parts.sort().map((n) => join(dir, n));
 }

@@ -21,7 +21,7 @@ function refuseUnsupported(body: ChatCompletionRequest): void {
   if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
   if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw ApiError.unsupported('modalities', 'The local models produce text only.');
   if (body.audio != null) throw ApiError.unsupported('audio', 'Audio output is not available from the local runtime.');
-  if (body.web_search_options != null) throw ApiError.unsupported('web_search_options', 'Web search is not available: the local runtime opens no outbound connections.');
+  if (body.web_search_options != null) throw ApiError.unsupported('web_search_options', 'Web search is not available: svc has no search tool of its own (its local models cannot search, and upstream models get no web_search_options).');
 }
 
 /** The `delta` of a streamed chunk, as OpenAI streams text and tool calls. */

@@ -117,7 +117,8 @@ export function resolveUpstreams(
       if (!Number.isFinite(ms) || ms <= 0) throw new UpstreamConfigError(`upstream '${table.name}': timeouts.${what} must be a positive duration.`);
       return ms;
     };
-    const apiKey = table.api_key_env !== undefined ? env[table.api_key_env] : undefined;
+    // An own-property check: a name like `constructor` must not find Object.prototype's.
+    const apiKey = table.api_key_env !== undefined && Object.hasOwn(env, table.api_key_env) ? env[table.api_key_env] : undefined;
     return {
       name: table.name,
       baseUrl: url.href.replace(/\/+$/, ''),

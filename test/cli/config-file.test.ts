@@ -168,6 +168,22 @@ describe('where the file is', () => {
 });
 
 describe('upstreams', () => {
+  test('api_key_env is looked up as an own variable: constructor or toString find no key', async () => {
+    const config = file('config.toml', `
+[[upstreams]]
+name = "odd"
+base_url = "https://api.example.com/v1"
+api_key_env = "constructor"
+
+[[upstreams]]
+name = "odder"
+base_url = "https://api.example.com/v1"
+api_key_env = "toString"
+`);
+    const resolved = await load(['--config', config], {});
+    assert.deepEqual(resolved.upstreams.map((u) => u.apiKey), [undefined, undefined]);
+  });
+
   test('tables resolve: key from its variable, kind from the host, /v1 added to a bare origin, defaults', async () => {
     const config = file('config.toml', `
 [[upstreams]]

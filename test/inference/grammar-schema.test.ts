@@ -129,6 +129,20 @@ describe('toGrammarSchema: refused schemas name the keyword and where', () => {
     refused({ type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, 'points to nothing', '/properties/a/$ref');
     refused({ type: 'object', properties: { a: { $ref: '#/$defs/S', maxLength: 3 } }, $defs: { S: { type: 'string' } } }, "'maxLength'", '/properties/a');
   });
+
+  it('refuses references that lead back to themselves before any bracket (left recursion), and keeps recursion through objects and arrays', () => {
+    refused({ type: 'object', properties: { a: { $ref: '#/properties/a' } } }, 'leads back to itself', '/properties/a/$ref');
+    refused({ type: 'object', properties: { x: { $ref: '#/$defs/A' } }, $defs: { A: { $ref: '#/$defs/B' }, B: { $ref: '#/$defs/A' } } }, 'leads back to itself', '/$defs/B/$ref');
+    refused({ type: 'object', properties: { x: { $ref: '#/$defs/A' } }, $defs: { A: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'string' }] } } }, 'leads back to itself', '/$defs/A/anyOf/0/$ref');
+    const list = { type: 'object', properties: { next: { anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] } }, $defs: { Node: { type: 'object', properties: { v: { type: 'integer' }, next: { anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] } } } } };
+    assert.doesNotThrow(() => toGrammarSchema(list, PARAM));
+  });
+
+  it('refuses a schema nested deeper than 64 levels with a 400, not a stack overflow', () => {
+    let deep: unknown = { type: 'string' };
+    for (let i = 0; i < 2000; i++) deep = { type: 'array', items: deep };
+    refused(deep, 'deeper than 64', '/items');
+  });
 });
 
 /**

@@ -29,7 +29,7 @@ test('URLs: plain ones keep their file name; hub resolve/blob URLs become hub fi
 
 test('malformed references are one-line invalid_reference errors naming the accepted forms', () => {
   for (const bad of ['', 'hf:', 'hf:a', 'hf:a/', 'hf:../b/x.gguf', 'hf:a/b/../x.gguf', 'hf:a/b/x//y.gguf', 'hf:a--b/c', 'hf:a/b:', 'hf:a/b:Q4 K',
-    'https://example.com/', 'https://example.com/readme.txt', 'https://example.com/.gguf', 'ftp://x/y.gguf', 'just-a-name', 'a/b/c', 'https://[bad']) {
+    'https://example.com/', 'https://example.com/readme.txt', 'https://example.com/.gguf', 'ftp://x/y.gguf', 'just-a-name', 'a/b/c', 'https://[bad', `${hub.hubEndpoint}/a/b/resolve/main/x%zz.gguf`, `${hub.hubEndpoint}/a%zz/b/resolve/main/x.gguf`]) {
     assert.throws(() => parseModelReference(bad, hub), (error: unknown) => {
       assert.ok(error instanceof PullError, `${bad}: ${String(error)}`);
       assert.equal(error.code, 'invalid_reference');
