@@ -5,17 +5,27 @@ import type { ChatCompletionRequest } from './openai-schemas.ts';
 
 type OpenAIMessage = ChatCompletionRequest['messages'][number];
 
+/**
+ * Text content parts joined by newlines (`textTypes`: the part types that carry text in the
+ * caller's API); any other part (image, audio, file) is refused, naming where it is.
+ */
+export function joinTextParts(parts: readonly { type: string; text?: unknown }[], param: string, textTypes: ReadonlySet<string>): string {
+  return parts.map((part, j) => {
+    if (textTypes.has(part.type) && typeof part.text === 'string') return part.text;
+    throw ApiError.invalidRequest(
+      `${param}[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
+      `${param}[${j}].type`, 'unsupported_value',
+    );
+  }).join('\n');
+}
+
+const CHAT_TEXT_PARTS: ReadonlySet<string> = new Set(['text']);
+
 function textOf(message: OpenAIMessage, i: number): string | undefined {
   const content = message.content;
   if (content === null || content === undefined) return undefined;
   if (typeof content === 'string') return content;
-  return content.map((part, j) => {
-    if (part.type === 'text' && typeof part.text === 'string') return part.text;
-    throw ApiError.invalidRequest(
-      `messages[${i}].content[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
-      `messages[${i}].content[${j}].type`, 'unsupported_value',
-    );
-  }).join('\n');
+  return joinTextParts(content, `messages[${i}].content`, CHAT_TEXT_PARTS);
 }
 
 /**

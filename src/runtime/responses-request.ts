@@ -2,7 +2,7 @@ import type { ChatMessage, ChatOptions, ResponseFormat, ToolDefinition } from '.
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import { toolOptions, type RequestedToolChoice } from './chat-request.ts';
+import { joinTextParts, toolOptions, type RequestedToolChoice } from './chat-request.ts';
 import { responseFunctionToolSchema, type ResponseInputItem, type ResponseRequest } from './openai-schemas.ts';
 
 /**
@@ -21,15 +21,10 @@ export function refuseStateful(body: ResponseRequest): void {
   if (body.max_tool_calls != null) throw ApiError.unsupported('max_tool_calls', 'max_tool_calls is not supported; use parallel_tool_calls: false for at most one call per response.');
 }
 
+const RESPONSE_TEXT_PARTS: ReadonlySet<string> = new Set(['input_text', 'output_text']);
+
 function textOf(content: Extract<ResponseInputItem, { type: 'message' }>['content'], param: string): string {
-  if (typeof content === 'string') return content;
-  return content.map((part, j) => {
-    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') return part.text;
-    throw ApiError.invalidRequest(
-      `${param}[${j}] is a ${quoteInput(part.type)} part; the local models take text parts only.`,
-      `${param}[${j}].type`, 'unsupported_value',
-    );
-  }).join('\n');
+  return typeof content === 'string' ? content : joinTextParts(content, param, RESPONSE_TEXT_PARTS);
 }
 
 /**

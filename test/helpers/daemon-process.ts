@@ -57,6 +57,17 @@ export async function runCliToEnd(args: string[], env: Record<string, string> = 
   return { code, stdout, stderr };
 }
 
+/** The text of a response body from `first` (a chunk already read) to its end. */
+export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, first: Uint8Array): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = decoder.decode(first, { stream: true });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean } = {}): Promise<DaemonProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
-import { runCli, startDaemon, waitForHealth } from '../helpers/daemon-process.ts';
+import { runCli, startDaemon, waitForHealth, readRest } from '../helpers/daemon-process.ts';
 
 const chatBody = (maxTokens: number, stream = false) =>
   JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'talk' }], max_tokens: maxTokens, stream });
@@ -185,12 +185,7 @@ describe('slow clients and shutdown', () => {
     const first = await reader.read();
     assert.ok(!first.done);
     const code = daemon.stop('SIGTERM');
-    let text = new TextDecoder().decode(first.value);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
-    }
+    const text = await readRest(reader, first.value);
     assert.equal(await code, 0);
     assert.match(text, /"code":"server_shutting_down"/);
     assert.ok(text.trimEnd().endsWith('data: [DONE]'));

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { startDaemon, type DaemonProcess, readRest } from '../helpers/daemon-process.ts';
 
 let daemon: DaemonProcess;
 let client: OpenAI;
@@ -352,12 +352,7 @@ describe('responses: an error once the stream is open', () => {
     const first = await reader.read();
     assert.ok(!first.done);
     const code = doomed.stop('SIGTERM');
-    let text = new TextDecoder().decode(first.value);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
-    }
+    const text = await readRest(reader, first.value);
     assert.equal(await code, 0);
     const events = text.trim().split('\n\n').map((block) => {
       const [eventLine, dataLine] = block.split('\n');
