@@ -1,0 +1,172 @@
+/**
+ * What the hosted tier keeps, as one interface over two stores: embedded SQLite in the data
+ * dir for one machine, PostgreSQL for many replicas (store/open-hosted-store.ts picks one).
+ * No HTTP here: routes, the admin CLI and tests all use this interface.
+ *
+ * Energy is in Joules (numbers, at most millijoule precision) at this interface; stores keep
+ * integer millijoules so sums are exact and the usage report equals the ledger to the Joule.
+ */
+
+/** `developer_runtime`: free identity key; `supercomputer`: needs a paid hosted entitlement. */
+export type KeyScope = 'developer_runtime' | 'supercomputer';
+
+export interface Plan {
+  /** Joules of hosted compute per calendar month (UTC). */
+  monthlyJouleAllowance: number;
+  /** Paid hosted-compute entitlement: `supercomputer` keys and hosted chat need it. */
+  hostedEntitlement: boolean;
+  /** Enterprise plan: enterprise policies, the `/v1` fleet prefix, the hardware substrate. */
+  enterprise: boolean;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  plan: Plan;
+  createdAt: Date;
+}
+
+/** Key metadata: everything but the secret, which is shown once at issue and kept only as a hash. */
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  scope: KeyScope;
+  name: string | null;
+  project: string | null;
+  /** The secret's recognizable start (e.g. `svc_sk_AbC1`), for people to tell keys apart. */
+  prefix: string;
+  lastFour: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface IssuedKey {
+  key: ApiKeyRecord;
+  /** The whole secret: returned once, never stored. */
+  secret: string;
+}
+
+export type KeyCheck =
+  | { status: 'valid'; key: ApiKeyRecord; account: Account }
+  | { status: 'revoked'; key: ApiKeyRecord }
+  | { status: 'unknown' };
+
+export interface Session {
+  id: string;
+  accountId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * Route evidence as the contract names it (`svc_route`), one per hosted chat response.
+ * Units: `latency_ms` milliseconds; every `*_joules` in Joules; `raw_joules` is null unless measured.
+ */
+export interface SvcRoute {
+  execution_plane: string;
+  policy: string;
+  privacy_tier: string;
+  model: string;
+  provider: string;
+  latency_ms: number;
+  raw_joules: number | null;
+  estimated_joules: number;
+  billable_joules: number;
+  fallback: boolean;
+  fallback_reason: string | null;
+  evidence_id: string;
+}
+
+/** One ledger row: a billable request and its evidence, written atomically with the usage counter. */
+export interface LedgerEntry {
+  evidenceId: string;
+  accountId: string;
+  keyId: string;
+  projectId: string | null;
+  idempotencyKey: string | null;
+  createdAt: Date;
+  route: SvcRoute;
+  /** Token counts of the request, as the backend reported them. */
+  promptTokens: number;
+  completionTokens: number;
+  /** How the request ended: `completed`, `stopped_at_joule_ceiling`, `failed` (failed ones bill what ran). */
+  outcome: string;
+  /** The stored response for idempotent replays (non-streamed JSON, or the assembled stream), if kept. */
+  response: unknown;
+}
+
+export type ChargeInput = Omit<LedgerEntry, 'createdAt'> & { at?: Date };
+
+export type ChargeResult =
+  /** Written now: the ledger row and the account's monthly counter moved together. */
+  | { status: 'recorded'; entry: LedgerEntry }
+  /** The same `Idempotency-Key` was already billed for this account: nothing was written. */
+  | { status: 'duplicate'; entry: LedgerEntry };
+
+export interface Allowance {
+  /** `YYYY-MM`, UTC. */
+  month: string;
+  allowanceJoules: number;
+  usedJoules: number;
+  /** Never below 0. */
+  remainingJoules: number;
+}
+
+export interface UsageQuery {
+  accountId: string;
+  /** The key the report is asked with: its own request counts and evidence. */
+  keyId: string;
+  /** `YYYY-MM`, UTC; default the current month. */
+  month?: string | undefined;
+  /** Most evidence rows to list per key and per project (newest first). */
+  evidenceLimit?: number | undefined;
+}
+
+export interface UsageReport {
+  month: string;
+  allowance: Allowance;
+  /** One entry per UTC day of the month that has usage, in order. */
+  daily: { date: string; joules: number; requests: number }[];
+  key: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] };
+  projects: { projectId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] }[];
+}
+
+export interface HostedStore {
+  /** `sqlite` (embedded, one machine) or `postgres` (shared by replicas). */
+  readonly kind: 'sqlite' | 'postgres';
+
+  createAccount(input: { name: string; plan: Plan }): Promise<Account>;
+  getAccount(accountId: string): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+  /** Undefined when there is no such account. */
+  setPlan(accountId: string, plan: Partial<Plan>): Promise<Account | undefined>;
+
+  /** Entitlement is the caller's check (it owns the error); the store issues what it is asked. */
+  issueKey(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): Promise<IssuedKey>;
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Undefined when the key is not this account's (or does not exist): no account touches another's keys. */
+  revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
+  /** Hashes the presented secret and compares in constant time; records last use (coarsely). */
+  checkKey(secret: string): Promise<KeyCheck>;
+
+  /** A one-time sign-in token for an account (the admin CLI prints it as a link). */
+  createSignInToken(accountId: string, ttlMs: number): Promise<{ token: string; expiresAt: Date }>;
+  /** Redeems a sign-in token once: a new session and its secret token, or undefined. */
+  redeemSignInToken(token: string, sessionTtlMs: number): Promise<{ session: Session; token: string } | undefined>;
+  checkSession(token: string): Promise<{ session: Session; account: Account } | undefined>;
+  endSession(token: string): Promise<void>;
+
+  allowance(accountId: string, at?: Date): Promise<Allowance>;
+  /** Atomic: the ledger row with its evidence and the monthly counter, or nothing; idempotent per account and key. */
+  recordCharge(input: ChargeInput): Promise<ChargeResult>;
+  findEvidence(accountId: string, evidenceId: string): Promise<LedgerEntry | undefined>;
+  findByIdempotencyKey(accountId: string, idempotencyKey: string): Promise<LedgerEntry | undefined>;
+  usage(query: UsageQuery): Promise<UsageReport>;
+  /** Sum of every ledger row of an account in a month, from the rows themselves (audits and tests). */
+  ledgerTotal(accountId: string, month: string): Promise<{ joules: number; rows: number }>;
+
+  /** Whether the store answers now (usage reports say "unavailable" instead of zeros). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

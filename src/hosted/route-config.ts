@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { upstreamTableSchema } from '../runtime/upstream-config.ts';
+
+/**
+ * The hosted tier's route configuration: which execution policies exist, the queue class each
+ * one runs in, and the ordered backends that serve it, each with a model map and an energy
+ * profile. Loaded from a file (`--routes`, TOML or JSON) or the embedded default below, so one
+ * machine works out of the box. Descriptors (`/api/v1/routes`, `/capacity`, `/models`) are
+ * built from the live configuration, never from a second copy.
+ *
+ * Policy strings: `supercomputer-fast` and `supercomputer-deep` (the contract's), and
+ * `enterprise-private` and `enterprise-byo` (the contract leaves these strings to us).
+ */
+export const POLICIES = ['supercomputer-fast', 'supercomputer-deep', 'enterprise-private', 'enterprise-byo'] as const;
+export type Policy = (typeof POLICIES)[number];
+export const QUEUE_CLASSES = ['interactive', 'deep', 'enterprise'] as const;
+export type QueueClass = (typeof QUEUE_CLASSES)[number];
+export const PRIVACY_TIERS = ['mesh_safe', 'personal'] as const;
+export type PrivacyTier = (typeof PRIVACY_TIERS)[number];
+
+/** What a backend costs, from which `estimated_joules` is computed (measured Joules go in `raw_joules`). */
+export const energyProfileSchema = z.strictObject({
+  joules_per_prompt_token: z.number().nonnegative(),
+  joules_per_completion_token: z.number().nonnegative(),
+  /** Load while the request runs (wall time × this). */
+  joules_per_second: z.number().nonnegative(),
+});
+export type EnergyProfile = z.infer<typeof energyProfileSchema>;
+
+const idSchema = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'ids are 1 to 64 lower-case letters, digits, dots, dashes or underscores');
+
+export const backendSchema = z.strictObject({
+  id: idSchema,
+  /** `engine`: the in-process llama.cpp engine; `upstream`: an OpenAI-compatible URL. */
+  kind: z.enum(['engine', 'upstream']),
+  /** For `upstream`: where and how to reach it (the same table as the local daemon's `[[upstreams]]`, minus the name). */
+  upstream: upstreamTableSchema.omit({ name: true }).optional(),
+  /** `dedicated`: this account's traffic only; `shared` or `mesh`: pooled; `personal` privacy never goes there. */
+  sharing: z.enum(['dedicated', 'shared', 'mesh']),
+  /** Plane reported in `svc_route.execution_plane`. */
+  execution_plane: z.enum(['supercomputer', 'enterprise', 'enterprise-byo']),
+  /** Hosted model id → the backend's own model id. */
+  models: z.record(z.string().min(1).max(256), z.string().min(1).max(512)),
+  energy: energyProfileSchema,
+  /** Provider name reported in `svc_route.provider`. */
+  provider: z.string().min(1).max(128),
+});
+export type BackendConfig = z.infer<typeof backendSchema>;
+
+export const policyRouteSchema = z.strictObject({
+  policy: z.enum(POLICIES),
+  queue_class: z.enum(QUEUE_CLASSES),
+  /** Backend ids, tried in order: the next one on failure or a latency-ceiling breach. */
+  backends: z.array(idSchema).min(1),
+  /** Enterprise policies need an enterprise plan. */
+  enterprise_only: z.boolean().default(false),
+});
+export type PolicyRoute = z.infer<typeof policyRouteSchema>;
+
+export const hostedModelSchema = z.strictObject({
+  id: z.string().min(1).max(256),
+  /** Route family shown in descriptors (e.g. `chat`). */
+  family: z.string().min(1).max(64),
+  description: z.string().max(1000).optional(),
+});
+
+export const routeConfigSchema = z.strictObject({
+  default_policy: z.enum(POLICIES),
+  models: z.array(hostedModelSchema).min(1),
+  backends: z.array(backendSchema).min(1),
+  routes: z.array(policyRouteSchema).min(1),
+});
+export type RouteConfig = z.infer<typeof routeConfigSchema>;
