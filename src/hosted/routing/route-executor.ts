@@ -29,9 +29,9 @@ export interface RouteRequestRun {
   options: Omit<ChatOptions, 'signal' | 'onPart'>;
   /** `x-svc-max-joules`. */
   maxJoules?: number | undefined;
-  /** `x-svc-max-latency-ms`, counted from `startedAt`. */
+  /** `x-svc-max-latency-ms`: the longest wait for the first token from each backend tried. */
   maxLatencyMs?: number | undefined;
-  /** performance.now() when the request arrived (default: now). */
+  /** performance.now() when the request arrived (default: now), for `latency_ms`. */
   startedAt?: number | undefined;
   /** The client left: stop everything (outcome `aborted`). */
   signal?: AbortSignal | undefined;
@@ -133,12 +133,12 @@ export class RouteExecutor {
     const attemptStart = performance.now();
 
     let timer: NodeJS.Timeout | undefined;
+    // Each backend gets the whole ceiling to its first token: counted from the request's
+    // arrival, a fallback would start with no time left and could never help.
     if (run.maxLatencyMs !== undefined) {
-      const left = run.maxLatencyMs - (attemptStart - startedAt);
-      if (left <= 0) throw new LatencyCeiling();
       timer = setTimeout(() => {
         if (!started) stop.abort(new LatencyCeiling());
-      }, left);
+      }, run.maxLatencyMs);
     }
 
     let maxTokens = run.options.maxTokens;
