@@ -11,7 +11,7 @@ import { planRoute } from '../../../src/hosted/routing/route-planner.ts';
 import { RouteRefusedError } from '../../../src/hosted/routing/route-refused-error.ts';
 import { routeConfigSchema, type RouteConfig } from '../../../src/hosted/route-config.ts';
 import { ApiError } from '../../../src/shared/api-error.ts';
-import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type ScriptedUpstream } from '../../helpers/scripted-upstream.ts';
+import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type Handler, type ScriptedUpstream } from '../../helpers/scripted-upstream.ts';
 
 const energy = { joules_per_prompt_token: 0.01, joules_per_completion_token: 0.5, joules_per_second: 0 };
 const usage = (prompt: number, completion: number) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
@@ -115,6 +115,18 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     assert.equal(result.text, 'Hello');
     assert.equal(result.route.fallback_reason, 'latency_ceiling');
     await first.requests[count]!.aborted;
+  });
+
+  it('every backend past x-svc-max-latency-ms → 503 latency_ceiling', async () => {
+    const silent: Handler = (_req, res) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); };
+    first.handle(silent);
+    second.handle(silent);
+    await assert.rejects(run(configWith(first.baseUrl, second.baseUrl), { maxLatencyMs: 100 }), (error: unknown) => {
+      assert.ok(error instanceof AllBackendsFailedError);
+      assert.equal(error.status, 503);
+      assert.deepEqual(error.attempts.map((a) => a.reason), ['latency_ceiling', 'latency_ceiling']);
+      return true;
+    });
   });
 
   it('stops a stream at the Joule ceiling, tells the backend the budget, and bills no more than the ceiling', async () => {
