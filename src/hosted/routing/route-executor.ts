@@ -1,0 +1,268 @@
+import type { ChatMessage, ChatOptions, GenerateResult, GenerationPart, LanguageModel, ModelRegistry } from '../../inference/language-model.ts';
+import { OpenAIUpstream } from '../../inference/openai-upstream.ts';
+import { parseDuration } from '../../runtime/runtime-config.ts';
+import { resolveUpstreams } from '../../runtime/upstream-config.ts';
+import { ApiError } from '../../shared/api-error.ts';
+import type { SvcRoute } from '../hosted-store.ts';
+import type { BackendConfig } from '../route-config.ts';
+import { AllBackendsFailedError, type FailedAttempt } from './all-backends-failed-error.ts';
+import { billableJoules, completionTokenBudget, estimateJoules, estimatePromptTokens, minimumJoules, nextTokenExceeds, roundMillijoules } from './energy.ts';
+import { ENGINE_DEFAULT_MODEL } from './load-route-config.ts';
+import type { RaplMeter } from './rapl-meter.ts';
+import type { Candidate, RoutePlan } from './route-planner.ts';
+import { RouteRefusedError } from './route-refused-error.ts';
+
+/**
+ * Runs a planned hosted chat request over its candidate backends, in order. A backend that
+ * fails before producing output, or has produced nothing when `x-svc-max-latency-ms` passes,
+ * is given up on and the next one tried (recorded as a fallback and why). Once output has
+ * reached the caller there is no going back: a later failure ends the request as `failed`,
+ * with what ran billed. A Joule ceiling is enforced twice: the backend gets a `max_tokens`
+ * that fits it, and the running estimate stops the stream before a token would cross it.
+ */
+export type RouteOutcome = 'completed' | 'stopped_at_joule_ceiling' | 'failed' | 'aborted';
+
+export interface RouteRequestRun {
+  plan: RoutePlan;
+  messages: readonly ChatMessage[];
+  /** Sampling, tools and output shape as the local route builds them (no signal or onPart). */
+  options: Omit<ChatOptions, 'signal' | 'onPart'>;
+  /** `x-svc-max-joules`. */
+  maxJoules?: number | undefined;
+  /** `x-svc-max-latency-ms`: the longest wait for the first token from each backend tried. */
+  maxLatencyMs?: number | undefined;
+  /** performance.now() when the request arrived (default: now), for `latency_ms`. */
+  startedAt?: number | undefined;
+  /** The client left: stop everything (outcome `aborted`). */
+  signal?: AbortSignal | undefined;
+  /** Each part as it is produced, from the backend that serves the request only. */
+  onPart?: ((part: GenerationPart) => void) | undefined;
+}
+
+export type SvcRouteWithoutEvidence = Omit<SvcRoute, 'evidence_id'>;
+
+export interface RouteResult extends GenerateResult {
+  outcome: RouteOutcome;
+  /** For `failed`: what went wrong after output had started (the HTTP layer ends the stream with it). */
+  error?: ApiError | undefined;
+  backend: string;
+  queueClass: RoutePlan['queueClass'];
+  route: SvcRouteWithoutEvidence;
+  /** Backends given up on before this one, with their reasons. */
+  attempts: FailedAttempt[];
+}
+
+export interface RouteExecutorOptions {
+  /** The in-process llama.cpp engine's models, for `engine` backends. */
+  engine?: ModelRegistry | undefined;
+  /** Where upstream keys are read (the variables `api_key_env` names). */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** RAPL, for `engine` backends' raw_joules; null or absent → raw_joules is null. */
+  meter?: RaplMeter | null | undefined;
+}
+
+/** 4xx statuses that say the request itself is wrong: no other backend would take it either. */
+const CLIENT_FAULT = new Set([400, 413, 422]);
+
+function reasonOf(error: unknown): string {
+  if (error instanceof ApiError && /^[a-z0-9_.-]{1,64}$/i.test(error.code)) return `backend_error:${error.code}`;
+  return 'backend_error:internal';
+}
+
+class LatencyCeiling extends Error {
+  override name = 'LatencyCeiling';
+}
+
+class JouleCeiling extends Error {
+  override name = 'JouleCeiling';
+}
+
+export class RouteExecutor {
+  readonly #options: RouteExecutorOptions;
+  readonly #upstreams = new Map<string, OpenAIUpstream>();
+
+  constructor(options: RouteExecutorOptions = {}) {
+    this.#options = options;
+  }
+
+  async execute(run: RouteRequestRun): Promise<RouteResult> {
+    const startedAt = run.startedAt ?? performance.now();
+    const promptEstimate = estimatePromptTokens(run.messages);
+    let candidates: Candidate[] = run.plan.candidates;
+    if (run.maxJoules !== undefined) {
+      const ceiling = run.maxJoules;
+      candidates = candidates.filter((c) => minimumJoules(c.backend.energy, promptEstimate) <= ceiling);
+      if (candidates.length === 0) {
+        const least = Math.min(...run.plan.candidates.map((c) => minimumJoules(c.backend.energy, promptEstimate)));
+        throw new RouteRefusedError(
+          'joule_ceiling_too_low',
+          `x-svc-max-joules ${ceiling} cannot cover this request: its prompt and one completion token are estimated at ${least} J on the cheapest backend.`,
+          'x-svc-max-joules',
+        );
+      }
+    }
+    const attempts: FailedAttempt[] = [];
+    let lastError: unknown;
+    for (const candidate of candidates) {
+      if (run.signal?.aborted === true) break;
+      try {
+        return await this.#attempt(candidate, run, startedAt, promptEstimate, attempts);
+      } catch (error) {
+        if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
+        lastError = error;
+        attempts.push({ backend: candidate.backend.id, reason: error instanceof LatencyCeiling ? 'latency_ceiling' : reasonOf(error) });
+      }
+    }
+    if (run.signal?.aborted === true) {
+      const last = candidates[Math.min(attempts.length, candidates.length - 1)]!;
+      return this.#result(last, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
+        outcome: 'aborted', attempts, seconds: 0, promptEstimate, counted: 0, raw: null,
+      });
+    }
+    throw new AllBackendsFailedError(attempts, lastError);
+  }
+
+  async #attempt(candidate: Candidate, run: RouteRequestRun, startedAt: number, promptEstimate: number, attempts: FailedAttempt[]): Promise<RouteResult> {
+    const { backend } = candidate;
+    const model = this.#model(candidate, run.plan.model);
+    const profile = backend.energy;
+    const stop = new AbortController();
+    const signal = run.signal === undefined ? stop.signal : AbortSignal.any([run.signal, stop.signal]);
+    let started = false;
+    let counted = 0;
+    const attemptStart = performance.now();
+
+    let timer: NodeJS.Timeout | undefined;
+    // Each backend gets the whole ceiling to its first token: counted from the request's
+    // arrival, a fallback would start with no time left and could never help.
+    if (run.maxLatencyMs !== undefined) {
+      timer = setTimeout(() => {
+        if (!started) stop.abort(new LatencyCeiling());
+      }, run.maxLatencyMs);
+    }
+
+    let maxTokens = run.options.maxTokens;
+    if (run.maxJoules !== undefined) {
+      const budget = completionTokenBudget(profile, promptEstimate, run.maxJoules);
+      if (Number.isFinite(budget)) maxTokens = Math.min(maxTokens ?? budget, budget);
+    }
+
+    const onPart = (part: GenerationPart): void => {
+      if (stop.signal.aborted) return;
+      if (!started) {
+        started = true;
+        clearTimeout(timer);
+      }
+      if (part.type === 'text-delta' || part.type === 'tool-call-delta') counted++;
+      run.onPart?.(part);
+      if (run.maxJoules !== undefined) {
+        const seconds = (performance.now() - attemptStart) / 1000;
+        if (nextTokenExceeds(profile, { promptTokens: promptEstimate, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
+      }
+    };
+
+    const measurement = backend.kind === 'engine' ? this.#options.meter?.begin() : undefined;
+    let result: GenerateResult;
+    try {
+      result = await model.chat(run.messages, { ...run.options, maxTokens, signal, onPart });
+    } catch (error) {
+      clearTimeout(timer);
+      measurement?.end();
+      if (stop.signal.reason instanceof LatencyCeiling && !started) throw stop.signal.reason;
+      if (!started) throw error;
+      const seconds = (performance.now() - attemptStart) / 1000;
+      const apiError = error instanceof ApiError
+        ? error
+        : new ApiError({ status: 502, type: 'server_error', code: 'backend_failed', message: `Backend '${backend.id}' failed mid-answer.`, cause: error });
+      return this.#result(candidate, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: counted } }, {
+        outcome: 'failed', error: apiError, attempts, seconds, promptEstimate, counted, raw: null,
+      });
+    }
+    clearTimeout(timer);
+    const raw = measurement?.end() ?? null;
+    const seconds = (performance.now() - attemptStart) / 1000;
+    const reason = stop.signal.reason as unknown;
+    if (reason instanceof LatencyCeiling && !started) throw reason;
+    if (reason instanceof JouleCeiling) {
+      return this.#result(candidate, run, startedAt, { ...result, finishReason: 'length' }, { outcome: 'stopped_at_joule_ceiling', attempts, seconds, promptEstimate, counted, raw });
+    }
+    if (run.signal?.aborted === true) {
+      return this.#result(candidate, run, startedAt, result, { outcome: 'aborted', attempts, seconds, promptEstimate, counted, raw });
+    }
+    // The backend stopped at the max_tokens the Joule budget gave it, not the caller's own.
+    const joulesCut = result.finishReason === 'length' && maxTokens !== run.options.maxTokens && result.usage.completionTokens >= (maxTokens ?? Infinity);
+    return this.#result(candidate, run, startedAt, result, { outcome: joulesCut ? 'stopped_at_joule_ceiling' : 'completed', attempts, seconds, promptEstimate, counted, raw });
+  }
+
+  #result(
+    candidate: Candidate,
+    run: RouteRequestRun,
+    startedAt: number,
+    result: GenerateResult,
+    how: { outcome: RouteOutcome; error?: ApiError; attempts: FailedAttempt[]; seconds: number; promptEstimate: number; counted: number; raw: number | null },
+  ): RouteResult {
+    const { backend } = candidate;
+    // The backend's own counts when it reports them; our counts where a stream was cut short.
+    const promptTokens = result.usage.promptTokens > 0 ? result.usage.promptTokens : how.promptEstimate;
+    const completionTokens = Math.max(result.usage.completionTokens, how.counted);
+    const estimated = estimateJoules(backend.energy, { promptTokens, completionTokens, seconds: how.seconds });
+    const raw = how.raw === null ? null : roundMillijoules(how.raw);
+    return {
+      ...result,
+      usage: { promptTokens, completionTokens },
+      outcome: how.outcome,
+      ...(how.error !== undefined ? { error: how.error } : {}),
+      backend: backend.id,
+      queueClass: run.plan.queueClass,
+      attempts: how.attempts,
+      route: {
+        execution_plane: backend.execution_plane,
+        policy: run.plan.policy,
+        privacy_tier: run.plan.privacyTier,
+        model: run.plan.model,
+        provider: backend.provider,
+        latency_ms: Math.round(performance.now() - startedAt),
+        raw_joules: raw,
+        estimated_joules: estimated,
+        billable_joules: billableJoules({ raw, estimated, ceiling: run.maxJoules }),
+        fallback: how.attempts.length > 0,
+        fallback_reason: how.attempts.length > 0 ? how.attempts.map((a) => a.reason).join(',') : null,
+      },
+    };
+  }
+
+  /** The LanguageModel a candidate runs on; a missing one is a backend error like any other. */
+  #model(candidate: Candidate, hostedModel: string): LanguageModel {
+    const { backend, backendModel } = candidate;
+    if (backend.kind === 'engine') {
+      const engine = this.#options.engine;
+      let id = backendModel;
+      if (id === ENGINE_DEFAULT_MODEL) {
+        id = engine?.list().find((m) => m.capabilities === undefined || m.capabilities.includes('chat'))?.id ?? '';
+      }
+      const model = id === '' ? undefined : engine?.model(id);
+      if (model === undefined) {
+        throw new ApiError({ status: 502, type: 'server_error', code: 'engine_model_unavailable', message: `Backend '${backend.id}' has no engine model for '${hostedModel}'.` });
+      }
+      return model;
+    }
+    return this.#upstream(backend).model(backendModel, hostedModel);
+  }
+
+  #upstream(backend: BackendConfig): OpenAIUpstream {
+    const existing = this.#upstreams.get(backend.id);
+    if (existing !== undefined) return existing;
+    if (backend.upstream === undefined) throw new Error(`backend '${backend.id}' has no upstream table`);
+    // The same resolution as the local daemon's [[upstreams]]: URL normalised, key from the environment, timeouts defaulted.
+    const [spec] = resolveUpstreams([{ ...backend.upstream, name: backend.id, discover: false, models: Object.values(backend.models) }], [], this.#options.env ?? process.env, parseDuration);
+    const upstream = new OpenAIUpstream(spec!);
+    this.#upstreams.set(backend.id, upstream);
+    return upstream;
+  }
+
+  /** Closes upstream connections. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#upstreams.values()].map((u) => u.close()));
+    this.#upstreams.clear();
+  }
+}

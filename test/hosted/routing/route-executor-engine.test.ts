@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { LlamaEngine } from '../../../src/inference/llama-engine.ts';
+import { ModelCatalog } from '../../../src/inference/model-catalog.ts';
+import type { GenerationPart } from '../../../src/inference/language-model.ts';
+import { loadRouteConfig } from '../../../src/hosted/routing/load-route-config.ts';
+import { RaplMeter } from '../../../src/hosted/routing/rapl-meter.ts';
+import { RouteExecutor } from '../../../src/hosted/routing/route-executor.ts';
+import { planRoute } from '../../../src/hosted/routing/route-planner.ts';
+import { tinyModelPath } from '../../helpers/daemon-process.ts';
+
+const quiet = { info() {}, warn() {}, debug() {} };
+let engine: LlamaEngine;
+let powercap: string;
+
+before(async () => {
+  const catalog = await ModelCatalog.load([{ id: 'tiny', path: tinyModelPath() }], { dataDir: mkdtempSync(join(tmpdir(), 'svc-data-')), sources: new Set() });
+  engine = new LlamaEngine(catalog, { parallel: 1, queueSize: 4, contextSize: 2048, defaultMaxTokens: 16, keepAliveMs: 60_000, gpu: 'cpu', threads: 1, log: quiet });
+  powercap = mkdtempSync(join(tmpdir(), 'svc-powercap-'));
+  mkdirSync(join(powercap, 'intel-rapl:0'));
+  writeFileSync(join(powercap, 'intel-rapl:0', 'name'), 'package-0\n');
+  writeFileSync(join(powercap, 'intel-rapl:0', 'energy_uj'), '1000000\n');
+  writeFileSync(join(powercap, 'intel-rapl:0', 'max_energy_range_uj'), '262143328850\n');
+});
+after(async () => {
+  await engine.close();
+  rmSync(powercap, { recursive: true, force: true });
+});
+
+describe('RouteExecutor on the in-process engine (default configuration, real tiny GGUF)', () => {
+  it('generates through @default, with estimated Joules from the profile and no raw figure without RAPL', async () => {
+    const config = loadRouteConfig();
+    const executor = new RouteExecutor({ engine });
+    const parts: GenerationPart[] = [];
+    const result = await executor.execute({
+      plan: planRoute(config, { model: 'svc-chat', plan: { enterprise: false } }),
+      messages: [{ role: 'user', content: 'Hi' }], options: { maxTokens: 8, temperature: 0, seed: 1 },
+      onPart: (p) => parts.push(p),
+    });
+    assert.equal(result.backend, 'engine');
+    assert.equal(result.outcome, 'completed');
+    assert.ok(result.usage.promptTokens > 0 && result.usage.completionTokens > 0);
+    assert.equal(parts.filter((p) => p.type === 'text-delta').map((p) => (p as { text: string }).text).join(''), result.text);
+    assert.equal(result.route.provider, 'svc-llama.cpp');
+    assert.equal(result.route.privacy_tier, 'personal');
+    assert.equal(result.route.raw_joules, null);
+    assert.ok(result.route.estimated_joules > 0);
+    assert.equal(result.route.billable_joules, result.route.estimated_joules);
+  });
+
+  it('takes raw_joules from RAPL when the host exposes it, and bills that', async () => {
+    const meter = RaplMeter.open(powercap);
+    assert.ok(meter !== null);
+    const executor = new RouteExecutor({ engine, meter });
+    const result = await executor.execute({
+      plan: planRoute(loadRouteConfig(), { model: 'svc-chat', plan: { enterprise: false } }),
+      messages: [{ role: 'user', content: 'Hi' }],
+      options: { maxTokens: 4, temperature: 0, seed: 1 },
+      // The counter moves while the request runs (the fake tree stands in for the kernel).
+      onPart: () => writeFileSync(join(powercap, 'intel-rapl:0', 'energy_uj'), '3500000\n'),
+    });
+    assert.equal(result.route.raw_joules, 2.5);
+    assert.equal(result.route.billable_joules, 2.5);
+  });
+
+  it('stops at the Joule ceiling on the engine too', async () => {
+    const config = loadRouteConfig();
+    // Prompt estimate for 'Hi': 1 + 4 = 5 tokens × 0.06 = 0.3 J; each completion token 0.6 J → 2 fit in 1.5 J.
+    const result = await new RouteExecutor({ engine }).execute({
+      plan: planRoute(config, { model: 'svc-chat', plan: { enterprise: false } }),
+      messages: [{ role: 'user', content: 'Hi' }], options: { maxTokens: 50, temperature: 0, seed: 1 }, maxJoules: 1.5,
+    });
+    assert.equal(result.outcome, 'stopped_at_joule_ceiling');
+    assert.ok(result.usage.completionTokens >= 1 && result.usage.completionTokens <= 2, String(result.usage.completionTokens));
+    assert.equal(result.finishReason, 'length');
+    assert.ok(result.route.billable_joules <= 1.5);
+  });
+});

@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { GenerationPart } from '../../../src/inference/language-model.ts';
+import { AllBackendsFailedError } from '../../../src/hosted/routing/all-backends-failed-error.ts';
+import { checkRouteConfig } from '../../../src/hosted/routing/load-route-config.ts';
+import { RouteExecutor } from '../../../src/hosted/routing/route-executor.ts';
+import { planRoute } from '../../../src/hosted/routing/route-planner.ts';
+import { RouteRefusedError } from '../../../src/hosted/routing/route-refused-error.ts';
+import { routeConfigSchema, type RouteConfig } from '../../../src/hosted/route-config.ts';
+import { ApiError } from '../../../src/shared/api-error.ts';
+import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type Handler, type ScriptedUpstream } from '../../helpers/scripted-upstream.ts';
+
+const energy = { joules_per_prompt_token: 0.01, joules_per_completion_token: 0.5, joules_per_second: 0 };
+const usage = (prompt: number, completion: number) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
+const hello = sse([contentChunk('Hel'), contentChunk('lo'), finishChunk('stop'), usage(12, 2), '[DONE]']);
+
+/** A loopback port with nothing listening: connections are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let first: ScriptedUpstream;
+let second: ScriptedUpstream;
+let deadPort: number;
+
+before(async () => {
+  first = await startScriptedUpstream();
+  second = await startScriptedUpstream();
+  deadPort = await closedPort();
+});
+after(async () => {
+  await first.close();
+  await second.close();
+});
+
+function configWith(firstUrl: string, secondUrl: string): RouteConfig {
+  const backend = (id: string, base_url: string, provider: string) => ({
+    id, kind: 'upstream', upstream: { base_url }, sharing: 'shared', execution_plane: 'supercomputer', provider, models: { chat: `${id}-model` }, energy,
+  });
+  return checkRouteConfig(routeConfigSchema.parse({
+    default_policy: 'supercomputer-fast',
+    models: [{ id: 'chat', family: 'chat' }],
+    backends: [backend('primary', firstUrl, 'vllm-a'), backend('secondary', secondUrl, 'vllm-b')],
+    routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['primary', 'secondary'] }],
+  }));
+}
+
+async function run(config: RouteConfig, extra: { maxJoules?: number; maxLatencyMs?: number; maxTokens?: number } = {}) {
+  const executor = new RouteExecutor({ env: {} });
+  const parts: GenerationPart[] = [];
+  try {
+    const plan = planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } });
+    const result = await executor.execute({
+      plan, messages: [{ role: 'user', content: 'Say hello' }], options: { maxTokens: extra.maxTokens },
+      maxJoules: extra.maxJoules, maxLatencyMs: extra.maxLatencyMs, onPart: (p) => parts.push(p),
+    });
+    return { result, parts };
+  } finally {
+    await executor.close();
+  }
+}
+
+describe('RouteExecutor over real OpenAI-compatible servers', () => {
+  it('serves from the first backend with full route evidence when it works', async () => {
+    first.handle(hello);
+    const before = first.requests.length;
+    const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl));
+    assert.equal(result.text, 'Hello');
+    assert.equal(result.outcome, 'completed');
+    assert.equal(result.finishReason, 'stop');
+    assert.deepEqual(parts, [{ type: 'text-delta', text: 'Hel' }, { type: 'text-delta', text: 'lo' }]);
+    assert.deepEqual(result.usage, { promptTokens: 12, completionTokens: 2 });
+    assert.equal((first.requests[before]?.body as { model: string }).model, 'primary-model');
+    const { latency_ms: latency, ...route } = result.route;
+    assert.ok(Number.isInteger(latency) && latency >= 0);
+    assert.deepEqual(route, {
+      execution_plane: 'supercomputer', policy: 'supercomputer-fast', privacy_tier: 'mesh_safe', model: 'chat', provider: 'vllm-a',
+      raw_joules: null, estimated_joules: 1.12, billable_joules: 1.12, fallback: false, fallback_reason: null,
+    });
+    assert.equal(result.queueClass, 'interactive');
+  });
+
+  it('falls back on a 500 and says why', async () => {
+    first.handle(answer(500, { error: { message: 'boom', type: 'server_error' } }));
+    second.handle(hello);
+    const { result } = await run(configWith(first.baseUrl, second.baseUrl));
+    assert.equal(result.text, 'Hello');
+    assert.equal(result.backend, 'secondary');
+    assert.equal(result.route.provider, 'vllm-b');
+    assert.equal(result.route.fallback, true);
+    assert.equal(result.route.fallback_reason, 'backend_error:upstream_error');
+  });
+
+  it('falls back when the connection is refused', async () => {
+    second.handle(hello);
+    const { result } = await run(configWith(`http://127.0.0.1:${deadPort}/v1`, second.baseUrl));
+    assert.equal(result.text, 'Hello');
+    assert.equal(result.route.fallback_reason, 'backend_error:upstream_unavailable');
+  });
+
+  it('falls back when no token arrived by x-svc-max-latency-ms, and cancels the slow backend', async () => {
+    first.handle((_req, res) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); /* and then nothing */ });
+    second.handle(hello);
+    const count = first.requests.length;
+    const started = performance.now();
+    const { result } = await run(configWith(first.baseUrl, second.baseUrl), { maxLatencyMs: 300 });
+    assert.ok(performance.now() - started < 3000);
+    assert.equal(result.text, 'Hello');
+    assert.equal(result.route.fallback_reason, 'latency_ceiling');
+    await first.requests[count]!.aborted;
+  });
+
+  it('every backend past x-svc-max-latency-ms → 503 latency_ceiling', async () => {
+    const silent: Handler = (_req, res) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); };
+    first.handle(silent);
+    second.handle(silent);
+    await assert.rejects(run(configWith(first.baseUrl, second.baseUrl), { maxLatencyMs: 100 }), (error: unknown) => {
+      assert.ok(error instanceof AllBackendsFailedError);
+      assert.equal(error.status, 503);
+      assert.deepEqual(error.attempts.map((a) => a.reason), ['latency_ceiling', 'latency_ceiling']);
+      return true;
+    });
+  });
+
+  it('stops a stream at the Joule ceiling, tells the backend the budget, and bills no more than the ceiling', async () => {
+    const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
+    first.handle(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const w of words) {
+        if (res.destroyed) return;
+        res.write(`data: ${JSON.stringify(w)}\n\n`);
+        await sleep(5);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    const count = first.requests.length;
+    // Prompt estimate: 'Say hello' = 9 bytes → 3 tokens + 4 = 7 → 0.07 J; each completion token 0.5 J.
+    const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3 });
+    assert.equal(result.outcome, 'stopped_at_joule_ceiling');
+    assert.equal(result.finishReason, 'length');
+    assert.equal(parts.length, 5, 'floor((3 − 0.07) / 0.5) = 5 tokens fit');
+    assert.equal(result.text, 'w0 w1 w2 w3 w4 ');
+    assert.equal((first.requests[count]?.body as { max_tokens: number }).max_tokens, 5);
+    assert.ok(result.route.billable_joules <= 3);
+    assert.equal(result.route.estimated_joules, 2.57);
+    await first.requests[count]!.aborted;
+  });
+
+  it('refuses up front what cannot fit the Joule ceiling, calling nobody', async () => {
+    const count = first.requests.length + second.requests.length;
+    await assert.rejects(run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 0 }), (error: unknown) => {
+      assert.ok(error instanceof RouteRefusedError);
+      assert.equal(error.code, 'joule_ceiling_too_low');
+      assert.equal(error.status, 400);
+      return true;
+    });
+    assert.equal(first.requests.length + second.requests.length, count);
+  });
+
+  it('does not fall back on the client\'s own mistake (a 400)', async () => {
+    first.handle(answer(400, { error: { message: 'bad temperature', type: 'invalid_request_error', param: 'temperature' } }));
+    const count = second.requests.length;
+    await assert.rejects(run(configWith(first.baseUrl, second.baseUrl)), (error: unknown) => error instanceof ApiError && error.status === 400);
+    assert.equal(second.requests.length, count);
+  });
+
+  it('all backends unreachable → 503 hosted_route_unavailable with each reason', async () => {
+    await assert.rejects(run(configWith(`http://127.0.0.1:${deadPort}/v1`, `http://127.0.0.1:${deadPort}/v2`)), (error: unknown) => {
+      assert.ok(error instanceof AllBackendsFailedError);
+      assert.equal(error.status, 503);
+      assert.equal(error.type, 'server_error');
+      assert.equal(error.code, 'hosted_route_unavailable');
+      assert.equal(error.retryAfterSeconds, 1);
+      assert.deepEqual(error.attempts, [
+        { backend: 'primary', reason: 'backend_error:upstream_unavailable' },
+        { backend: 'secondary', reason: 'backend_error:upstream_unavailable' },
+      ]);
+      return true;
+    });
+  });
+
+  it('all backends answering 500 → 502, not echoing their messages', async () => {
+    first.handle(answer(500, { error: { message: 'secret internals' } }));
+    second.handle(answer(500, { error: { message: 'secret internals' } }));
+    await assert.rejects(run(configWith(first.baseUrl, second.baseUrl)), (error: unknown) => {
+      assert.ok(error instanceof AllBackendsFailedError);
+      assert.equal(error.status, 502);
+      assert.ok(!error.message.includes('secret'), error.message);
+      return true;
+    });
+  });
+
+  it('a failure after output has started ends the request as failed, without falling back', async () => {
+    first.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(contentChunk('partial'))}\n\n`);
+      setTimeout(() => res.destroy(), 20);
+    });
+    const count = second.requests.length;
+    const { result } = await run(configWith(first.baseUrl, second.baseUrl));
+    assert.equal(result.outcome, 'failed');
+    assert.equal(result.error?.code, 'upstream_unavailable');
+    assert.equal(result.usage.completionTokens, 1);
+    assert.equal(second.requests.length, count);
+  });
+});
