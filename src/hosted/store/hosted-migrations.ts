@@ -1,0 +1,103 @@
+import type { Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+
+/**
+ * The hosted schema, one list for both stores, applied in order at open by Kysely's Migrator.
+ * Append new migrations; never edit one that has shipped. Column types are ones SQLite and
+ * PostgreSQL both read the same way (`bigint` has INTEGER affinity in SQLite), so no dialect
+ * branch is needed yet; if one ever is, branch on the dialect in one helper in this file.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_hosted_schema': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('monthly_allowance_mj', 'bigint', (c) => c.notNull())
+        .addColumn('hosted_entitlement', 'integer', (c) => c.notNull())
+        .addColumn('enterprise', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('project', 'text')
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('last_four', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_at', 'bigint')
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('api_keys_account').on('api_keys').columns(['account_id', 'created_at']).execute();
+
+      await db.schema
+        .createTable('sign_in_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .execute();
+
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sessions_expiry').on('sessions').column('expires_at').execute();
+
+      await db.schema
+        .createTable('ledger')
+        .addColumn('evidence_id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+        .addColumn('project_id', 'text')
+        .addColumn('idempotency_key', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('execution_plane', 'text', (c) => c.notNull())
+        .addColumn('policy', 'text', (c) => c.notNull())
+        .addColumn('privacy_tier', 'text', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('latency_ms', 'double precision', (c) => c.notNull())
+        .addColumn('raw_mj', 'bigint')
+        .addColumn('estimated_mj', 'bigint', (c) => c.notNull())
+        .addColumn('billable_mj', 'bigint', (c) => c.notNull())
+        .addColumn('fallback', 'integer', (c) => c.notNull())
+        .addColumn('fallback_reason', 'text')
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('prompt_tokens', 'integer', (c) => c.notNull())
+        .addColumn('completion_tokens', 'integer', (c) => c.notNull())
+        .addColumn('response', 'text')
+        // NULLs are distinct in both engines, so requests without an Idempotency-Key never collide.
+        .addUniqueConstraint('ledger_idempotency', ['account_id', 'idempotency_key'])
+        .execute();
+      await db.schema.createIndex('ledger_account_day').on('ledger').columns(['account_id', 'month', 'day']).execute();
+      await db.schema.createIndex('ledger_account_key').on('ledger').columns(['account_id', 'key_id', 'month', 'created_at']).execute();
+      await db.schema.createIndex('ledger_account_project').on('ledger').columns(['account_id', 'project_id', 'month', 'created_at']).execute();
+
+      await db.schema
+        .createTable('usage_counters')
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('used_mj', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_counters_pk', ['account_id', 'month'])
+        .execute();
+    },
+  },
+};
+
+export const hostedMigrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

@@ -1,0 +1,485 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type {
+  Account,
+  Allowance,
+  ApiKeyRecord,
+  ChargeInput,
+  ChargeResult,
+  HostedStore,
+  IssuedKey,
+  KeyCheck,
+  KeyScope,
+  LedgerEntry,
+  Plan,
+  Session,
+  UsageQuery,
+  UsageReport,
+} from '../hosted-store.ts';
+import { newId } from '../../shared/new-id.ts';
+import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
+import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
+import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeToken, newKeySecret, randomToken, sameHash } from './store-secrets.ts';
+import { UnknownAccountError } from './unknown-account-error.ts';
+
+/** last_used_at is coarse on purpose: one write per key per minute, not one per request. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+const DEFAULT_EVIDENCE_LIMIT = 50;
+const MAX_EVIDENCE_LIMIT = 1000;
+// Bounds the in-memory last-write map; clearing it only costs a few extra conditional updates.
+const MAX_TOUCHED_KEYS = 100_000;
+
+const accountColumns = ['accounts.id', 'accounts.name', 'accounts.monthly_allowance_mj', 'accounts.hosted_entitlement', 'accounts.enterprise', 'accounts.created_at'] as const;
+
+function toAccount(row: Selectable<AccountRow>): Account {
+  return {
+    id: row.id,
+    name: row.name,
+    plan: {
+      monthlyJouleAllowance: toJoules(Number(row.monthly_allowance_mj)),
+      hostedEntitlement: Number(row.hosted_entitlement) === 1,
+      enterprise: Number(row.enterprise) === 1,
+    },
+    createdAt: new Date(Number(row.created_at)),
+  };
+}
+
+function toKeyRecord(row: Omit<ApiKeyRow, 'secret_hash'>): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    scope: row.scope as KeyScope,
+    name: row.name,
+    project: row.project,
+    prefix: row.prefix,
+    lastFour: row.last_four,
+    createdAt: new Date(Number(row.created_at)),
+    lastUsedAt: row.last_used_at === null ? null : new Date(Number(row.last_used_at)),
+    revokedAt: row.revoked_at === null ? null : new Date(Number(row.revoked_at)),
+  };
+}
+
+function toLedgerEntry(row: LedgerRow): LedgerEntry {
+  return {
+    evidenceId: row.evidence_id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    projectId: row.project_id,
+    idempotencyKey: row.idempotency_key,
+    createdAt: new Date(Number(row.created_at)),
+    route: {
+      execution_plane: row.execution_plane,
+      policy: row.policy,
+      privacy_tier: row.privacy_tier,
+      model: row.model,
+      provider: row.provider,
+      latency_ms: Number(row.latency_ms),
+      raw_joules: row.raw_mj === null ? null : toJoules(Number(row.raw_mj)),
+      estimated_joules: toJoules(Number(row.estimated_mj)),
+      billable_joules: toJoules(Number(row.billable_mj)),
+      fallback: Number(row.fallback) === 1,
+      fallback_reason: row.fallback_reason,
+      evidence_id: row.evidence_id,
+    },
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    outcome: row.outcome,
+    response: row.response === null ? null : JSON.parse(row.response) as unknown,
+  };
+}
+
+function planColumns(plan: Partial<Plan>): Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise'>> {
+  const columns: Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise'>> = {};
+  if (plan.monthlyJouleAllowance !== undefined) columns.monthly_allowance_mj = toMillijoules(plan.monthlyJouleAllowance, 'monthlyJouleAllowance');
+  if (plan.hostedEntitlement !== undefined) columns.hosted_entitlement = plan.hostedEntitlement ? 1 : 0;
+  if (plan.enterprise !== undefined) columns.enterprise = plan.enterprise ? 1 : 0;
+  return columns;
+}
+
+function requireTtl(ttlMs: number, what: string): void {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`${what} must be a positive number of milliseconds`);
+}
+
+function nonNegativeInteger(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative integer`);
+  return value;
+}
+
+/**
+ * The HostedStore over Kysely: the same queries for SQLite and PostgreSQL (open-hosted-store.ts
+ * builds the Kysely instance, runs the migrations and picks `kind`).
+ */
+export class KyselyHostedStore implements HostedStore {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly #db: Kysely<HostedDatabase>;
+  /** Key id -> when this instance last wrote its last_used_at (epoch ms). */
+  readonly #touched = new Map<string, number>();
+
+  constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres') {
+    this.#db = db;
+    this.kind = kind;
+  }
+
+  async createAccount(input: { name: string; plan: Plan }): Promise<Account> {
+    const row: AccountRow = {
+      id: newId('acct_'),
+      name: input.name,
+      monthly_allowance_mj: toMillijoules(input.plan.monthlyJouleAllowance, 'monthlyJouleAllowance'),
+      hosted_entitlement: input.plan.hostedEntitlement ? 1 : 0,
+      enterprise: input.plan.enterprise ? 1 : 0,
+      created_at: Date.now(),
+    };
+    await this.#db.insertInto('accounts').values(row).execute();
+    return toAccount(row);
+  }
+
+  async getAccount(accountId: string): Promise<Account | undefined> {
+    const row = await this.#db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const rows = await this.#db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(toAccount);
+  }
+
+  async setPlan(accountId: string, plan: Partial<Plan>): Promise<Account | undefined> {
+    const columns = planColumns(plan);
+    if (Object.keys(columns).length === 0) return this.getAccount(accountId);
+    const row = await this.#db.updateTable('accounts').set(columns).where('id', '=', accountId).returningAll().executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async issueKey(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): Promise<IssuedKey> {
+    if (!KEY_PREFIXES.has(input.scope)) throw new TypeError(`unknown key scope: ${String(input.scope)}`);
+    if ((await this.getAccount(accountId)) === undefined) throw new UnknownAccountError(accountId);
+    const secret = newKeySecret(input.scope);
+    const row: ApiKeyRow = {
+      id: newId('key_'),
+      account_id: accountId,
+      scope: input.scope,
+      name: input.name ?? null,
+      project: input.project ?? null,
+      prefix: secret.slice(0, 12),
+      last_four: secret.slice(-4),
+      secret_hash: hashSecret(secret),
+      created_at: Date.now(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.#db.insertInto('api_keys').values(row).execute();
+    return { key: toKeyRecord(row), secret };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    // secret_hash is left out of the select, not just of the mapping: it never leaves the store.
+    const rows = await this.#db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id', 'scope', 'name', 'project', 'prefix', 'last_four', 'created_at', 'last_used_at', 'revoked_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toKeyRecord);
+  }
+
+  async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+    // Revoking twice keeps the first revocation time: DELETE is idempotent for the caller.
+    await this.#db
+      .updateTable('api_keys')
+      .set({ revoked_at: Date.now() })
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    const row = await this.#db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id', 'scope', 'name', 'project', 'prefix', 'last_four', 'created_at', 'last_used_at', 'revoked_at'])
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toKeyRecord(row);
+  }
+
+  async checkKey(secret: string): Promise<KeyCheck> {
+    if (typeof secret !== 'string' || !looksLikeKeySecret(secret)) return { status: 'unknown' };
+    const hash = hashSecret(secret);
+    const row = await this.#db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id as key_id', 'api_keys.scope', 'api_keys.name as key_name', 'api_keys.project', 'api_keys.prefix', 'api_keys.last_four',
+        'api_keys.secret_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.revoked_at',
+        ...accountColumns,
+      ])
+      .where('api_keys.secret_hash', '=', hash)
+      .executeTakeFirst();
+    if (row === undefined || !sameHash(row.secret_hash, hash)) return { status: 'unknown' };
+    const key = toKeyRecord({
+      id: row.key_id, account_id: row.id, scope: row.scope, name: row.key_name, project: row.project, prefix: row.prefix,
+      last_four: row.last_four, created_at: row.key_created_at, last_used_at: row.last_used_at, revoked_at: row.revoked_at,
+    });
+    if (key.revokedAt !== null) return { status: 'revoked', key };
+    key.lastUsedAt = await this.#touch(key.id, key.lastUsedAt);
+    return { status: 'valid', key, account: toAccount(row) };
+  }
+
+  /** Records use at most once a minute per key, across replicas too (the update is conditional). */
+  async #touch(keyId: string, stored: Date | null): Promise<Date | null> {
+    const now = Date.now();
+    const last = Math.max(this.#touched.get(keyId) ?? 0, stored?.getTime() ?? 0);
+    if (now - last < LAST_USED_GRANULARITY_MS) return stored;
+    if (this.#touched.size >= MAX_TOUCHED_KEYS) this.#touched.clear();
+    this.#touched.set(keyId, now);
+    await this.#db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_GRANULARITY_MS)]))
+      .execute();
+    return new Date(now);
+  }
+
+  async createSignInToken(accountId: string, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
+    requireTtl(ttlMs, 'ttlMs');
+    if ((await this.getAccount(accountId)) === undefined) throw new UnknownAccountError(accountId);
+    const now = Date.now();
+    // Sign-in links are an operator action, rare enough to sweep expired credentials here.
+    await this.#db.deleteFrom('sign_in_tokens').where('expires_at', '<=', now).execute();
+    await this.#db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+    const token = randomToken();
+    const expiresAt = now + ttlMs;
+    await this.#db.insertInto('sign_in_tokens').values({ token_hash: hashSecret(token), account_id: accountId, created_at: now, expires_at: expiresAt, used_at: null }).execute();
+    return { token, expiresAt: new Date(expiresAt) };
+  }
+
+  async redeemSignInToken(token: string, sessionTtlMs: number): Promise<{ session: Session; token: string } | undefined> {
+    requireTtl(sessionTtlMs, 'sessionTtlMs');
+    if (typeof token !== 'string' || !looksLikeToken(token)) return undefined;
+    const hash = hashSecret(token);
+    return this.#db.transaction().execute(async (trx) => {
+      const now = Date.now();
+      // One conditional update is the one-time guarantee: of two concurrent redeems, the second
+      // finds used_at set (PostgreSQL re-checks the row after the first commits) and gets nothing.
+      const used = await trx
+        .updateTable('sign_in_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', hash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning(['account_id', 'token_hash'])
+        .executeTakeFirst();
+      if (used === undefined || !sameHash(used.token_hash, hash)) return undefined;
+      const sessionToken = randomToken();
+      const session: Session = { id: newId('sess_'), accountId: used.account_id, createdAt: new Date(now), expiresAt: new Date(now + sessionTtlMs) };
+      await trx
+        .insertInto('sessions')
+        .values({ id: session.id, token_hash: hashSecret(sessionToken), account_id: session.accountId, created_at: now, expires_at: now + sessionTtlMs })
+        .execute();
+      return { session, token: sessionToken };
+    });
+  }
+
+  async checkSession(token: string): Promise<{ session: Session; account: Account } | undefined> {
+    if (typeof token !== 'string' || !looksLikeToken(token)) return undefined;
+    const hash = hashSecret(token);
+    const row = await this.#db
+      .selectFrom('sessions')
+      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+      .select(['sessions.id as session_id', 'sessions.token_hash', 'sessions.created_at as session_created_at', 'sessions.expires_at', ...accountColumns])
+      .where('sessions.token_hash', '=', hash)
+      .where('sessions.expires_at', '>', Date.now())
+      .executeTakeFirst();
+    if (row === undefined || !sameHash(row.token_hash, hash)) return undefined;
+    return {
+      session: { id: row.session_id, accountId: row.id, createdAt: new Date(Number(row.session_created_at)), expiresAt: new Date(Number(row.expires_at)) },
+      account: toAccount(row),
+    };
+  }
+
+  async endSession(token: string): Promise<void> {
+    if (typeof token !== 'string' || !looksLikeToken(token)) return;
+    await this.#db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).execute();
+  }
+
+  async allowance(accountId: string, at: Date = new Date()): Promise<Allowance> {
+    return this.#allowanceFor(accountId, monthOf(at));
+  }
+
+  /** An unknown account has no allowance (0 of 0), not an error: the caller checked the key already. */
+  async #allowanceFor(accountId: string, month: string): Promise<Allowance> {
+    const row = await this.#db
+      .selectFrom('accounts')
+      .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month))
+      .select(['accounts.monthly_allowance_mj', 'usage_counters.used_mj'])
+      .where('accounts.id', '=', accountId)
+      .executeTakeFirst();
+    const allowanceMj = row === undefined ? 0 : Number(row.monthly_allowance_mj);
+    const usedMj = row?.used_mj === null || row?.used_mj === undefined ? 0 : Number(row.used_mj);
+    return {
+      month,
+      allowanceJoules: toJoules(allowanceMj),
+      usedJoules: toJoules(usedMj),
+      remainingJoules: toJoules(Math.max(0, allowanceMj - usedMj)),
+    };
+  }
+
+  async recordCharge(input: ChargeInput): Promise<ChargeResult> {
+    const row = this.#ledgerRow(input);
+    return this.#db.transaction().execute(async (trx): Promise<ChargeResult> => {
+      // ON CONFLICT DO NOTHING rather than catching a unique violation: an error would abort the
+      // PostgreSQL transaction, and a concurrent twin simply waits for the first to commit.
+      const inserted = await trx
+        .insertInto('ledger')
+        .values(row)
+        .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
+        .returning('evidence_id')
+        .executeTakeFirst();
+      if (inserted === undefined) {
+        const existing = await trx
+          .selectFrom('ledger')
+          .selectAll()
+          .where('account_id', '=', row.account_id)
+          .where('idempotency_key', '=', row.idempotency_key)
+          .executeTakeFirstOrThrow();
+        return { status: 'duplicate', entry: toLedgerEntry(existing) };
+      }
+      await trx
+        .insertInto('usage_counters')
+        .values({ account_id: row.account_id, month: row.month, used_mj: row.billable_mj })
+        .onConflict((oc) => oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({ used_mj: eb('usage_counters.used_mj', '+', eb.ref('excluded.used_mj')) })))
+        .execute();
+      return { status: 'recorded', entry: toLedgerEntry(row) };
+    });
+  }
+
+  #ledgerRow(input: ChargeInput): LedgerRow {
+    if (input.route.evidence_id !== input.evidenceId) throw new TypeError('evidenceId and route.evidence_id differ');
+    if (typeof input.evidenceId !== 'string' || input.evidenceId === '') throw new TypeError('evidenceId is required');
+    const at = input.at ?? new Date();
+    const createdAt = at.getTime();
+    if (!Number.isFinite(createdAt)) throw new RangeError('at is not a valid date');
+    const { route } = input;
+    if (!Number.isFinite(route.latency_ms) || route.latency_ms < 0) throw new RangeError('latency_ms must be a non-negative number');
+    return {
+      evidence_id: input.evidenceId,
+      account_id: input.accountId,
+      key_id: input.keyId,
+      project_id: input.projectId,
+      idempotency_key: input.idempotencyKey,
+      created_at: createdAt,
+      month: monthOf(at),
+      day: dayOf(at),
+      execution_plane: route.execution_plane,
+      policy: route.policy,
+      privacy_tier: route.privacy_tier,
+      model: route.model,
+      provider: route.provider,
+      latency_ms: route.latency_ms,
+      raw_mj: route.raw_joules === null ? null : toMillijoules(route.raw_joules, 'raw_joules'),
+      estimated_mj: toMillijoules(route.estimated_joules, 'estimated_joules'),
+      billable_mj: toMillijoules(route.billable_joules, 'billable_joules'),
+      fallback: route.fallback ? 1 : 0,
+      fallback_reason: route.fallback_reason,
+      outcome: input.outcome,
+      prompt_tokens: nonNegativeInteger(input.promptTokens, 'promptTokens'),
+      completion_tokens: nonNegativeInteger(input.completionTokens, 'completionTokens'),
+      response: input.response === undefined ? null : JSON.stringify(input.response),
+    };
+  }
+
+  async findEvidence(accountId: string, evidenceId: string): Promise<LedgerEntry | undefined> {
+    const row = await this.#db.selectFrom('ledger').selectAll().where('evidence_id', '=', evidenceId).where('account_id', '=', accountId).executeTakeFirst();
+    return row === undefined ? undefined : toLedgerEntry(row);
+  }
+
+  async findByIdempotencyKey(accountId: string, idempotencyKey: string): Promise<LedgerEntry | undefined> {
+    const row = await this.#db.selectFrom('ledger').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', idempotencyKey).executeTakeFirst();
+    return row === undefined ? undefined : toLedgerEntry(row);
+  }
+
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    const month = query.month ?? monthOf(new Date());
+    if (!isMonth(month)) throw new RangeError('month must be YYYY-MM');
+    const limit = Math.min(MAX_EVIDENCE_LIMIT, Math.max(0, Math.trunc(query.evidenceLimit ?? DEFAULT_EVIDENCE_LIMIT)));
+    const { accountId, keyId } = query;
+    const inMonth = this.#db.selectFrom('ledger').where('account_id', '=', accountId).where('month', '=', month);
+    const sumMj = sql<number>`coalesce(sum(billable_mj), 0)`;
+    const count = sql<number>`count(*)`;
+
+    const [allowance, daily, keyTotals, keyEvidence, projectTotals, projectEvidence] = await Promise.all([
+      this.#allowanceFor(accountId, month),
+      inMonth.select(['day', sumMj.as('mj'), count.as('requests')]).groupBy('day').orderBy('day').execute(),
+      inMonth.select([sumMj.as('mj'), count.as('requests')]).where('key_id', '=', keyId).executeTakeFirst(),
+      inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)
+        .orderBy('created_at', 'desc').orderBy('evidence_id', 'desc').limit(limit).execute(),
+      inMonth.select(['project_id', sumMj.as('mj'), count.as('requests')]).where('project_id', 'is not', null)
+        .groupBy('project_id').orderBy('project_id').execute(),
+      // The newest `limit` rows of every project in one query (window functions: SQLite >= 3.25, PostgreSQL).
+      this.#db
+        .selectFrom((eb) => eb
+          .selectFrom('ledger')
+          .select((inner) => [
+            'project_id', 'evidence_id', 'billable_mj', 'created_at',
+            inner.fn.agg<number>('row_number').over((ob) => ob.partitionBy('project_id').orderBy('created_at', 'desc').orderBy('evidence_id', 'desc')).as('rank'),
+          ])
+          .where('account_id', '=', accountId)
+          .where('month', '=', month)
+          .where('project_id', 'is not', null)
+          .as('ranked'))
+        .selectAll()
+        .where('rank', '<=', limit)
+        .orderBy('project_id').orderBy('rank')
+        .execute(),
+    ]);
+
+    const evidenceByProject = new Map<string, { evidenceId: string; joules: number; createdAt: Date }[]>();
+    for (const row of projectEvidence) {
+      if (row.project_id === null) continue;
+      let list = evidenceByProject.get(row.project_id);
+      if (list === undefined) evidenceByProject.set(row.project_id, (list = []));
+      list.push({ evidenceId: row.evidence_id, joules: toJoules(Number(row.billable_mj)), createdAt: new Date(Number(row.created_at)) });
+    }
+
+    return {
+      month,
+      allowance,
+      daily: daily.map((d) => ({ date: d.day, joules: toJoules(Number(d.mj)), requests: Number(d.requests) })),
+      key: {
+        keyId,
+        requests: Number(keyTotals?.requests ?? 0),
+        joules: toJoules(Number(keyTotals?.mj ?? 0)),
+        evidence: keyEvidence.map((e) => ({ evidenceId: e.evidence_id, joules: toJoules(Number(e.billable_mj)), createdAt: new Date(Number(e.created_at)) })),
+      },
+      projects: projectTotals.flatMap((p) => p.project_id === null ? [] : [{
+        projectId: p.project_id,
+        requests: Number(p.requests),
+        joules: toJoules(Number(p.mj)),
+        evidence: evidenceByProject.get(p.project_id) ?? [],
+      }]),
+    };
+  }
+
+  async ledgerTotal(accountId: string, month: string): Promise<{ joules: number; rows: number }> {
+    if (!isMonth(month)) throw new RangeError('month must be YYYY-MM');
+    const row = await this.#db
+      .selectFrom('ledger')
+      .select([sql<number>`coalesce(sum(billable_mj), 0)`.as('mj'), sql<number>`count(*)`.as('rows')])
+      .where('account_id', '=', accountId)
+      .where('month', '=', month)
+      .executeTakeFirstOrThrow();
+    return { joules: toJoules(Number(row.mj)), rows: Number(row.rows) };
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await sql`select 1`.execute(this.#db);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#db.destroy();
+  }
+}

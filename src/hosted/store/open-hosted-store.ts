@@ -1,0 +1,101 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, PostgresDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import { SqliteDialect } from 'kysely-sqlite';
+import pg from 'pg';
+import type { HostedStore } from '../hosted-store.ts';
+import type { HostedDatabase } from './hosted-database.ts';
+import { hostedMigrationProvider } from './hosted-migrations.ts';
+import { KyselyHostedStore } from './kysely-hosted-store.ts';
+
+export interface OpenHostedStoreOptions {
+  /** The svc data dir: the embedded store lives at `<dataDir>/hosted/hosted.db`. */
+  dataDir: string;
+  /** `postgres://…` for a store shared by replicas; absent or empty: embedded SQLite. */
+  databaseUrl?: string | undefined;
+  /** PostgreSQL schema to keep every table in (created if missing); default `public`. */
+  schema?: string | undefined;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//;
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+const POSTGRES_POOL_SIZE = 10;
+
+/**
+ * Opens the hosted store and brings its schema up to date (migrations run here, at every start).
+ * Rejects with a clear message on a URL that is not PostgreSQL's or a schema name that is not a
+ * plain lower-case identifier (it goes into `search_path`, so it is never quoted user text).
+ */
+export async function openHostedStore(options: { dataDir: string; databaseUrl?: string | undefined; schema?: string | undefined }): Promise<HostedStore> {
+  const url = options.databaseUrl;
+  if (url === undefined || url === '') return openSqlite(options.dataDir);
+  if (!POSTGRES_URL.test(url)) throw new TypeError('the hosted database URL must start with postgres:// or postgresql://');
+  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+    throw new TypeError('the hosted database schema must be a lower-case identifier (letters, digits, underscores)');
+  }
+  return openPostgres(url, options.schema);
+}
+
+async function openSqlite(dataDir: string): Promise<HostedStore> {
+  const dir = join(dataDir, 'hosted');
+  mkdirSync(dir, { recursive: true });
+  const database = new DatabaseSync(join(dir, 'hosted.db'));
+  // WAL + synchronous=NORMAL: a commit is in the WAL (the OS has it) before it returns, so a
+  // killed process loses nothing it answered; only a power loss can drop the last commits.
+  // FULL would fsync every commit, which is most of recordCharge's time on ordinary disks.
+  database.exec(`
+    PRAGMA journal_mode = WAL;
+    PRAGMA synchronous = NORMAL;
+    PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS};
+    PRAGMA foreign_keys = ON;
+  `);
+  const db = new Kysely<HostedDatabase>({ dialect: new SqliteDialect({ database }) });
+  await migrate(db, undefined);
+  return new KyselyHostedStore(db, 'sqlite');
+}
+
+/** int8 (counts, bigint columns) and numeric (PostgreSQL's sum of bigints) as numbers, never strings. */
+function parseSafeNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`hosted store: ${text} is past the safe integer range`);
+  return value;
+}
+
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): unknown {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return parseSafeNumber;
+    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
+  },
+};
+
+async function openPostgres(url: string, schema: string | undefined): Promise<HostedStore> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POSTGRES_POOL_SIZE,
+    // Per-connection search_path keeps every query unqualified and lets tests isolate in a schema.
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    types: pgTypes as pg.CustomTypesConfig,
+  });
+  // An idle connection dropped by the server must not crash the process: the next query reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<HostedDatabase>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db, schema);
+  return new KyselyHostedStore(db, 'postgres');
+}
+
+/** Kysely's PostgreSQL adapter holds an advisory lock while migrating: replicas starting together take turns. */
+async function migrate(db: Kysely<HostedDatabase>, schema: string | undefined): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: hostedMigrationProvider,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    await db.destroy();
+    throw error instanceof Error ? error : new Error(`hosted store migration failed: ${String(error)}`);
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The two hosted stores as tests open them: embedded SQLite in a temporary data dir, and the
+ * machine's PostgreSQL in a fresh schema that is dropped afterwards. Suites loop over
+ * `hostedStoreKinds` so one suite runs against both.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import type { HostedStore } from '../../src/hosted/hosted-store.ts';
+import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+
+/** The machine's PostgreSQL (trust auth), overridable for other setups. */
+export const TEST_DATABASE_URL = process.env.SVC_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface HostedStoreFixture {
+  kind: 'sqlite' | 'postgres';
+  /** The options openHostedStore was given: open another instance on the same data. */
+  options: { dataDir: string; databaseUrl?: string | undefined; schema?: string | undefined };
+  /** The open store (a test that reopens it puts the new instance here, for cleanup). */
+  store: HostedStore;
+  /** Reads the store's tables directly, past the interface (what is really stored). */
+  raw(query: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Closes the store and deletes everything it wrote. */
+  cleanup(): Promise<void>;
+}
+
+async function openSqliteFixture(): Promise<HostedStoreFixture> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-hosted-store-'));
+  const options = { dataDir };
+  const fixture: HostedStoreFixture = {
+    kind: 'sqlite',
+    options,
+    store: await openHostedStore(options),
+    raw(query, params = []) {
+      const db = new DatabaseSync(join(dataDir, 'hosted', 'hosted.db'), { readOnly: true });
+      try {
+        return Promise.resolve(db.prepare(query).all(...(params as never[])) as Record<string, unknown>[]);
+      } finally {
+        db.close();
+      }
+    },
+    async cleanup() {
+      await fixture.store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return fixture;
+}
+
+async function openPostgresFixture(): Promise<HostedStoreFixture> {
+  const schema = `t_store_${randomBytes(6).toString('hex')}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-hosted-store-'));
+  const options = { dataDir, databaseUrl: TEST_DATABASE_URL, schema };
+  const store = await openHostedStore(options);
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  const fixture: HostedStoreFixture = {
+    kind: 'postgres',
+    options,
+    store,
+    async raw(query, params = []) {
+      // pg numbers its placeholders; the SQLite spelling `?` is rewritten so one query serves both.
+      let n = 0;
+      const result = await client.query(query.replace(/\?/g, () => `$${++n}`), params);
+      return result.rows as Record<string, unknown>[];
+    },
+    async cleanup() {
+      await fixture.store.close();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return fixture;
+}
+
+export const hostedStoreKinds: { kind: 'sqlite' | 'postgres'; open: () => Promise<HostedStoreFixture> }[] = [
+  { kind: 'sqlite', open: openSqliteFixture },
+  { kind: 'postgres', open: openPostgresFixture },
+];
+
+/** A fresh PostgreSQL schema name and a function that drops it (for tests that open stores themselves). */
+export function freshPostgresSchema(): { schema: string; drop: () => Promise<void> } {
+  const schema = `t_store_${randomBytes(6).toString('hex')}`;
+  return {
+    schema,
+    async drop() {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`drop schema if exists ${schema} cascade`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
