@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { SVC_VERSION } from '../shared/version.ts';
 import { debugRequested, reportCliError } from './cli-errors.ts';
+import { registerHostedCommand } from './hosted-command.ts';
 import { registerModelsCommand } from './models-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
@@ -13,6 +14,7 @@ const program = new Command('svc')
   .enablePositionalOptions();
 
 registerServeCommand(program);
+registerHostedCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);
 

@@ -75,9 +75,12 @@ export function clientErrorToApiError(error: Error & { code?: string; reason?: s
   }
 }
 
+/** The body an error is answered with: the local runtime's OpenAI envelope, or the hosted tier's. */
+export type ErrorEnvelope = (error: ApiError) => unknown;
+
 /** A complete HTTP/1.1 response carrying the envelope, for a socket no ServerResponse owns. */
-export function rawErrorResponse(error: ApiError): string {
-  const body = JSON.stringify(openAIErrorBody(error));
+export function rawErrorResponse(error: ApiError, envelope: ErrorEnvelope = openAIErrorBody): string {
+  const body = JSON.stringify(envelope(error));
   const lines = [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
@@ -113,7 +116,7 @@ function inFlightResponse(socket: Duplex): { headersSent: boolean } | undefined 
  * listener: nothing is written once a response has started on the socket (that would corrupt
  * it), and a socket that failed (reset, broken pipe) is only cleaned up.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(error: Error & { code?: string }, socket: Duplex, envelope: ErrorEnvelope = openAIErrorBody): void {
   if (answered.has(socket)) return;
   answered.add(socket);
   if (!isRequestError(error.code) || socket.destroyed) {
@@ -125,7 +128,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     socket.destroy();
     return;
   }
-  const response = rawErrorResponse(clientErrorToApiError(error));
+  const response = rawErrorResponse(clientErrorToApiError(error), envelope);
   // A parse error kills the parser, so lingering is safe. A timeout leaves it alive (more bytes
   // could still reach a route after our 408), and a response pending for an earlier request
   // would be written after ours: there, close at once, as Node does (a client that timed out

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { ApiError } from '../shared/api-error.ts';
-import { answerClientError, endAndClose, rawErrorResponse } from './client-error-handler.ts';
+import { answerClientError, endAndClose, rawErrorResponse, type ErrorEnvelope } from './client-error-handler.ts';
 import { openAIErrorBody } from './openai-error-handler.ts';
 
 /**
@@ -12,7 +12,7 @@ import { openAIErrorBody } from './openai-error-handler.ts';
  * Every server the daemon listens on is made here, so each answers what Node would answer
  * itself (parse errors, timeouts, `Expect`, `CONNECT`) in the JSON envelope too.
  */
-export function createHttpServer(requestTimeoutMs: number, handler: RequestListener): Server {
+export function createHttpServer(requestTimeoutMs: number, handler: RequestListener, envelope: ErrorEnvelope = openAIErrorBody): Server {
   const options: ServerOptions = {
     requestTimeout: requestTimeoutMs,
     headersTimeout: requestTimeoutMs === 0 ? 60_000 : Math.min(60_000, requestTimeoutMs),
@@ -22,7 +22,7 @@ export function createHttpServer(requestTimeoutMs: number, handler: RequestListe
     requireHostHeader: false,
   };
   const server = createServer(options, handler);
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: Error & { code?: string }, socket) => answerClientError(error, socket, envelope));
   // Without a listener Node answers an `Expect` other than 100-continue with an empty 417.
   server.on('checkExpectation', (_request, response) => {
     const error = new ApiError({
@@ -31,7 +31,7 @@ export function createHttpServer(requestTimeoutMs: number, handler: RequestListe
       code: 'expectation_failed',
       message: 'The only Expect this server honours is 100-continue.',
     });
-    const body = JSON.stringify(openAIErrorBody(error));
+    const body = JSON.stringify(envelope(error));
     // The client may send its body anyway; closing keeps it from being read as a next request.
     response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
     response.end(body);
@@ -50,7 +50,7 @@ export function createHttpServer(requestTimeoutMs: number, handler: RequestListe
     // client would otherwise be an uncaught exception.
     socket.on('error', () => {});
     socket.resume();
-    endAndClose(socket, rawErrorResponse(error), true);
+    endAndClose(socket, rawErrorResponse(error, envelope), true);
   });
   return server;
 }

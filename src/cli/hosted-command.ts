@@ -1,0 +1,118 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import type { HostedServerConfig } from '../hosted/hosted-server.ts';
+import { ConfigError, LOG_LEVELS, parseBytes, parseDuration } from '../runtime/runtime-config.ts';
+import { UserError } from '../shared/user-error.ts';
+import { REDACTED_LOG_PATHS } from './serve-command.ts';
+
+/** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
+export const DEFAULT_HOSTED_PORT = 11450;
+
+interface RawHostedOptions {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  routes?: string;
+  enterprise?: boolean;
+  corsOrigin?: string[];
+  bodyLimit?: string;
+  requestTimeout?: string;
+  shutdownTimeout?: string;
+  logLevel?: string;
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** Flags and SVC_* variables → the server's settings; throws ConfigError (exit 2) with one line. */
+export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEnv = process.env): HostedServerConfig {
+  const port = z.coerce.number().int().min(0).max(65535).safeParse(raw.port ?? DEFAULT_HOSTED_PORT);
+  if (!port.success) throw new ConfigError(`--port: '${raw.port}' must be a whole number from 0 to 65535.`);
+  const host = (raw.host ?? '127.0.0.1').replace(/^\[|\]$/g, '');
+  if (host === '') throw new ConfigError('--host: give an address to listen on (0.0.0.0 for every IPv4 interface).');
+  const origins = (raw.corsOrigin ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter((o) => o !== '');
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/+$/, '').toLowerCase()) {
+      throw new ConfigError(`--cors-origin ${origin}: an origin is scheme://host[:port], e.g. https://app.example.com (or * for any).`);
+    }
+  }
+  return {
+    host,
+    port: port.data,
+    dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc', 'hosted')),
+    databaseUrl: raw.databaseUrl,
+    redisUrl: raw.redisUrl,
+    routesFile: raw.routes,
+    enterprise: raw.enterprise === true,
+    corsOrigins: origins,
+    bodyLimit: parseBytes(raw.bodyLimit ?? '8mb', '--body-limit'),
+    requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
+    shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
+    release: { downloadUrl: env.SVC_DOWNLOAD_URL, updaterManifestUrl: env.SVC_UPDATER_MANIFEST_URL, notes: env.SVC_RELEASE_NOTES },
+  };
+}
+
+/** `svc hosted`: the hosted tier. Every flag has an SVC_* environment variable. */
+export function registerHostedCommand(program: Command): void {
+  program
+    .command('hosted')
+    .description('run the hosted tier: keys, routing with evidence, Joules metering and usage under /api')
+    .addOption(new Option('--host <host>', 'address to listen on (any address: this is the public tier) [default: 127.0.0.1]').env('SVC_HOSTED_HOST'))
+    .addOption(new Option('-p, --port <port>', `port to listen on (0 picks a free one) [default: ${DEFAULT_HOSTED_PORT}]`).env('SVC_HOSTED_PORT'))
+    .addOption(new Option('-d, --data-dir <dir>', 'where the embedded store keeps its database [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'))
+    .addOption(new Option('--database-url <url>', 'PostgreSQL URL: share accounts, keys and the ledger between replicas').env('SVC_DATABASE_URL'))
+    .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter and hot counters across replicas').env('SVC_REDIS_URL'))
+    .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))
+    .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
+    .addOption(new Option('--cors-origin <origin>', 'a browser origin allowed to call the API; repeat for several, * for any [default: none]').env('SVC_CORS_ORIGIN').argParser(collect))
+    .addOption(new Option('--body-limit <size>', 'largest request body [default: 8mb]').env('SVC_BODY_LIMIT'))
+    .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
+    .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
+    .action(async (parsed: RawHostedOptions) => {
+      const config = resolveHostedConfig(parsed);
+      // Imported here so `svc --help` and other commands start without the server stack.
+      const [{ default: pino }, { startHostedServer }] = await Promise.all([import('pino'), import('../hosted/hosted-server.ts')]);
+      const log = pino({ level: parsed.logLevel ?? 'info', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
+      let server;
+      try {
+        server = await startHostedServer(config, log);
+      } catch (error) {
+        const e = error as NodeJS.ErrnoException;
+        const known = e.code === 'EADDRINUSE'
+          ? `port ${config.port} is already in use on ${config.host}; choose one with --port`
+          : error instanceof UserError || typeof e.syscall === 'string' ? `cannot start: ${e.message}` : undefined;
+        if (known === undefined) {
+          log.fatal({ err: e }, `cannot start: ${e.message}`);
+          throw error;
+        }
+        log.fatal({ code: e.code }, known);
+        throw new UserError(known, { cause: error });
+      }
+      let signals = 0;
+      const stop = (signal: NodeJS.Signals) => {
+        signals++;
+        if (signals > 1) {
+          log.warn({ signal }, 'second signal: exiting now');
+          process.exit(130);
+        }
+        log.info({ signal }, 'signal received');
+        void server.close().then(() => process.exit(0), (error: unknown) => {
+          log.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        });
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,58 @@
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Account, ApiKeyRecord, HostedStore } from './hosted-store.ts';
+import { HostedError } from './hosted-error.ts';
+
+/** Who a hosted request is made as, once `requireKey` has let it through. */
+export interface HostedIdentity {
+  account: Account;
+  key: ApiKeyRecord;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `requireKey` on the routes that use it; undefined everywhere else. */
+    hostedIdentity: HostedIdentity | undefined;
+  }
+}
+
+/** Longest Authorization value read; real keys are far shorter, and the store never hashes megabytes. */
+const MAX_AUTHORIZATION_CHARS = 512;
+
+function keyRequired(message: string): HostedError {
+  return new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_required', message, headers: { 'www-authenticate': 'Bearer realm="svc"' } });
+}
+
+/** The bearer token of `Authorization: Bearer <key>` (scheme case-insensitive, RFC 9110), or undefined. */
+export function bearerToken(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string' || header.length > MAX_AUTHORIZATION_CHARS) return undefined;
+  const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match?.[1];
+}
+
+export interface RequireKeyOptions {
+  /** Fleet mode (`/v1`): only keys of enterprise accounts (403 `enterprise_plan_required` otherwise). */
+  enterprise?: boolean;
+}
+
+/**
+ * A preHandler for the routes that need a key, used per route or in one encapsulated plugin so
+ * it never runs on routes that do not (the local daemon's, the public descriptors).
+ * Missing or unknown key → 401 `svc_api_key_required`; revoked → 401 `svc_api_key_revoked`.
+ */
+export function requireKey(store: HostedStore, options: RequireKeyOptions = {}): preHandlerAsyncHookHandler {
+  return async function checkKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const header = request.headers.authorization;
+    if (header === undefined) throw keyRequired('An API key is required: send Authorization: Bearer <API_KEY>.');
+    const secret = bearerToken(header);
+    if (secret === undefined) throw keyRequired('The Authorization header must be Bearer <API_KEY>.');
+    const check = await store.checkKey(secret);
+    if (check.status === 'revoked') {
+      throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_revoked', message: 'This API key was revoked; issue a new one at /settings/api-keys.' });
+    }
+    if (check.status !== 'valid') throw keyRequired('The API key is not valid.');
+    if (options.enterprise === true && !check.account.plan.enterprise) {
+      throw new HostedError({ status: 403, type: 'permission_error', code: 'enterprise_plan_required', message: 'The enterprise fleet API (/v1) needs a key of an account on an enterprise plan.' });
+    }
+    request.hostedIdentity = { account: check.account, key: check.key };
+  };
+}

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DEFAULT_HOSTED_PORT, resolveHostedConfig } from '../../src/cli/hosted-command.ts';
+import { ConfigError } from '../../src/runtime/runtime-config.ts';
+
+test('svc hosted defaults: 127.0.0.1:11450, ~/.svc/hosted, no CORS origin, 8 MiB bodies', () => {
+  const config = resolveHostedConfig({}, {});
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, DEFAULT_HOSTED_PORT);
+  assert.equal(config.port, 11450);
+  assert.equal(config.dataDir, join(homedir(), '.svc', 'hosted'));
+  assert.deepEqual(config.corsOrigins, []);
+  assert.equal(config.bodyLimit, 8 * 1024 * 1024);
+  assert.equal(config.enterprise, false);
+  assert.deepEqual(config.release, { downloadUrl: undefined, updaterManifestUrl: undefined, notes: undefined });
+});
+
+test('svc hosted takes any address (it is the public tier) and checks what it is given', () => {
+  assert.equal(resolveHostedConfig({ host: '0.0.0.0', port: '0' }, {}).host, '0.0.0.0');
+  assert.equal(resolveHostedConfig({ host: '[::]' }, {}).host, '::');
+  assert.deepEqual(resolveHostedConfig({ corsOrigin: ['https://a.example', 'http://localhost:3000,*'] }, {}).corsOrigins, ['https://a.example', 'http://localhost:3000', '*']);
+  assert.throws(() => resolveHostedConfig({ port: '70000' }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ port: 'abc' }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ corsOrigin: ['https://a.example/path'] }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ corsOrigin: ['ftp://a.example'] }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ bodyLimit: 'lots' }, {}), ConfigError);
+  assert.equal(resolveHostedConfig({}, { SVC_DOWNLOAD_URL: 'https://dl.example' }).release.downloadUrl, 'https://dl.example');
+});
