@@ -46,8 +46,9 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.#keys.size;
   }
 
-  take(keys: LimitKeys, now?: number): Promise<LimitDecision> {
-    return Promise.resolve(this.takeSync(keys, now));
+  // async so that a bad argument rejects, as the Redis limiter's does, instead of throwing.
+  async take(keys: LimitKeys, now?: number): Promise<LimitDecision> {
+    return this.takeSync(keys, now);
   }
 
   /** The same as `take`, for callers that want no promise (the Redis limiter's fallback). */

@@ -77,9 +77,9 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #keyArgs: [string, string];
   #degraded = false;
 
-  private constructor(redis: Redis, options: RedisRateLimiterOptions) {
+  private constructor(redis: Redis, limits: ResolvedLimits, options: RedisRateLimiterOptions) {
     this.#redis = redis;
-    this.#limits = resolveLimits(options.limits);
+    this.#limits = limits;
     this.#prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.#fallback = new MemoryRateLimiter({ limits: this.#limits.config });
     this.#log = options.log;
@@ -92,6 +92,7 @@ export class RedisRateLimiter implements RateLimiter {
    */
   static async open(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
     const url = parseRedisUrl(options.url);
+    const limits = resolveLimits(options.limits);
     const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const redis = new Redis(url.href, {
       lazyConnect: true,
@@ -102,7 +103,7 @@ export class RedisRateLimiter implements RateLimiter {
       maxRetriesPerRequest: 0,
       retryStrategy: (times: number) => Math.min(100 * times, 2000),
     });
-    const limiter = new RedisRateLimiter(redis, options);
+    const limiter = new RedisRateLimiter(redis, limits, options);
     redis.on('error', (error: unknown) => { limiter.#enterDegraded(error); });
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -126,7 +127,10 @@ export class RedisRateLimiter implements RateLimiter {
   async take(keys: LimitKeys, _now?: number): Promise<LimitDecision> {
     const queueParams = this.#limits.queueClasses.get(keys.queueClass);
     if (queueParams === undefined) throw new TypeError(`unknown queue class ${JSON.stringify(keys.queueClass)}`);
-    if (this.#redis.status !== 'ready') return this.#local(keys);
+    if (this.#redis.status !== 'ready') {
+      this.#enterDegraded(new Error(`connection ${this.#redis.status}`));
+      return this.#local(keys);
+    }
     const redisKeys = [`${this.#prefix}k:${boundedKeyId(keys.keyId)}`, `${this.#prefix}q:${keys.queueClass}`];
     const args = [...this.#keyArgs, String(queueParams.intervalMs), String(queueParams.toleranceMs)];
     let steps: [number, number, number];
