@@ -16,10 +16,11 @@ export const bucketLimitSchema = z.strictObject({
 export type BucketLimit = z.infer<typeof bucketLimitSchema>;
 
 /**
- * Defaults (docs/hosted.md, "Rate limits", says why these numbers): a key far above what
- * OpenAI's highest public tier allows a client (10,000 requests a minute is 167/s), so a normal
- * client never sees a 429; a queue class at roughly what one gateway process handles
- * with every request authenticated and ledgered, so a flood is turned away before it costs more.
+ * Defaults (docs/hosted.md, "Rate limits", says why): per key, 3,000 requests a minute with
+ * bursts of 200, more than an interactive client or a batch script with a few hundred requests
+ * in flight sends, so a normal client never sees a 429, while no one key can take a queue class
+ * alone; per queue class, about what one gateway process handles with every request
+ * authenticated and ledgered, so a flood is turned away before it costs more.
  */
 export const DEFAULT_KEY_LIMIT: BucketLimit = { requests_per_second: 50, burst: 200 };
 export const DEFAULT_QUEUE_CLASS_LIMITS: Readonly<Record<QueueClass, BucketLimit>> = {
