@@ -55,11 +55,18 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/**
+ * Waits up to this (1 ns) count as none: arrival times are sums of fractional intervals, and
+ * a request landing exactly on its slot must not be refused by floating-point rounding.
+ * The Redis script uses the same bound.
+ */
+export const WAIT_EPSILON_MS = 1e-6;
+
 /** One bucket's verdict for one request (GCRA; times in ms). */
 export interface BucketStep {
   /** The bucket's theoretical arrival time if this request is charged. */
   newTat: number;
-  /** > 0: refused, admitted after this many ms; ≤ 0: admitted. */
+  /** > WAIT_EPSILON_MS: refused, admitted after this many ms; otherwise admitted. */
   waitMs: number;
   /** Share of the burst in use after this request (if admitted) or now (if refused), 0 to 1. */
   fill: number;
@@ -72,8 +79,9 @@ export interface BucketStep {
 export function gcraStep(storedTat: number | undefined, now: number, params: BucketParams): BucketStep {
   const tat = storedTat === undefined || storedTat < now ? now : storedTat;
   const newTat = tat + params.intervalMs;
-  const waitMs = newTat - params.toleranceMs - now;
-  const used = waitMs > 0 ? tat - now : newTat - now;
+  // (tat - now) first: exactly 0 for an idle bucket, so a burst of 1 is never refused by rounding.
+  const waitMs = tat - now + params.intervalMs - params.toleranceMs;
+  const used = waitMs > WAIT_EPSILON_MS ? tat - now : newTat - now;
   return { newTat, waitMs, fill: Math.min(1, Math.max(0, used / params.toleranceMs)) };
 }
 
@@ -88,8 +96,8 @@ export function backpressureFromFill(fill: number, queueClassRefused: boolean): 
  * (it is what Retry-After reflects); a tie names the key, the limit the caller controls.
  */
 export function combineSteps(queueClass: QueueClass, keyWaitMs: number, queueWaitMs: number, queueFill: number, degraded: boolean): LimitDecision {
-  const keyRefused = keyWaitMs > 0;
-  const queueRefused = queueWaitMs > 0;
+  const keyRefused = keyWaitMs > WAIT_EPSILON_MS;
+  const queueRefused = queueWaitMs > WAIT_EPSILON_MS;
   const backpressure: BackpressureState = degraded ? 'degraded' : backpressureFromFill(queueFill, queueRefused);
   if (!keyRefused && !queueRefused) return { allowed: true, queueClass, backpressure, degraded };
   const waitMs = Math.max(keyWaitMs, queueWaitMs);

@@ -33,7 +33,7 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
 /**
  * Checks and charges both buckets in one step, on the Redis server's clock, so replicas with
  * different clocks agree and no request is charged to one bucket and refused by the other.
- * The GCRA here is the same as gcraStep in rate-limiter.ts (times in ms). A bucket lives only
+ * The GCRA here is the same as gcraStep in rate-limiter.ts (times in ms, WAIT_EPSILON_MS = 1e-6). A bucket lives only
  * until its arrival time passes (PX): an expired bucket and an idle one answer the same.
  * Values are returned as strings because Redis truncates Lua numbers to integers.
  */
@@ -46,14 +46,14 @@ local function step(key, interval, tolerance)
   local tat = now
   if stored ~= nil and stored > now then tat = stored end
   local new_tat = tat + interval
-  local wait = new_tat - tolerance - now
+  local wait = (tat - now) + interval - tolerance
   local used = new_tat - now
-  if wait > 0 then used = tat - now end
+  if wait > 1e-6 then used = tat - now end
   return new_tat, wait, used / tolerance
 end
 local k_new, k_wait = step(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 local q_new, q_wait, q_fill = step(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
-if k_wait <= 0 and q_wait <= 0 then
+if k_wait <= 1e-6 and q_wait <= 1e-6 then
   redis.call('SET', KEYS[1], string.format('%.6f', k_new), 'PX', math.ceil(k_new - now) + 1)
   redis.call('SET', KEYS[2], string.format('%.6f', q_new), 'PX', math.ceil(q_new - now) + 1)
 end

@@ -114,6 +114,14 @@ describe('MemoryRateLimiter', () => {
     assert.equal((await l.take({ keyId: 'k9999', queueClass: 'interactive' }, 5000)).allowed, true);
   });
 
+  it('admits a request landing exactly on its slot, at any clock value (no rounding refusals)', async () => {
+    const l = limiter({ key: { requests_per_second: 3, burst: 1 }, queue_classes: { interactive: { requests_per_second: 0.01, burst: 1000 } } });
+    for (const start of [0, 523.456, 1e6 + 0.1, 1.7e12 + 0.3]) {
+      const keyId = `k${start}`;
+      for (let i = 0; i < 30; i++) assert.equal((await l.take({ keyId, queueClass: 'interactive' }, start + (i * 1000) / 3)).allowed, true, `${start} #${i}`);
+    }
+  });
+
   it('uses its clock when no time is given', async () => {
     let now = 0;
     const l = new MemoryRateLimiter({ limits: { key: { requests_per_second: 1, burst: 1 } }, clock: () => now });
