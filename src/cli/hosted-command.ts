@@ -19,6 +19,7 @@ interface RawHostedOptions {
   routes?: string;
   enterprise?: boolean;
   corsOrigin?: string[];
+  secureCookies?: boolean;
   bodyLimit?: string;
   requestTimeout?: string;
   shutdownTimeout?: string;
@@ -55,6 +56,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     routesFile: raw.routes,
     enterprise: raw.enterprise === true,
     corsOrigins: origins,
+    secureCookies: raw.secureCookies === true,
     bodyLimit: parseBytes(raw.bodyLimit ?? '8mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
@@ -75,6 +77,7 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))
     .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
     .addOption(new Option('--cors-origin <origin>', 'a browser origin allowed to call the API; repeat for several, * for any [default: none]').env('SVC_CORS_ORIGIN').argParser(collect))
+    .addOption(new Option('--secure-cookies', 'mark the sign-in cookie Secure even on plain HTTP (TLS ends at a proxy in front)').env('SVC_SECURE_COOKIES'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 8mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { SVC_VERSION } from '../shared/version.ts';
+import { registerAdminCommand } from './admin-command.ts';
 import { debugRequested, reportCliError } from './cli-errors.ts';
 import { registerHostedCommand } from './hosted-command.ts';
 import { registerModelsCommand } from './models-command.ts';
@@ -15,6 +16,7 @@ const program = new Command('svc')
 
 registerServeCommand(program);
 registerHostedCommand(program);
+registerAdminCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);
 

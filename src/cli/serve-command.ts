@@ -11,7 +11,7 @@ const REPEATABLE = new Set(['port', 'host', 'model', 'upstream']);
  * Log paths pino censors, should a key ever reach a log object (svc's code never puts one
  * there; this is the second line of defence).
  */
-export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization'];
+export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
 
 export type ServeOptions = RawRuntimeOptions & { config?: string };
 

@@ -17,6 +17,9 @@ import { ragJobsContract, submitRagJob } from './rag-jobs.ts';
 import { requireKey } from './require-key.ts';
 import type { RouteConfig } from './route-config.ts';
 import { releaseRecord, type ReleaseSettings } from './release-record.ts';
+import { keyRoutes } from './keys/key-routes.ts';
+import { accountPages } from './pages/account-pages.ts';
+import { sessionRoutes } from './sessions/session-routes.ts';
 
 /** What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted. */
 export interface HostedContext {
@@ -51,8 +54,12 @@ export interface HostedAppOptions {
   release?: ReleaseSettings;
   /** Plugins mounted beside the descriptors under `/api/v1` (and `/v1` in fleet mode). */
   v1Plugins?: HostedPlugin[];
-  /** Plugins mounted under `/api` only (keys, sign-in). */
+  /** Plugins mounted under `/api` only, after the built-in sign-in and key routes. */
   apiPlugins?: HostedPlugin[];
+  /** The session cookie is Secure even on plain-HTTP requests (TLS ends at a proxy in front). */
+  secureCookies?: boolean;
+  /** How long a session lasts from sign-in (default 7 days). */
+  sessionTtlMs?: number;
 }
 
 export const DEFAULT_HOSTED_BODY_LIMIT = 8 * 1024 * 1024;
@@ -112,11 +119,13 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
   app.get(HOSTED_DOCS_PATH, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(docs));
 
+  await app.register(accountPages);
   await app.register(async (api) => {
     api.get('/version', async (_request, reply) => reply.header('cache-control', 'no-store').send(releaseRecord(options.build, options.release ?? {}, options.enterprise === true)));
     await api.register(v1Routes(options, false), { prefix: '/v1' });
     const context: HostedContext = { store: options.store, routes: options.routes, fleet: false, requireKey: requireKey(options.store) };
-    for (const plugin of options.apiPlugins ?? []) await api.register(async (scope) => plugin(scope, context));
+    const apiPlugins = [sessionRoutes({ secureCookies: options.secureCookies, sessionTtlMs: options.sessionTtlMs }), keyRoutes, ...(options.apiPlugins ?? [])];
+    for (const plugin of apiPlugins) await api.register(async (scope) => plugin(scope, context));
   }, { prefix: '/api' });
   if (options.enterprise === true) await app.register(v1Routes(options, true), { prefix: '/v1' });
   return app;

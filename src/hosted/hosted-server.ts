@@ -16,6 +16,8 @@ export interface HostedServerConfig {
   routesFile: string | undefined;
   enterprise: boolean;
   corsOrigins: string[];
+  /** The session cookie is Secure even on plain-HTTP requests (TLS ends at a proxy in front). */
+  secureCookies?: boolean;
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
@@ -41,7 +43,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   try {
     app = await buildHostedApp({
       store, routes, offThread, logger: log, drainingSignal: draining.signal,
-      enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit,
+      enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
     });
     await app.listen({ host: config.host, port: config.port });

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { buildHostedApp, type HostedAppOptions } from '../../src/hosted/hosted-app.ts';
+import type { HostedAppOptions } from '../../src/hosted/hosted-app.ts';
+import type { HostedStore } from '../../src/hosted/hosted-store.ts';
 import { HOSTED_ERROR_CODES } from '../../src/hosted/hosted-error.ts';
 import { SVC_ROUTE_FIELDS } from '../../src/hosted/descriptors.ts';
 import { SVC_VERSION } from '../../src/shared/version.ts';
 import { testRouteConfig } from '../helpers/hosted-route-config.ts';
-import { MemoryHostedStore } from '../helpers/memory-hosted-store.ts';
+import { buildTestHostedApp } from '../helpers/hosted-app-fixture.ts';
 
 interface Envelope { error: { message: string; type: string; code: string; docs_url: string; retry_after_seconds?: number } }
 
-async function build(t: TestContext, options: Partial<HostedAppOptions> = {}): Promise<{ app: FastifyInstance; store: MemoryHostedStore }> {
-  const store = new MemoryHostedStore();
-  const app = await buildHostedApp({ store, routes: testRouteConfig(), build: { version: SVC_VERSION, commit: null }, ...options });
-  t.after(() => app.close());
+/** The app on the real embedded store (SQLite in a temporary data dir). */
+async function build(t: TestContext, options: Partial<HostedAppOptions> = {}): Promise<{ app: FastifyInstance; store: HostedStore }> {
+  const { app, store } = await buildTestHostedApp(t, options);
   return { app, store };
 }
 

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { buildHostedApp } from '../../src/hosted/hosted-app.ts';
 import { docsUrlFor, HOSTED_ERROR_CODES, hostedErrorBody, HostedError, toHostedError } from '../../src/hosted/hosted-error.ts';
 import { headingId, renderHostedDocs } from '../../src/hosted/hosted-docs.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
-import { SVC_VERSION } from '../../src/shared/version.ts';
-import { testRouteConfig } from '../helpers/hosted-route-config.ts';
-import { MemoryHostedStore } from '../helpers/memory-hosted-store.ts';
+import { buildTestHostedApp } from '../helpers/hosted-app-fixture.ts';
 
 test('every docs_url the hosted tier can emit resolves to an element of the served docs page', async (t) => {
-  const app = await buildHostedApp({ store: new MemoryHostedStore(), routes: testRouteConfig(), build: { version: SVC_VERSION, commit: null } });
-  t.after(() => app.close());
+  const { app } = await buildTestHostedApp(t);
   const page = await app.inject({ url: '/docs/hosted' });
   assert.equal(page.statusCode, 200);
   assert.match(String(page.headers['content-type']), /^text\/html/);
@@ -62,8 +58,7 @@ function rawRequest(port: number, bytes: string): Promise<string> {
 }
 
 test('on a real socket: oversized route headers and malformed HTTP get the hosted envelope', async (t) => {
-  const app = await buildHostedApp({ store: new MemoryHostedStore(), routes: testRouteConfig(), build: { version: SVC_VERSION, commit: null } });
-  t.after(() => app.close());
+  const { app } = await buildTestHostedApp(t);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
 

@@ -18,7 +18,7 @@ import type {
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
-import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeToken, newKeySecret, randomToken, sameHash } from './store-secrets.ts';
+import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
 
 /** last_used_at is coarse on purpose: one write per key per minute, not one per request. */
@@ -269,7 +269,7 @@ export class KyselyHostedStore implements HostedStore {
         .returning(['account_id', 'token_hash'])
         .executeTakeFirst();
       if (used === undefined || !sameHash(used.token_hash, hash)) return undefined;
-      const sessionToken = randomToken();
+      const sessionToken = newSessionToken();
       const session: Session = { id: newId('sess_'), accountId: used.account_id, createdAt: new Date(now), expiresAt: new Date(now + sessionTtlMs) };
       await trx
         .insertInto('sessions')
@@ -280,7 +280,7 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async checkSession(token: string): Promise<{ session: Session; account: Account } | undefined> {
-    if (typeof token !== 'string' || !looksLikeToken(token)) return undefined;
+    if (typeof token !== 'string' || !looksLikeSessionToken(token)) return undefined;
     const hash = hashSecret(token);
     const row = await this.#db
       .selectFrom('sessions')
@@ -297,7 +297,7 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async endSession(token: string): Promise<void> {
-    if (typeof token !== 'string' || !looksLikeToken(token)) return;
+    if (typeof token !== 'string' || !looksLikeSessionToken(token)) return;
     await this.#db.deleteFrom('sessions').where('token_hash', '=', hashSecret(token)).execute();
   }
 

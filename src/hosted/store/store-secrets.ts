@@ -10,6 +10,9 @@ export const KEY_PREFIXES: ReadonlyMap<KeyScope, string> = new Map([
 // 32 random bytes in base64url without padding are always 43 characters.
 const KEY_SECRET_SHAPE = /^svc_(?:dk|sk)_[A-Za-z0-9_-]{43}$/;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** Session tokens carry their own prefix, so one is never mistaken for an API key (or pasted as one). */
+export const SESSION_TOKEN_PREFIX = 'svc_ses_';
+const SESSION_TOKEN_SHAPE = /^svc_ses_[A-Za-z0-9_-]{43}$/;
 
 /** 256 random bits, base64url: the whole entropy of every key, sign-in and session secret. */
 export function randomToken(): string {
@@ -44,4 +47,12 @@ export function looksLikeKeySecret(secret: string): boolean {
 
 export function looksLikeToken(token: string): boolean {
   return TOKEN_SHAPE.test(token);
+}
+
+export function newSessionToken(): string {
+  return SESSION_TOKEN_PREFIX + randomToken();
+}
+
+export function looksLikeSessionToken(token: string): boolean {
+  return SESSION_TOKEN_SHAPE.test(token);
 }

@@ -190,6 +190,7 @@ for (const { kind, open } of hostedStoreKinds) {
       const { token } = await store.createSignInToken(account.id, 60_000);
       const redeemed = await store.redeemSignInToken(token, 60_000);
       assert.ok(redeemed !== undefined);
+      assert.match(redeemed.token, /^svc_ses_[A-Za-z0-9_-]{43}$/, 'session tokens have their own prefix, unlike API keys');
       const rows = await fixture.raw('select token_hash from sessions where id = ?', [redeemed.session.id]);
       assert.equal(rows[0]?.token_hash, sha256(redeemed.token));
 

@@ -1,0 +1,193 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import type { Account, HostedStore, Plan } from '../hosted/hosted-store.ts';
+import { ConfigError, parseDuration } from '../runtime/runtime-config.ts';
+import { UserError } from '../shared/user-error.ts';
+import { DEFAULT_HOSTED_PORT } from './hosted-command.ts';
+
+interface StoreOptions {
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+const MAX_ACCOUNT_NAME_CHARS = 200;
+/** A sign-in link is for a person to click soon; a week is already generous. */
+const MAX_LINK_TTL_MS = 7 * 24 * 3_600_000;
+
+/** Joules: a plain non-negative number (no units: `mJ` and `MJ` differ only in case). */
+export function parseJoules(value: string, what: string): number {
+  const text = value.trim();
+  const n = /^\d+(?:\.\d+)?(?:e\d+)?$/i.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isFinite(n) || n < 0 || n > Number.MAX_SAFE_INTEGER / 1000) throw new ConfigError(`${what}: '${value}' is not a number of Joules (try 1000000).`);
+  return n;
+}
+
+function parseMonth(value: string): string {
+  const match = /^(\d{4})-(\d{2})$/.exec(value.trim());
+  if (match === null || Number(match[2]) < 1 || Number(match[2]) > 12) throw new ConfigError(`--month: '${value}' is not a month (YYYY-MM, e.g. 2026-03).`);
+  return value.trim();
+}
+
+function parseBaseUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`--base-url: '${value}' must be the hosted server's http:// or https:// address, e.g. https://svc.example.com.`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function parseTtl(value: string): number {
+  const ms = parseDuration(value, '--ttl');
+  if (!Number.isFinite(ms) || ms < 1000 || ms > MAX_LINK_TTL_MS) throw new ConfigError(`--ttl: '${value}' must be between 1s and 7d (168h), e.g. 15m.`);
+  return ms;
+}
+
+async function withStore<T>(options: StoreOptions, run: (store: HostedStore) => Promise<T>): Promise<T> {
+  const { openHostedStore } = await import('../hosted/store/open-hosted-store.ts');
+  const dataDir = resolve(options.dataDir ?? join(homedir(), '.svc', 'hosted'));
+  let store: HostedStore;
+  try {
+    store = await openHostedStore({ dataDir, databaseUrl: options.databaseUrl });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UserError(`cannot open the hosted store (${options.databaseUrl !== undefined ? 'the --database-url database' : dataDir}): ${reason}`, { cause: error });
+  }
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function requireAccount(store: HostedStore, id: string): Promise<Account> {
+  const account = await store.getAccount(id);
+  if (account === undefined) throw new UserError(`no account '${id.slice(0, 80)}' (svc admin accounts list shows the ids)`);
+  return account;
+}
+
+function accountJson(account: Account) {
+  return {
+    id: account.id,
+    name: account.name,
+    plan: { monthly_joule_allowance: account.plan.monthlyJouleAllowance, hosted_entitlement: account.plan.hostedEntitlement, enterprise: account.plan.enterprise },
+    created_at: account.createdAt.toISOString(),
+  };
+}
+
+function accountLine(account: Account): string {
+  const { plan } = account;
+  return `${account.id}  ${JSON.stringify(account.name)}  allowance ${plan.monthlyJouleAllowance} J/month  entitlement ${plan.hostedEntitlement ? 'yes' : 'no'}  enterprise ${plan.enterprise ? 'yes' : 'no'}`;
+}
+
+function print(json: boolean | undefined, value: unknown, text: string): void {
+  process.stdout.write(json === true ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+}
+
+function storeOptions(command: Command): Command {
+  return command
+    .addOption(new Option('-d, --data-dir <dir>', 'the embedded store of `svc hosted` [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'))
+    .addOption(new Option('--database-url <url>', 'the PostgreSQL store of `svc hosted` replicas').env('SVC_DATABASE_URL'));
+}
+
+/** `svc admin`: operators manage accounts, plans and sign-in links in the hosted store directly. */
+export function registerAdminCommand(program: Command): void {
+  const admin = program.command('admin').description('operate the hosted tier: accounts, plans, usage, sign-in links (opens its store directly)');
+  const accounts = admin.command('accounts').description('create and list accounts');
+
+  storeOptions(accounts.command('create').description('create an account'))
+    .requiredOption('--name <name>', 'the account name')
+    .option('--allowance <joules>', 'monthly Joule allowance [default: 0]')
+    .option('--entitlement', 'paid hosted-compute entitlement (supercomputer keys, hosted chat)')
+    .option('--enterprise', 'enterprise plan (the /v1 fleet API, enterprise policies)')
+    .option('--json', 'print JSON')
+    .action(async (options: StoreOptions & { name: string; allowance?: string; entitlement?: boolean; enterprise?: boolean; json?: boolean }) => {
+      const name = options.name.trim();
+      if (name === '' || name.length > MAX_ACCOUNT_NAME_CHARS) throw new ConfigError(`--name: give a name of 1 to ${MAX_ACCOUNT_NAME_CHARS} characters.`);
+      const plan: Plan = {
+        monthlyJouleAllowance: options.allowance === undefined ? 0 : parseJoules(options.allowance, '--allowance'),
+        hostedEntitlement: options.entitlement === true,
+        enterprise: options.enterprise === true,
+      };
+      const account = await withStore(options, (store) => store.createAccount({ name, plan }));
+      print(options.json, accountJson(account), accountLine(account));
+    });
+
+  storeOptions(accounts.command('list').description('list accounts'))
+    .option('--json', 'print JSON')
+    .action(async (options: StoreOptions & { json?: boolean }) => {
+      const list = await withStore(options, (store) => store.listAccounts());
+      print(options.json, { data: list.map(accountJson) }, list.length === 0 ? 'no accounts (create one with svc admin accounts create --name N)' : list.map(accountLine).join('\n'));
+    });
+
+  storeOptions(admin.command('plan').description('change plans').command('set').argument('<account>', 'account id').description("change an account's plan"))
+    .option('--allowance <joules>', 'monthly Joule allowance')
+    .addOption(new Option('--entitlement', 'grant the paid hosted-compute entitlement'))
+    .addOption(new Option('--no-entitlement', 'withdraw it'))
+    .addOption(new Option('--enterprise', 'put the account on the enterprise plan'))
+    .addOption(new Option('--no-enterprise', 'take it off'))
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { allowance?: string; entitlement?: boolean; enterprise?: boolean; json?: boolean }) => {
+      const change: Partial<Plan> = {};
+      if (options.allowance !== undefined) change.monthlyJouleAllowance = parseJoules(options.allowance, '--allowance');
+      if (options.entitlement !== undefined) change.hostedEntitlement = options.entitlement;
+      if (options.enterprise !== undefined) change.enterprise = options.enterprise;
+      if (Object.keys(change).length === 0) throw new ConfigError('plan set: say what to change (--allowance, --entitlement/--no-entitlement, --enterprise/--no-enterprise).');
+      const account = await withStore(options, async (store) => {
+        await requireAccount(store, id);
+        return (await store.setPlan(id, change)) ?? requireAccount(store, id);
+      });
+      print(options.json, accountJson(account), accountLine(account));
+    });
+
+  storeOptions(admin.command('usage').argument('<account>', 'account id').description("an account's Joules for a month: allowance, used, daily, per project"))
+    .option('--month <YYYY-MM>', 'the month (UTC) [default: this month]')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { month?: string; json?: boolean }) => {
+      const month = options.month === undefined ? undefined : parseMonth(options.month);
+      const { account, report, total } = await withStore(options, async (store) => {
+        const found = await requireAccount(store, id);
+        // The report is per key too; no key is asked about here, so only its account-wide parts are shown.
+        const usage = await store.usage({ accountId: id, keyId: '', month, evidenceLimit: 0 });
+        return { account: found, report: usage, total: await store.ledgerTotal(id, usage.month) };
+      });
+      const { allowance } = report;
+      const json = {
+        account: account.id,
+        month: report.month,
+        allowance_joules: allowance.allowanceJoules,
+        used_joules: allowance.usedJoules,
+        remaining_joules: allowance.remainingJoules,
+        requests: total.rows,
+        ledger_joules: total.joules,
+        daily: report.daily,
+        projects: report.projects.map((p) => ({ project: p.projectId, requests: p.requests, joules: p.joules })),
+      };
+      const lines = [
+        `${account.id} ${JSON.stringify(account.name)}  ${report.month}: used ${allowance.usedJoules} J of ${allowance.allowanceJoules} J (${allowance.remainingJoules} J left), ${total.rows} requests`,
+        ...report.daily.map((d) => `  ${d.date}  ${d.joules} J  ${d.requests} requests`),
+        ...report.projects.map((p) => `  project ${p.projectId}  ${p.joules} J  ${p.requests} requests`),
+      ];
+      print(options.json, json, lines.join('\n'));
+    });
+
+  storeOptions(admin.command('sign-in-link').argument('<account>', 'account id').description('a one-time sign-in link for the account (prints it)'))
+    .option('--base-url <url>', `the hosted server's address [default: http://127.0.0.1:${DEFAULT_HOSTED_PORT}]`)
+    .option('--ttl <duration>', 'how long the link stays valid [default: 15m]')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { baseUrl?: string; ttl?: string; json?: boolean }) => {
+      const base = parseBaseUrl(options.baseUrl ?? `http://127.0.0.1:${DEFAULT_HOSTED_PORT}`);
+      const ttlMs = parseTtl(options.ttl ?? '15m');
+      const { token, expiresAt } = await withStore(options, async (store) => {
+        await requireAccount(store, id);
+        return store.createSignInToken(id, ttlMs);
+      });
+      const link = `${base}/api/session/sign-in?token=${token}`;
+      print(options.json, { account: id, link, expires_at: expiresAt.toISOString() }, link);
+    });
+}

@@ -1,0 +1,99 @@
+import cookie from '@fastify/cookie';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { HostedContext, HostedPlugin } from '../hosted-app.ts';
+import type { ApiKeyRecord } from '../hosted-store.ts';
+import { HostedError } from '../hosted-error.ts';
+import { requireSession } from '../sessions/require-session.ts';
+
+/** The same rule as the `x-svc-project-id` header (routing/route-headers.ts), so a key's project can be sent as one. */
+const PROJECT_ID = /^[\x21-\x7e]{1,128}$/;
+export const MAX_KEY_NAME_CHARS = 100;
+
+const createBody = z.strictObject({
+  scope: z.enum(['developer_runtime', 'supercomputer']),
+  name: z.string().trim().min(1).max(MAX_KEY_NAME_CHARS).nullish(),
+  project: z.string().regex(PROJECT_ID, 'a project id is 1 to 128 printable characters without spaces').nullish(),
+});
+
+// Ids are not validated beyond length: a malformed id is simply not one of the account's keys (404).
+const keyId = z.string().min(1).max(200);
+const revokeBody = z.strictObject({ id: keyId });
+const revokeQuery = z.strictObject({ id: keyId.optional() });
+
+/** What the API shows of a key: everything but the secret. Times are ISO 8601, UTC. */
+export function keyMetadata(key: ApiKeyRecord) {
+  return {
+    id: key.id,
+    object: 'api_key' as const,
+    scope: key.scope,
+    name: key.name,
+    project: key.project,
+    prefix: key.prefix,
+    last_four: key.lastFour,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: key.lastUsedAt?.toISOString() ?? null,
+    revoked_at: key.revokedAt?.toISOString() ?? null,
+  };
+}
+
+function invalid(message: string): HostedError {
+  return new HostedError({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message });
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.slice(0, 3).map((issue) => {
+    const at = issue.path.length > 0 ? issue.path.join('.') : 'body';
+    return issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}` : `${at}: ${issue.message}`;
+  }).join('; ');
+}
+
+/** The key to revoke: `{id}` in a JSON body or `?id=`, not both differently. */
+function revokeTarget(request: FastifyRequest): string {
+  const query = revokeQuery.safeParse(request.query);
+  if (!query.success) throw invalid(`DELETE /api/keys takes only ?id=: ${describeIssues(query.error)}.`);
+  let fromBody: string | undefined;
+  if (request.body !== undefined && request.body !== null) {
+    const body = revokeBody.safeParse(request.body);
+    if (!body.success) throw invalid(`The body must be {"id": "<key id>"}: ${describeIssues(body.error)}.`);
+    fromBody = body.data.id;
+  }
+  const fromQuery = query.data.id;
+  if (fromBody !== undefined && fromQuery !== undefined && fromBody !== fromQuery) throw invalid('The key id in the body and in ?id= differ; send one.');
+  const id = fromBody ?? fromQuery;
+  if (id === undefined) throw invalid('Say which key to revoke: {"id": "<key id>"} in the body, or ?id=<key id>.');
+  return id;
+}
+
+/** `/api/keys`: issue, list and revoke the signed-in account's keys (session auth, never an API key). */
+export const keyRoutes: HostedPlugin = async (scope, { store }: HostedContext) => {
+  await scope.register(cookie);
+  scope.decorateRequest('hostedSession', undefined);
+  scope.addHook('preHandler', requireSession(store));
+  const noStore = { 'cache-control': 'no-store' };
+
+  scope.post('/keys', async (request, reply) => {
+    const parsed = createBody.safeParse(request.body ?? undefined);
+    if (!parsed.success) throw invalid(`The body must be {scope, name?, project?}: ${describeIssues(parsed.error)}.`);
+    const { account } = request.hostedSession!;
+    const { scope: keyScope, name, project } = parsed.data;
+    if (keyScope === 'supercomputer' && !account.plan.hostedEntitlement) {
+      throw new HostedError({ status: 402, type: 'insufficient_quota', code: 'hosted_entitlement_required', message: 'A supercomputer key needs a paid hosted-compute entitlement; this account has none. A developer_runtime key needs none.' });
+    }
+    const issued = await store.issueKey(account.id, { scope: keyScope, name: name ?? null, project: project ?? null });
+    return reply.code(201).headers(noStore).send({ ...keyMetadata(issued.key), secret: issued.secret });
+  });
+
+  scope.get('/keys', async (request, reply) => {
+    const keys = await store.listKeys(request.hostedSession!.account.id);
+    return reply.headers(noStore).send({ object: 'list', data: keys.map(keyMetadata) });
+  });
+
+  scope.delete('/keys', async (request, reply) => {
+    const id = revokeTarget(request);
+    const revoked = await store.revokeKey(request.hostedSession!.account.id, id);
+    // Another account's key and no key at all answer alike: nothing tells one from the other.
+    if (revoked === undefined) throw new HostedError({ status: 404, type: 'invalid_request_error', code: 'api_key_not_found', message: 'No key with this id is listed for this account.' });
+    return reply.headers(noStore).send(keyMetadata(revoked));
+  });
+};
