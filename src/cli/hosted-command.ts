@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import type { HostedServerConfig } from '../hosted/hosted-server.ts';
 import { ConfigError, LOG_LEVELS, parseBytes, parseDuration } from '../runtime/runtime-config.ts';
-import { UserError } from '../shared/user-error.ts';
+import { runServer } from './run-server.ts';
 import { REDACTED_LOG_PATHS } from './serve-command.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
@@ -84,35 +84,6 @@ export function registerHostedCommand(program: Command): void {
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startHostedServer }] = await Promise.all([import('pino'), import('../hosted/hosted-server.ts')]);
       const log = pino({ level: parsed.logLevel ?? 'info', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
-      let server;
-      try {
-        server = await startHostedServer(config, log);
-      } catch (error) {
-        const e = error as NodeJS.ErrnoException;
-        const known = e.code === 'EADDRINUSE'
-          ? `port ${config.port} is already in use on ${config.host}; choose one with --port`
-          : error instanceof UserError || typeof e.syscall === 'string' ? `cannot start: ${e.message}` : undefined;
-        if (known === undefined) {
-          log.fatal({ err: e }, `cannot start: ${e.message}`);
-          throw error;
-        }
-        log.fatal({ code: e.code }, known);
-        throw new UserError(known, { cause: error });
-      }
-      let signals = 0;
-      const stop = (signal: NodeJS.Signals) => {
-        signals++;
-        if (signals > 1) {
-          log.warn({ signal }, 'second signal: exiting now');
-          process.exit(130);
-        }
-        log.info({ signal }, 'signal received');
-        void server.close().then(() => process.exit(0), (error: unknown) => {
-          log.error({ err: error }, 'error during shutdown');
-          process.exit(1);
-        });
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      await runServer(() => startHostedServer(config, log), log, () => `port ${config.port} is already in use on ${config.host}; choose one with --port`);
     });
 }

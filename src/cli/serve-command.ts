@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
-import { UserError } from '../shared/user-error.ts';
+import { runServer } from './run-server.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -61,37 +61,6 @@ export function registerServeCommand(program: Command): void {
       const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
       const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
       if (configFile !== undefined) log.info({ configFile }, `config file: ${configFile}`);
-      let daemon;
-      try {
-        daemon = await startDaemon(config, log);
-      } catch (error) {
-        // Logged for whoever collects the daemon's log, then reported on stderr by the CLI's
-        // error handler: one line for a known cause, the stack only with SVC_DEBUG=1.
-        const e = error as NodeJS.ErrnoException;
-        const known = e.code === 'EADDRINUSE'
-          ? `a port is already in use (${e.message}); is another svc running? choose one with --port`
-          : error instanceof UserError || typeof e.syscall === 'string' ? `cannot start: ${e.message}` : undefined;
-        if (known === undefined) {
-          log.fatal({ err: e }, `cannot start: ${e.message}`);
-          throw error;
-        }
-        log.fatal({ code: e.code }, known);
-        throw new UserError(known, { cause: error });
-      }
-      let signals = 0;
-      const stop = (signal: NodeJS.Signals) => {
-        signals++;
-        if (signals > 1) {
-          log.warn({ signal }, 'second signal: exiting now');
-          process.exit(130);
-        }
-        log.info({ signal }, 'signal received');
-        void daemon.close().then(() => process.exit(0), (error: unknown) => {
-          log.error({ err: error }, 'error during shutdown');
-          process.exit(1);
-        });
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      await runServer(() => startDaemon(config, log), log, (e) => `a port is already in use (${e.message}); is another svc running? choose one with --port`);
     });
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
 import { truncateInput } from '../shared/quote-input.ts';
+import { drainRequest, LINGER_MS, sendApiError } from '../runtime/openai-error-handler.ts';
 
 /**
  * The hosted tier's error: an ApiError (so the shared pieces — body parser, charset guard,
@@ -130,23 +131,7 @@ function publicMessage(error: ApiError): string {
 }
 
 export function sendHostedError(reply: FastifyReply, error: ApiError): FastifyReply {
-  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).send(hostedErrorBody(error));
-}
-
-const LINGER_MS = 5_000;
-
-/** Reads and discards the rest of a refused upload, so the client sees the answer rather than a reset. */
-function drainRequest(request: FastifyRequest, maxMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(done, maxMs);
-    request.raw.once('end', done).once('close', done).once('error', done).resume();
-  });
+  return sendApiError(reply, error, hostedErrorBody(error));
 }
 
 /**

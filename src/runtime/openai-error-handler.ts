@@ -44,15 +44,18 @@ export function openAIErrorBody(error: ApiError): OpenAIErrorBody {
   return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
 }
 
-export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+/** Sends an error with its status and headers; the body is OpenAI's envelope unless another is given (hosted). */
+export function sendApiError(reply: FastifyReply, error: ApiError, body: unknown = openAIErrorBody(error)): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).send(openAIErrorBody(error));
+  return reply.code(error.status).send(body);
 }
 
-const LINGER_MS = 5_000;
+/** How long a refused upload is read and discarded before the connection closes anyway. */
+export const LINGER_MS = 5_000;
 
-function drainRequest(request: FastifyRequest, maxMs: number): Promise<void> {
+/** Reads and discards the rest of a refused upload, so the client sees the answer rather than a reset. */
+export function drainRequest(request: FastifyRequest, maxMs: number): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

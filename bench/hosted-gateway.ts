@@ -1,0 +1,235 @@
+/**
+ * The hosted tier's gateway overhead: the same non-streamed chat request sent to a fast local
+ * mock upstream directly, through `svc hosted` (every request authenticated with a key, routed,
+ * metered in Joules and written to the ledger with its evidence), and through Portkey's open
+ * source gateway (`@portkey-ai/gateway`, no auth, no ledger) on the same mock, in the same run.
+ *
+ * Load comes from autocannon in this process; latencies are taken from its per-response timer
+ * (float milliseconds; its own histogram rounds to whole ms). Per connection count (1, 64, 256)
+ * the three sides take turns, `--rounds` times; reported are medians over rounds of p50, p99 and
+ * requests/s, and the added latency (side − direct). A last scenario holds 1,000 requests/s
+ * (64 connections) on every side: the goal's condition (p50 added ≤ 0.5 ms, p99 ≤ 2 ms).
+ *
+ * Everything shares this machine's cores: the load generator, the mock, and the gateway.
+ *
+ * Usage: npm run bench:hosted [-- --seconds 5 --rounds 2 --connections 1,64,256 --rate 1000
+ *        --sides direct,portkey,svc --json]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '1,64,256' },
+    rate: { type: 'string', default: '1000' },
+    sides: { type: 'string', default: 'direct,portkey,svc' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const SECONDS = Number(flags.seconds);
+const ROUNDS = Number(flags.rounds);
+const CONNECTIONS = flags.connections.split(',').map(Number);
+const RATE = Number(flags.rate);
+const SIDES = flags.sides.split(',');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL = 'bench-chat';
+
+const log = (line: string): void => { if (!flags.json) console.log(line); };
+const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+
+/** An OpenAI-shaped upstream that answers every chat at once (the model's time is not measured). */
+async function startMock(): Promise<{ url: string; server: Server }> {
+  const reply = JSON.stringify({
+    id: 'chatcmpl-mock', object: 'chat.completion', created: 1, model: 'mock',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the mock upstream.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 9, completion_tokens: 6, total_tokens: 15 },
+  });
+  const models = JSON.stringify({ object: 'list', data: [{ id: 'mock', object: 'model', created: 1, owned_by: 'mock' }] });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url?.endsWith('/models') === true) res.writeHead(200, { 'content-type': 'application/json' }).end(models);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(reply);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitFor(url: string, init: RequestInit, child: ChildProcess, name: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(url, init);
+      await response.arrayBuffer();
+      if (response.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${name} did not answer within 30 s`);
+}
+
+interface Side {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function startPortkey(mockUrl: string): Promise<Side> {
+  const port = await freePort();
+  const entry = createRequire(import.meta.url).resolve('@portkey-ai/gateway/build/start-server.js');
+  const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: 'ignore', env: { ...process.env, NODE_ENV: 'production' } });
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-mock', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mockUrl}/v1` };
+  await waitFor(url, { method: 'POST', headers, body: body() }, child, 'portkey');
+  return { name: 'portkey', url, headers, stop: async () => { child.kill('SIGTERM'); } };
+}
+
+async function startSvc(mockUrl: string): Promise<Side> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-hosted-'));
+  const store = await openHostedStore({ dataDir });
+  const account = await store.createAccount({ name: 'bench', plan: { monthlyJouleAllowance: 1e12, hostedEntitlement: true, enterprise: false } });
+  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer', name: 'bench' });
+  await store.close();
+  const routes = join(dataDir, 'routes.json');
+  writeFileSync(routes, JSON.stringify({
+    default_policy: 'supercomputer-fast',
+    models: [{ id: MODEL, family: 'chat' }],
+    backends: [{
+      id: 'mock', kind: 'upstream', upstream: { base_url: `${mockUrl}/v1`, kind: 'local', discover: false, models: ['mock'] },
+      sharing: 'dedicated', execution_plane: 'supercomputer', models: { [MODEL]: 'mock' },
+      energy: { joules_per_prompt_token: 0.06, joules_per_completion_token: 0.6, joules_per_second: 2 }, provider: 'mock',
+    }],
+    routes: [
+      { policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['mock'] },
+      { policy: 'supercomputer-deep', queue_class: 'deep', backends: ['mock'] },
+    ],
+  }));
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}/api/v1/chat/completions`;
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
+  await waitFor(url, { method: 'POST', headers, body: body() }, child, 'svc hosted');
+  return {
+    name: 'svc', url, headers,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function body(): string {
+  return JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
+}
+
+interface Run { p50: number; p99: number; rps: number; errors: number; non2xx: number }
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+async function load(side: Side, connections: number, rate?: number): Promise<Run> {
+  const times: number[] = [];
+  // Called without a callback, autocannon returns its instance: a promise of the result that is
+  // also an event emitter (its types only declare the promise).
+  const instance = autocannon({
+    url: side.url, method: 'POST', headers: side.headers, body: body(), connections, duration: SECONDS,
+    ...(rate !== undefined ? { overallRate: rate } : {}),
+  }) as Promise<autocannon.Result> & { on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTime: number) => void): void };
+  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    if (statusCode === 200) times.push(responseTime);
+  });
+  const result = await instance;
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), rps: times.length / SECONDS, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const mock = await startMock();
+const direct: Side = { name: 'direct', url: `${mock.url}/v1/chat/completions`, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-mock' }, stop: async () => {} };
+const sides: Side[] = [];
+if (SIDES.includes('direct')) sides.push(direct);
+progress('starting the gateways…');
+if (SIDES.includes('portkey')) sides.push(await startPortkey(mock.url));
+if (SIDES.includes('svc')) sides.push(await startSvc(mock.url));
+
+const load0 = loadavg().map((l) => l.toFixed(2)).join(' ');
+const scenarios: { label: string; connections: number; rate?: number }[] = [
+  ...CONNECTIONS.map((c) => ({ label: `${c} connection${c === 1 ? '' : 's'}`, connections: c })),
+  ...(RATE > 0 ? [{ label: `${RATE} req/s (64 connections)`, connections: 64, rate: RATE }] : []),
+];
+const results = new Map<string, Map<string, Run[]>>();
+for (const scenario of scenarios) {
+  const bySide = new Map<string, Run[]>();
+  results.set(scenario.label, bySide);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate the order so no side always runs on a warmer (or more tired) machine.
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      progress(`${scenario.label}: ${side.name}, round ${round + 1}/${ROUNDS}`);
+      const run = await load(side, scenario.connections, scenario.rate);
+      const runs = bySide.get(side.name) ?? [];
+      runs.push(run);
+      bySide.set(side.name, runs);
+    }
+  }
+}
+for (const side of sides) await side.stop();
+await new Promise<void>((resolve) => mock.server.close(() => resolve()));
+
+const summary = [...results].map(([label, bySide]) => {
+  const of = (name: string) => {
+    const runs = bySide.get(name);
+    if (runs === undefined) return undefined;
+    return { p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)), failures: runs.reduce((n, r) => n + r.errors + r.non2xx, 0) };
+  };
+  return { label, direct: of('direct'), portkey: of('portkey'), svc: of('svc') };
+});
+
+if (flags.json) {
+  console.log(JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, load: load0, summary }, null, 2));
+} else {
+  log(`Machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, load ${load0} → ${loadavg().map((l) => l.toFixed(2)).join(' ')}; Node ${process.version}`);
+  log(`${SECONDS} s per run, median of ${ROUNDS} rounds; latency in ms; added = side − direct. svc authenticates, routes, meters and ledgers every request.`);
+  log('');
+  log('| load | direct p50 / p99 | direct req/s | svc added p50 / p99 | svc req/s | Portkey added p50 / p99 | Portkey req/s | failures svc / Portkey |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const f = (n: number | undefined, digits = 2) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
+  for (const row of summary) {
+    const d = row.direct;
+    const added = (s: typeof d) => (s === undefined || d === undefined ? '—' : `**${f(s.p50 - d.p50)}** / ${f(s.p99 - d.p99)}`);
+    log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
+  }
+}
