@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildHostedApp } from '../../src/hosted/hosted-app.ts';
 import { evidencePlugin } from '../../src/hosted/chat/evidence-route.ts';
 import { hostedChatPlugin } from '../../src/hosted/chat/hosted-chat-route.ts';
-import type { ChatRateLimiter } from '../../src/hosted/chat/chat-rate-limiter.ts';
+import type { RateLimiter } from '../../src/hosted/limits/rate-limiter.ts';
 import { usagePlugin } from '../../src/hosted/chat/usage-route.ts';
 import type { HostedStore, KeyScope, Plan } from '../../src/hosted/hosted-store.ts';
 import { routeConfigSchema, type RouteConfig } from '../../src/hosted/route-config.ts';
@@ -47,7 +47,7 @@ export interface ChatFixture {
   account(plan?: Partial<Plan>, scope?: KeyScope): Promise<{ accountId: string; keyId: string; secret: string }>;
 }
 
-export async function buildChatFixture(t: TestContext, options: { kind?: 'sqlite' | 'postgres'; limiter?: ChatRateLimiter; enterprise?: boolean } = {}): Promise<ChatFixture> {
+export async function buildChatFixture(t: TestContext, options: { kind?: 'sqlite' | 'postgres'; limiter?: RateLimiter; enterprise?: boolean } = {}): Promise<ChatFixture> {
   const fixture = await hostedStoreKinds.find((k) => k.kind === (options.kind ?? 'sqlite'))!.open();
   const upstream = await startScriptedUpstream(wordsAnswer(['Hello', ' world']));
   const executor = new RouteExecutor({ env: {} });

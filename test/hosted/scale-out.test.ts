@@ -19,6 +19,7 @@ import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores
 const N = Number(process.env.SVC_SCALE_OUT_N ?? 2000);
 const IN_FLIGHT = Number(process.env.SVC_SCALE_OUT_INFLIGHT ?? 64);
 const MODEL = 'svc-chat-small';
+const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** What one request costs on the mock: 10 prompt tokens × 0.01 J + 2 completion tokens × 0.5 J. */
 const JOULES_PER_REQUEST = 1.1;
 
@@ -47,7 +48,7 @@ interface Replica { url: string; kill(signal?: NodeJS.Signals): Promise<void> }
 
 async function startReplica(t: TestContext, databaseUrl: string, routesFile: string): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-scale-out-'));
-  const child = runCli(['hosted', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--database-url', databaseUrl, '--routes', routesFile, '--log-level', 'info']);
+  const child = runCli(['hosted', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--database-url', databaseUrl, '--routes', routesFile, '--redis-url', REDIS_URL, '--log-level', 'info']);
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -108,12 +109,13 @@ async function startCluster(t: TestContext): Promise<Cluster> {
 interface Outcome { status: number; evidenceId?: string; billable?: number }
 
 /** `count` chat requests alternating between the replicas, `inFlight` at a time. */
-async function load(replicas: readonly Replica[], secret: string, count: number, inFlight: number, onDone?: (done: number) => void): Promise<Outcome[]> {
+async function load(replicas: readonly Replica[], secrets: readonly string[], count: number, inFlight: number, onDone?: (done: number) => void): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array<Outcome>(count);
   let next = 0;
   let done = 0;
   const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello' }] });
-  const worker = async () => {
+  const worker = async (w: number) => {
+    const secret = secrets[w % secrets.length]!;
     while (next < count) {
       const i = next++;
       const replica = replicas[i % replicas.length]!;
@@ -127,14 +129,16 @@ async function load(replicas: readonly Replica[], secret: string, count: number,
       onDone?.(++done);
     }
   };
-  await Promise.all(Array.from({ length: inFlight }, worker));
+  await Promise.all(Array.from({ length: inFlight }, (_, w) => worker(w)));
   return outcomes;
 }
 
-async function newAccount(store: HostedStore, allowance: number): Promise<{ id: string; secret: string }> {
+/** One account with `keys` keys: the load is spread over keys so the per-key limit (50/s by default) is not what is measured. */
+async function newAccount(store: HostedStore, allowance: number, keys = 64): Promise<{ id: string; secret: string; secrets: string[] }> {
   const account = await store.createAccount({ name: 'load', plan: { monthlyJouleAllowance: allowance, hostedEntitlement: true, enterprise: false } });
-  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
-  return { id: account.id, secret };
+  const secrets: string[] = [];
+  for (let i = 0; i < keys; i++) secrets.push((await store.issueKey(account.id, { scope: 'supercomputer' })).secret);
+  return { id: account.id, secret: secrets[0]!, secrets };
 }
 
 async function ledgerIds(store: HostedStore, accountId: string, ids: readonly string[]): Promise<number> {
@@ -147,7 +151,7 @@ test(`two replicas, one PostgreSQL: a key works on both; ${N} requests at ${IN_F
   const { store, replicas } = await startCluster(t);
   const a = await newAccount(store, 1e9);
   const started = performance.now();
-  const outcomes = await load(replicas, a.secret, N, IN_FLIGHT);
+  const outcomes = await load(replicas, a.secrets, N, IN_FLIGHT);
   const seconds = (performance.now() - started) / 1000;
   t.diagnostic(`${N} requests at ${IN_FLIGHT} in flight over two replicas in ${seconds.toFixed(1)} s (${(N / seconds).toFixed(0)} req/s)`);
   const ok = outcomes.filter((o) => o.status === 200);
@@ -169,7 +173,7 @@ test('an allowance spent through both replicas under load: overspend at most the
   const allowance = 100;
   const inFlight = 32;
   const a = await newAccount(store, allowance);
-  const outcomes = await load(replicas, a.secret, 400, inFlight);
+  const outcomes = await load(replicas, a.secrets, 400, inFlight);
   const ok = outcomes.filter((o) => o.status === 200).length;
   const refused = outcomes.filter((o) => o.status === 402).length;
   assert.equal(ok + refused, 400);
@@ -189,7 +193,7 @@ test('kill -9 of one replica mid-load: every request answered 200 has its ledger
   const { store, replicas } = await startCluster(t);
   const a = await newAccount(store, 1e9);
   let killed: Promise<void> | undefined;
-  const outcomes = await load(replicas, a.secret, 600, 32, (done) => {
+  const outcomes = await load(replicas, a.secrets, 600, 32, (done) => {
     if (done === 150) killed = replicas[0].kill('SIGKILL');
   });
   await killed;

@@ -7,7 +7,6 @@ import { chatCompletionRequestSchema } from '../../runtime/openai-schemas.ts';
 import { requestBody, ValidatedBody } from '../../runtime/request-body.ts';
 import { samplingFrom } from '../../runtime/sampling-from.ts';
 import { LazySseStream } from '../../runtime/sse-stream.ts';
-import type { ApiError } from '../../shared/api-error.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
@@ -16,13 +15,15 @@ import type { QueueClass } from '../route-config.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
 import { planRoute } from '../routing/route-planner.ts';
 import type { RouteExecutor, RouteResult } from '../routing/route-executor.ts';
-import type { BackpressureState, ChatRateLimiter } from './chat-rate-limiter.ts';
+import { rateLimitHeaders, upstreamUnavailableHeaders } from '../limits/rate-limit-headers.ts';
+import { RateLimitedError } from '../limits/rate-limited-error.ts';
+import type { BackpressureState, RateLimiter } from '../limits/rate-limiter.ts';
 import { idempotencyKeyOf, InFlightKeys, isStoredChatResponse, keyInProgress, keyReused, requestHash, type StoredChatResponse } from './idempotency.ts';
 
 export interface HostedChatOptions {
   executor: RouteExecutor;
-  /** The backstop limiter (part L); none: no rate refusals. */
-  limiter?: ChatRateLimiter | undefined;
+  /** The backstop limiter, per key and per queue class; none: no rate refusals (tests of other things). */
+  limiter?: RateLimiter | undefined;
 }
 
 const SYSTEM_FINGERPRINT = 'svc-hosted';
@@ -35,16 +36,9 @@ export function ledgerUnavailable(): HostedError {
   return new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The usage ledger is unavailable right now; nothing was run or billed. Retry later.', retryAfterSeconds: 1 });
 }
 
-function setBackpressure(reply: FastifyReply, state: BackpressureState): void {
-  reply.header('x-svc-backpressure-state', state);
-}
-
-/** The state a refusal puts in `x-svc-backpressure-state` (429 and 502/503 carry it, as the contract asks). */
-function stateOf(error: ApiError): BackpressureState | undefined {
-  if (error.status === 429) return 'rate_limited';
-  if (error.status === 502 || error.status === 503) return 'upstream_unavailable';
-  return undefined;
-}
+/** The backpressure a request's limiter decision reported, for its 502/503 headers. */
+const BACKPRESSURE = Symbol('svc.backpressure');
+type WithBackpressure = FastifyRequest & { [BACKPRESSURE]?: BackpressureState };
 
 /** A stored completion as SSE chunks, for a streamed request replayed by its Idempotency-Key. */
 function replayChunks(completion: Record<string, unknown>): unknown[] {
@@ -130,9 +124,12 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
     scope.addHook('onRequest', async (_request, reply) => {
       reply.header('x-svc-queue-class', defaultClass);
     });
-    scope.addHook('onError', async (_request, reply, error) => {
-      const state = stateOf(toHostedError(error));
-      if (state !== undefined) setBackpressure(reply, state);
+    // 502/503 carry the same headers as a 429 (the contract's "rate limits or upstream unavailability").
+    scope.addHook('onError', async (request, reply, error) => {
+      const apiError = toHostedError(error);
+      if (apiError.status !== 502 && apiError.status !== 503) return;
+      const queueClass = (reply.getHeader('x-svc-queue-class') as QueueClass | undefined) ?? defaultClass;
+      reply.headers(upstreamUnavailableHeaders({ queueClass, backpressure: (request as WithBackpressure)[BACKPRESSURE] ?? 'normal', retryAfterSeconds: apiError.retryAfterSeconds }));
     });
 
     scope.post('/chat/completions', { preHandler: context.requireKey }, async (request, reply) => {
@@ -194,13 +191,12 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         });
       }
       if (options.limiter !== undefined) {
-        const taken = await options.limiter.take({ accountId: identity.account.id, keyId: identity.key.id, queueClass: plan.queueClass });
-        if (!taken.allowed) {
-          throw new HostedError({
-            status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', retryAfterSeconds: taken.retryAfterSeconds,
-            message: `The hosted backstop limiter for queue class '${plan.queueClass}' tripped for this key; retry after ${Math.max(1, Math.ceil(taken.retryAfterSeconds))} s.`,
-          });
-        }
+        const decision = await options.limiter.take({ keyId: identity.key.id, queueClass: plan.queueClass });
+        if (!decision.allowed) throw new RateLimitedError(decision);
+        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
+        reply.headers(rateLimitHeaders(decision));
+      } else {
+        reply.header('x-svc-backpressure-state', 'normal');
       }
 
       const controller = new AbortController();
@@ -216,7 +212,6 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const open = (): void => {
         if (sse === undefined || opened) return;
         opened = true;
-        setBackpressure(reply, 'ok');
         sse.send(chunk({ delta: { role: 'assistant', content: '' } }));
       };
       const onPart = sse === undefined
@@ -262,7 +257,6 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       if (sse === undefined) {
         const charged = await charge(chargeInput);
         if (result.outcome === 'failed') throw result.error ?? new HostedError({ status: 502, type: 'server_error', code: 'upstream_unavailable', message: 'The backend failed.' });
-        setBackpressure(reply, 'ok');
         reply.header('x-svc-evidence-id', charged.entry.evidenceId);
         // A twin with the same Idempotency-Key on another replica was billed first: answer as it did.
         if (charged.duplicate) return replay(reply, charged.entry, input.hash, false);
