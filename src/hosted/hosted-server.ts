@@ -3,7 +3,12 @@ import { OffThread } from '../shared/off-thread.ts';
 import { readBuildInfo } from './build-info.ts';
 import { buildHostedApp } from './hosted-app.ts';
 import type { ReleaseSettings } from './release-record.ts';
+import { evidencePlugin } from './chat/evidence-route.ts';
+import { hostedChatPlugin } from './chat/hosted-chat-route.ts';
+import { usagePlugin } from './chat/usage-route.ts';
 import { loadRouteConfig } from './routing/load-route-config.ts';
+import { RouteExecutor } from './routing/route-executor.ts';
+import { openRateLimiter } from './limits/open-rate-limiter.ts';
 import { openHostedStore } from './store/open-hosted-store.ts';
 
 /** `svc hosted`'s settings after flags, environment and defaults are merged. */
@@ -39,16 +44,21 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const offThread = new OffThread();
   const draining = new AbortController();
+  // No engine models are loaded by `svc hosted` yet: `engine` backends fail over to the next one.
+  const executor = new RouteExecutor();
+  // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise (default limits).
+  const limiter = await openRateLimiter({ redisUrl: config.redisUrl, log });
   let app;
   try {
     app = await buildHostedApp({
       store, routes, offThread, logger: log, drainingSignal: draining.signal,
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
+      v1Plugins: [hostedChatPlugin({ executor, limiter }), evidencePlugin(), usagePlugin()],
     });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    await Promise.all([store.close(), offThread.close(), app?.close()]);
+    await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close()]);
     throw error;
   }
   const address = app.server.address();
@@ -68,7 +78,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       grace.unref();
       await app.close();
       clearTimeout(grace);
-      await Promise.all([store.close(), offThread.close()]);
+      await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close()]);
       log.info('stopped');
     })();
     return closing;

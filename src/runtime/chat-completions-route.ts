@@ -15,7 +15,7 @@ export interface ChatRouteOptions {
   fingerprint: string;
 }
 
-function refuseUnsupported(body: ChatCompletionRequest): void {
+export function refuseUnsupported(body: ChatCompletionRequest): void {
   if ((body.n ?? 1) !== 1) throw ApiError.unsupported('n', 'n must be 1: svc generates one choice per chat request.');
   if (body.logprobs === true || body.top_logprobs != null) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
   if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
@@ -25,7 +25,7 @@ function refuseUnsupported(body: ChatCompletionRequest): void {
 }
 
 /** The `delta` of a streamed chunk, as OpenAI streams text and tool calls. */
-function deltaOf(part: GenerationPart): object {
+export function deltaOf(part: GenerationPart): object {
   switch (part.type) {
     case 'text-delta': return { content: part.text };
     case 'tool-call-start': return { tool_calls: [{ index: part.index, id: part.id, type: 'function', function: { name: part.name, arguments: '' } }] };
@@ -34,7 +34,7 @@ function deltaOf(part: GenerationPart): object {
 }
 
 /** The assistant message of a whole reply: `content` is null when the model only called tools, as OpenAI sends it. */
-function messageOf(result: GenerateResult): object {
+export function messageOf(result: GenerateResult): object {
   if (result.toolCalls.length === 0) return { role: 'assistant', content: result.text, refusal: null };
   return {
     role: 'assistant',

@@ -1,0 +1,293 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GenerationPart } from '../../inference/language-model.ts';
+import { deltaOf, messageOf, refuseUnsupported } from '../../runtime/chat-completions-route.ts';
+import { toChatMessages, toChatOptions } from '../../runtime/chat-request.ts';
+import { openAIFinishReason } from '../../runtime/generation-run.ts';
+import { chatCompletionRequestSchema } from '../../runtime/openai-schemas.ts';
+import { requestBody, ValidatedBody } from '../../runtime/request-body.ts';
+import { samplingFrom } from '../../runtime/sampling-from.ts';
+import { LazySseStream } from '../../runtime/sse-stream.ts';
+import { newId } from '../../shared/new-id.ts';
+import type { HostedPlugin } from '../hosted-app.ts';
+import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
+import type { HostedStore, LedgerEntry, SvcRoute } from '../hosted-store.ts';
+import type { QueueClass } from '../route-config.ts';
+import { parseRouteHeaders } from '../routing/route-headers.ts';
+import { planRoute } from '../routing/route-planner.ts';
+import type { RouteExecutor, RouteResult } from '../routing/route-executor.ts';
+import { rateLimitHeaders, upstreamUnavailableHeaders } from '../limits/rate-limit-headers.ts';
+import { RateLimitedError } from '../limits/rate-limited-error.ts';
+import type { BackpressureState, RateLimiter } from '../limits/rate-limiter.ts';
+import { idempotencyKeyOf, InFlightKeys, isStoredChatResponse, keyInProgress, keyReused, requestHash, type StoredChatResponse } from './idempotency.ts';
+
+export interface HostedChatOptions {
+  executor: RouteExecutor;
+  /** The backstop limiter, per key and per queue class; none: no rate refusals (tests of other things). */
+  limiter?: RateLimiter | undefined;
+}
+
+const SYSTEM_FINGERPRINT = 'svc-hosted';
+
+function insufficientQuota(message: string): HostedError {
+  return new HostedError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message });
+}
+
+export function ledgerUnavailable(): HostedError {
+  return new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The usage ledger is unavailable right now; nothing was run or billed. Retry later.', retryAfterSeconds: 1 });
+}
+
+/** The backpressure a request's limiter decision reported, for its 502/503 headers. */
+const BACKPRESSURE = Symbol('svc.backpressure');
+type WithBackpressure = FastifyRequest & { [BACKPRESSURE]?: BackpressureState };
+
+/** A stored completion as SSE chunks, for a streamed request replayed by its Idempotency-Key. */
+function replayChunks(completion: Record<string, unknown>): unknown[] {
+  const head = { id: completion.id, created: completion.created, model: completion.model, system_fingerprint: completion.system_fingerprint, object: 'chat.completion.chunk' };
+  const choice = (completion.choices as { message: { content: string | null; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[])[0]!;
+  const chunks: unknown[] = [{ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] }];
+  if (choice.message.content !== null && choice.message.content !== '') {
+    chunks.push({ ...head, choices: [{ index: 0, delta: { content: choice.message.content }, logprobs: null, finish_reason: null }] });
+  }
+  for (const [index, call] of (choice.message.tool_calls ?? []).entries()) {
+    chunks.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: call.function }] }, logprobs: null, finish_reason: null }] });
+  }
+  chunks.push({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }] });
+  chunks.push({ ...head, choices: [], usage: completion.usage, svc_route: completion.svc_route, svc_outcome: completion.svc_outcome });
+  return chunks;
+}
+
+/** The answer to a retried Idempotency-Key: the stored one, or 422 when the key was used for another request. */
+function replay(reply: FastifyReply, entry: LedgerEntry, hash: string, stream: boolean): FastifyReply {
+  const stored = entry.response;
+  if (!isStoredChatResponse(stored) || stored.request_hash !== hash || stored.stream !== stream) throw keyReused();
+  reply.header('idempotent-replayed', 'true');
+  if (!stream) return reply.code(200).send(stored.completion);
+  const sse = new LazySseStream(reply);
+  for (const chunk of replayChunks(stored.completion)) sse.send(chunk);
+  sse.done();
+  return reply;
+}
+
+interface Charge {
+  store: HostedStore;
+  request: FastifyRequest;
+  result: RouteResult;
+  projectId: string | undefined;
+  idempotencyKey: string | undefined;
+  completion: Record<string, unknown>;
+  hash: string;
+  stream: boolean;
+}
+
+/**
+ * One ledger row per run that did work. Only a run that finished (completed, or stopped at the
+ * Joule ceiling) binds its Idempotency-Key: a failed or abandoned run is billed for what ran
+ * but leaves the key free, so the client's retry runs again.
+ */
+async function charge(c: Charge): Promise<{ entry: LedgerEntry; duplicate: boolean }> {
+  const identity = c.request.hostedIdentity!;
+  const binds = c.result.outcome === 'completed' || c.result.outcome === 'stopped_at_joule_ceiling';
+  const route = c.completion.svc_route as SvcRoute;
+  const response: StoredChatResponse = { request_hash: c.hash, stream: c.stream, completion: c.completion };
+  try {
+    const result = await c.store.recordCharge({
+      evidenceId: route.evidence_id,
+      accountId: identity.account.id,
+      keyId: identity.key.id,
+      projectId: c.projectId ?? null,
+      idempotencyKey: binds ? (c.idempotencyKey ?? null) : null,
+      route,
+      promptTokens: c.result.usage.promptTokens,
+      completionTokens: c.result.usage.completionTokens,
+      outcome: c.result.outcome,
+      response,
+    });
+    return { entry: result.entry, duplicate: result.status === 'duplicate' };
+  } catch (error) {
+    c.request.log.error({ err: error }, 'recording a hosted charge failed');
+    throw ledgerUnavailable();
+  }
+}
+
+/**
+ * `POST /chat/completions` on the hosted tier: the local route's request shape and chunks, plus
+ * entitlement, route planning, the Joule allowance, the backstop limiter, execution over the
+ * planned backends and exactly one ledger row (with its evidence) before the answer completes.
+ */
+export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
+  const inFlight = new InFlightKeys();
+  return async (scope, context) => {
+    const { store, routes } = context;
+    const defaultClass: QueueClass = routes.routes.find((r) => r.policy === routes.default_policy)?.queue_class ?? 'interactive';
+
+    // Every answer names its queue class: the default policy's until the request is planned.
+    scope.addHook('onRequest', async (_request, reply) => {
+      reply.header('x-svc-queue-class', defaultClass);
+    });
+    // 502/503 carry the same headers as a 429 (the contract's "rate limits or upstream unavailability").
+    scope.addHook('onError', async (request, reply, error) => {
+      const apiError = toHostedError(error);
+      if (apiError.status !== 502 && apiError.status !== 503) return;
+      const queueClass = (reply.getHeader('x-svc-queue-class') as QueueClass | undefined) ?? defaultClass;
+      reply.headers(upstreamUnavailableHeaders({ queueClass, backpressure: (request as WithBackpressure)[BACKPRESSURE] ?? 'normal', retryAfterSeconds: apiError.retryAfterSeconds }));
+    });
+
+    scope.post('/chat/completions', { preHandler: context.requireKey }, async (request, reply) => {
+      const identity = request.hostedIdentity!;
+      if (identity.key.scope !== 'supercomputer') {
+        throw insufficientQuota('This is a developer_runtime key: it has no hosted compute entitlement. Use a supercomputer key.');
+      }
+      if (!identity.account.plan.hostedEntitlement) throw insufficientQuota('This account has no active hosted compute entitlement.');
+
+      const rawBody = request.body instanceof ValidatedBody ? request.body.value : request.body;
+      const body = requestBody(chatCompletionRequestSchema, request.body);
+      refuseUnsupported(body);
+      const messages = toChatMessages(body.messages);
+      const chatOptions = toChatOptions(body);
+      const headers = parseRouteHeaders(request.headers);
+      const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
+      const stream = body.stream === true;
+      const hash = requestHash(rawBody, { ...headers });
+
+      let release: (() => void) | undefined;
+      if (idempotencyKey !== undefined) {
+        const previous = await store.findByIdempotencyKey(identity.account.id, idempotencyKey).catch(() => {
+          throw ledgerUnavailable();
+        });
+        if (previous !== undefined) return replay(reply, previous, hash, stream);
+        release = inFlight.claim(identity.account.id, idempotencyKey);
+        if (release === undefined) throw keyInProgress();
+      }
+      try {
+        return await run(request, reply, { messages, chatOptions, headers, idempotencyKey, stream, hash, body });
+      } finally {
+        release?.();
+      }
+    });
+
+    type RunInput = {
+      messages: ReturnType<typeof toChatMessages>;
+      chatOptions: ReturnType<typeof toChatOptions>;
+      headers: ReturnType<typeof parseRouteHeaders>;
+      idempotencyKey: string | undefined;
+      stream: boolean;
+      hash: string;
+      body: ReturnType<typeof chatCompletionRequestSchema.parse>;
+    };
+
+    async function run(request: FastifyRequest, reply: FastifyReply, input: RunInput): Promise<unknown> {
+      const identity = request.hostedIdentity!;
+      const { headers, body, stream } = input;
+      const plan = planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
+      reply.header('x-svc-queue-class', plan.queueClass);
+
+      const allowance = await store.allowance(identity.account.id).catch(() => {
+        throw ledgerUnavailable();
+      });
+      if (allowance.remainingJoules <= 0) {
+        throw new HostedError({
+          status: 402, type: 'insufficient_quota', code: 'joule_allowance_exhausted',
+          message: `This account's Joule allowance for ${allowance.month} is used up (${allowance.usedJoules} of ${allowance.allowanceJoules} J); nothing was run.`,
+        });
+      }
+      if (options.limiter !== undefined) {
+        const decision = await options.limiter.take({ keyId: identity.key.id, queueClass: plan.queueClass });
+        if (!decision.allowed) throw new RateLimitedError(decision);
+        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
+        reply.headers(rateLimitHeaders(decision));
+      } else {
+        reply.header('x-svc-backpressure-state', 'normal');
+      }
+
+      const controller = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+      });
+      const id = newId('chatcmpl-');
+      const created = Math.floor(Date.now() / 1000);
+      const head = { id, created, model: plan.model, system_fingerprint: SYSTEM_FINGERPRINT };
+      const chunk = (choice: object) => ({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, logprobs: null, finish_reason: null, ...choice }] });
+      const sse = stream ? new LazySseStream(reply) : undefined;
+      let opened = false;
+      const open = (): void => {
+        if (sse === undefined || opened) return;
+        opened = true;
+        sse.send(chunk({ delta: { role: 'assistant', content: '' } }));
+      };
+      const onPart = sse === undefined
+        ? undefined
+        : (part: GenerationPart): void => {
+            if (part.type === 'text-delta' && part.text === '') return;
+            if (controller.signal.aborted) return;
+            open();
+            sse.send(chunk({ delta: deltaOf(part) }));
+          };
+
+      const result = await options.executor.execute({
+        plan,
+        messages: input.messages,
+        options: { ...samplingFrom(body, body.max_completion_tokens ?? body.max_tokens), ...input.chatOptions },
+        maxJoules: headers.maxJoules,
+        maxLatencyMs: headers.maxLatencyMs,
+        startedAt: performance.now() - reply.elapsedTime,
+        signal: controller.signal,
+        onPart,
+      });
+
+      const svcRoute: SvcRoute = { ...result.route, evidence_id: newId('ev_') };
+      const usage = { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.promptTokens + result.usage.completionTokens };
+      const finishReason = openAIFinishReason(result.finishReason);
+      const completion: Record<string, unknown> = {
+        ...head,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: messageOf(result), logprobs: null, finish_reason: finishReason }],
+        usage,
+        svc_route: svcRoute,
+        svc_outcome: result.outcome,
+      };
+      const chargeInput: Charge = { store, request, result, projectId: headers.projectId, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream };
+
+      if (result.outcome === 'aborted') {
+        // Nobody is listening; what ran is still billed.
+        await charge(chargeInput).catch(() => undefined);
+        if (sse === undefined || !opened) reply.hijack();
+        return reply;
+      }
+
+      if (sse === undefined) {
+        const charged = await charge(chargeInput);
+        if (result.outcome === 'failed') throw result.error ?? new HostedError({ status: 502, type: 'server_error', code: 'upstream_unavailable', message: 'The backend failed.' });
+        reply.header('x-svc-evidence-id', charged.entry.evidenceId);
+        // A twin with the same Idempotency-Key on another replica was billed first: answer as it did.
+        if (charged.duplicate) return replay(reply, charged.entry, input.hash, false);
+        return completion;
+      }
+
+      if (result.outcome === 'failed') {
+        open();
+        let charged = true;
+        await charge(chargeInput).catch(() => {
+          charged = false;
+        });
+        if (charged) sse.send({ ...head, object: 'chat.completion.chunk', choices: [], usage, svc_route: svcRoute, svc_outcome: result.outcome });
+        sse.send(hostedErrorBody(toHostedError(result.error ?? ledgerUnavailable())));
+        sse.done();
+        return reply;
+      }
+      open();
+      sse.send(chunk({ delta: {}, finish_reason: finishReason }));
+      let charged: Awaited<ReturnType<typeof charge>>;
+      try {
+        charged = await charge(chargeInput);
+      } catch (error) {
+        sse.send(hostedErrorBody(toHostedError(error)));
+        sse.done();
+        return reply;
+      }
+      const finalRoute = charged.duplicate && isStoredChatResponse(charged.entry.response) ? charged.entry.response.completion.svc_route : svcRoute;
+      sse.send({ ...head, object: 'chat.completion.chunk', choices: [], usage, svc_route: finalRoute, svc_outcome: result.outcome });
+      sse.done();
+      return reply;
+    }
+  };
+}
