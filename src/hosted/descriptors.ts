@@ -1,3 +1,4 @@
+import { limitsConfigSchema } from './limits/limits-config.ts';
 import { POLICIES, PRIVACY_TIERS, QUEUE_CLASSES, type QueueClass, type RouteConfig } from './route-config.ts';
 
 /**
@@ -129,6 +130,8 @@ export function capacityDescriptor(config: RouteConfig): Record<string, unknown>
       rate_limited: { status: 429, type: 'rate_limit_error', body_field: 'retry_after_seconds' },
       upstream_unavailable: { status: 503, type: 'server_error' },
       headers: ['Retry-After', 'x-svc-queue-class', 'x-svc-backpressure-state'],
+      // The configured backstop numbers (requests per second and burst), per key and per queue class.
+      limits: limitsConfigSchema.parse(config.limits ?? {}),
     },
     live_queue_depth: null,
     not_claimed: ['live queue depth', 'async hosted job queueing', 'reserved public capacity', 'million-user readiness'],

@@ -46,8 +46,9 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const draining = new AbortController();
   // No engine models are loaded by `svc hosted` yet: `engine` backends fail over to the next one.
   const executor = new RouteExecutor();
-  // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise (default limits).
-  const limiter = await openRateLimiter({ redisUrl: config.redisUrl, log });
+  // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
+  // The numbers come from the route configuration's `limits` table (defaults where absent).
+  const limiter = await openRateLimiter({ redisUrl: config.redisUrl, limits: routes.limits, log });
   let app;
   try {
     app = await buildHostedApp({

@@ -1,22 +1,17 @@
 import { z } from 'zod';
 import { upstreamTableSchema } from '../runtime/upstream-config.ts';
+import { limitsConfigSchema } from './limits/limits-config.ts';
+import { POLICIES, QUEUE_CLASSES } from './route-vocabulary.ts';
 
 /**
  * The hosted tier's route configuration: which execution policies exist, the queue class each
  * one runs in, and the ordered backends that serve it, each with a model map and an energy
  * profile. Loaded from a file (`--routes`, TOML or JSON) or the embedded default below, so one
  * machine works out of the box. Descriptors (`/api/v1/routes`, `/capacity`, `/models`) are
- * built from the live configuration, never from a second copy.
- *
- * Policy strings: `supercomputer-fast` and `supercomputer-deep` (the contract's), and
- * `enterprise-private` and `enterprise-byo` (the contract leaves these strings to us).
+ * built from the live configuration, never from a second copy. The policy, queue-class and
+ * privacy-tier strings are in route-vocabulary.ts.
  */
-export const POLICIES = ['supercomputer-fast', 'supercomputer-deep', 'enterprise-private', 'enterprise-byo'] as const;
-export type Policy = (typeof POLICIES)[number];
-export const QUEUE_CLASSES = ['interactive', 'deep', 'enterprise'] as const;
-export type QueueClass = (typeof QUEUE_CLASSES)[number];
-export const PRIVACY_TIERS = ['mesh_safe', 'personal'] as const;
-export type PrivacyTier = (typeof PRIVACY_TIERS)[number];
+export { POLICIES, PRIVACY_TIERS, QUEUE_CLASSES, type Policy, type PrivacyTier, type QueueClass } from './route-vocabulary.ts';
 
 /** What a backend costs, from which `estimated_joules` is computed (measured Joules go in `raw_joules`). */
 export const energyProfileSchema = z.strictObject({
@@ -69,5 +64,7 @@ export const routeConfigSchema = z.strictObject({
   models: z.array(hostedModelSchema).min(1),
   backends: z.array(backendSchema).min(1),
   routes: z.array(policyRouteSchema).min(1),
+  /** The backstop rate limiter's numbers (docs/hosted.md, "Rate limits"); absent parts take the defaults. */
+  limits: limitsConfigSchema.optional(),
 });
 export type RouteConfig = z.infer<typeof routeConfigSchema>;

@@ -80,7 +80,7 @@ async function startReplica(t: TestContext, databaseUrl: string, routesFile: str
 
 interface Cluster { store: HostedStore; replicas: [Replica, Replica] }
 
-async function startCluster(t: TestContext): Promise<Cluster> {
+async function startCluster(t: TestContext, limits?: object): Promise<Cluster> {
   const { schema, drop } = freshPostgresSchema();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-scale-out-'));
   // The test's own store migrates the fresh schema; the replicas reach it through search_path.
@@ -100,6 +100,7 @@ async function startCluster(t: TestContext): Promise<Cluster> {
       models: { [MODEL]: 'm' }, energy: { joules_per_prompt_token: 0.01, joules_per_completion_token: 0.5, joules_per_second: 0 }, provider: 'mock',
     }],
     routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['mock'] }],
+    ...(limits !== undefined ? { limits } : {}),
   }));
   const url = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const replicas = await Promise.all([startReplica(t, url, routesFile), startReplica(t, url, routesFile)]);
@@ -205,4 +206,48 @@ test('kill -9 of one replica mid-load: every request answered 200 has its ledger
   const total = await store.ledgerTotal(a.id, month);
   assert.ok(total.rows >= ok.length, 'rows for answered requests (and possibly for ones billed as the replica died)');
   assert.equal((await store.allowance(a.id)).usedJoules, total.joules);
+});
+
+test('limits are shared through Redis: one key\'s burst is spent once across both replicas, not once per replica', { timeout: 120_000 }, async (t) => {
+  // A burst of 10 and a slow refill: two replicas with their own buckets would admit 20.
+  const { store, replicas } = await startCluster(t, { key: { requests_per_second: 0.5, burst: 10 } });
+  const a = await newAccount(store, 1e9, 1);
+  const started = performance.now();
+  const outcomes = await load(replicas, [a.secret], 40, 4);
+  const seconds = (performance.now() - started) / 1000;
+  const admitted = outcomes.filter((o) => o.status === 200).length;
+  const limited = outcomes.filter((o) => o.status === 429).length;
+  assert.equal(admitted + limited, 40, `statuses: ${JSON.stringify([...new Set(outcomes.map((o) => o.status))])}`);
+  // The burst, plus what refilled while the test ran (one every 2 s), plus one for the edge.
+  assert.ok(admitted >= 10, `admitted ${admitted}`);
+  assert.ok(admitted <= 10 + Math.floor(seconds * 0.5) + 1, `admitted ${admitted} in ${seconds.toFixed(1)} s: the replicas did not share the key's bucket`);
+  const month = (await store.allowance(a.id)).month;
+  assert.equal((await store.ledgerTotal(a.id, month)).rows, admitted, 'refused requests are not billed');
+});
+
+test('a key issued through one replica\'s /api/keys works on the other, and revoked through the other it stops on the first', { timeout: 120_000 }, async (t) => {
+  const { store, replicas } = await startCluster(t);
+  const account = await store.createAccount({ name: 'keys', plan: { monthlyJouleAllowance: 1e9, hostedEntitlement: true, enterprise: false } });
+  const { token } = await store.createSignInToken(account.id, 60_000);
+  const json = { 'content-type': 'application/json' };
+  const signIn = await fetch(`${replicas[0].url}/api/session`, { method: 'POST', headers: json, body: JSON.stringify({ token }) });
+  assert.equal(signIn.status, 200);
+  const { session_token: session } = await signIn.json() as { session_token: string };
+  const issued = await fetch(`${replicas[0].url}/api/keys`, { method: 'POST', headers: { ...json, authorization: `Bearer ${session}` }, body: JSON.stringify({ scope: 'supercomputer', name: 'replicated' }) });
+  assert.equal(issued.status, 201);
+  const key = await issued.json() as { id: string; secret: string };
+  const chat = (replica: Replica) => fetch(`${replica.url}/api/v1/chat/completions`, {
+    method: 'POST', headers: { ...json, authorization: `Bearer ${key.secret}` },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello' }] }),
+  });
+  const onOther = await chat(replicas[1]);
+  assert.equal(onOther.status, 200);
+  await onOther.arrayBuffer();
+  // The session works on the other replica too: it lives in the shared store.
+  const revoked = await fetch(`${replicas[1].url}/api/keys`, { method: 'DELETE', headers: { ...json, authorization: `Bearer ${session}` }, body: JSON.stringify({ id: key.id }) });
+  assert.equal(revoked.status, 200);
+  await revoked.arrayBuffer();
+  const after = await chat(replicas[0]);
+  assert.equal(after.status, 401);
+  assert.equal((await after.json() as { error: { code: string } }).error.code, 'svc_api_key_revoked');
 });

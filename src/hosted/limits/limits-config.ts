@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { QUEUE_CLASSES, type QueueClass } from '../route-config.ts';
+import { QUEUE_CLASSES, type QueueClass } from '../route-vocabulary.ts';
 
 /**
  * The backstop limiter's numbers. Each bucket is a GCRA (a token bucket without a refill

@@ -1,4 +1,4 @@
-import type { QueueClass } from '../route-config.ts';
+import type { QueueClass } from '../route-vocabulary.ts';
 import { resolveLimits, type LimitsInput, type ResolvedLimits } from './limits-config.ts';
 import {
   boundedKeyId, combineSteps, gcraStep,

@@ -1,4 +1,4 @@
-import type { QueueClass } from '../route-config.ts';
+import type { QueueClass } from '../route-vocabulary.ts';
 import type { BackpressureState, LimitDecision, LimitName, RefusedDecision } from './rate-limiter.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { QueueClass } from '../route-config.ts';
+import type { QueueClass } from '../route-vocabulary.ts';
 import type { BucketParams } from './limits-config.ts';
 
 /**
