@@ -13,7 +13,7 @@
  * Everything shares this machine's cores: the load generator, the mock, and the gateway.
  *
  * Usage: npm run bench:hosted [-- --seconds 5 --rounds 2 --connections 1,64,256 --rate 1000
- *        --sides direct,portkey,svc --json]
+ *        --sides direct,portkey,svc --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -128,9 +128,17 @@ async function startSvc(mockUrl: string): Promise<Side> {
       { policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['mock'] },
       { policy: 'supercomputer-deep', queue_class: 'deep', backends: ['mock'] },
     ],
+    // One key sends everything: the backstop's numbers are raised so they do not shape the
+    // measurement (each request is still taken from both buckets).
+    limits: {
+      key: { requests_per_second: 1_000_000, burst: 1_000_000 },
+      queue_classes: { interactive: { requests_per_second: 1_000_000, burst: 1_000_000 } },
+    },
   }));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // SVC_BENCH_CPU_PROF=<dir>: svc hosted writes a V8 CPU profile there when it stops.
+  const profile = process.env.SVC_BENCH_CPU_PROF;
+  const child = spawn(process.execPath, [...(profile !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), join(ROOT, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}/api/v1/chat/completions`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   await waitFor(url, { method: 'POST', headers, body: body() }, child, 'svc hosted');

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
+import { CachingDatabase } from './caching-database.ts';
 import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
@@ -42,7 +42,7 @@ export async function openHostedStore(options: { dataDir: string; databaseUrl?: 
 async function openSqlite(dataDir: string): Promise<HostedStore> {
   const dir = join(dataDir, 'hosted');
   mkdirSync(dir, { recursive: true });
-  const database = new DatabaseSync(join(dir, 'hosted.db'));
+  const database = new CachingDatabase(join(dir, 'hosted.db'));
   // WAL + synchronous=NORMAL: a commit is in the WAL (the OS has it) before it returns, so a
   // killed process loses nothing it answered; only a power loss can drop the last commits.
   // FULL would fsync every commit, which is most of recordCharge's time on ordinary disks.
