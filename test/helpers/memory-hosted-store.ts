@@ -4,7 +4,7 @@
  * methods this helper does not keep say so when called.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Account, ApiKeyRecord, HostedStore, IssuedKey, KeyCheck, KeyScope, Plan } from '../../src/hosted/hosted-store.ts';
+import type { Account, ApiKeyRecord, HostedStore, IssuedKey, KeyCheck, KeyHash, KeyScope, Plan } from '../../src/hosted/hosted-store.ts';
 
 const hash = (secret: string): Buffer => createHash('sha256').update(secret).digest();
 
@@ -40,6 +40,11 @@ export class MemoryHostedStore implements HostedStore {
   }
   async listKeys(accountId: string): Promise<ApiKeyRecord[]> {
     return [...this.#keys.values()].filter((k) => k.record.accountId === accountId).map((k) => k.record);
+  }
+  async listKeyHashes(accountId?: string): Promise<KeyHash[]> {
+    return [...this.#keys.values()]
+      .filter((k) => accountId === undefined || k.record.accountId === accountId)
+      .map((k) => ({ key: k.record, secretSha256: k.hash.toString('hex') }));
   }
   async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
     const entry = this.#keys.get(keyId);
