@@ -53,11 +53,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-/**
- * Starts `svc serve`: one Fastify app served on every configured port × loopback address.
- * Port 0 picks a free port once, then binds every address on that same port.
- */
-/** Opens the developer-key source before anything else starts: a broken one is a config error (exit 2). */
+/** Opens the developer-key source before anything else starts: a broken one stops the start with one line. */
 async function openDeveloperKeys(config: RuntimeConfig, log: Logger): Promise<DeveloperKeyVerifier | undefined> {
   if (config.developerKeys === undefined) return undefined;
   const keyLog = log.child({ component: 'developer-keys' });
@@ -74,9 +70,23 @@ async function openDeveloperKeys(config: RuntimeConfig, log: Logger): Promise<De
   }
 }
 
+/**
+ * Starts `svc serve`: one Fastify app served on every configured port × loopback address.
+ * Port 0 picks a free port once, then binds every address on that same port.
+ */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
-  await mkdir(join(config.dataDir, 'models'), { recursive: true });
   const developerKeys = await openDeveloperKeys(config, log);
+  try {
+    return await startWith(config, log, developerKeys);
+  } catch (error) {
+    // A store's connection pool must not keep a process that failed to start alive.
+    await developerKeys?.close();
+    throw error;
+  }
+}
+
+async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined): Promise<Daemon> {
+  await mkdir(join(config.dataDir, 'models'), { recursive: true });
   const catalog = await ModelCatalog.load(config.models, { dataDir: config.dataDir, sources: config.discover });
   const engine = new LlamaEngine(catalog, {
     parallel: config.parallel,
@@ -153,7 +163,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {

@@ -51,6 +51,7 @@ export class StoreKeyVerifier implements DeveloperKeyVerifier {
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
     await this.#store.close();
   }
