@@ -25,7 +25,7 @@ export interface ConfigFile {
 /** Options that are not settings: the file cannot name another file, and upstreams have their table form. */
 const NOT_IN_FILE = new Set(['config', 'help', 'upstream']);
 /** Keys whose values are file paths: `~` expands and relative paths are read from the file's folder. */
-const PATH_KEYS = new Set(['dataDir', 'model']);
+const PATH_KEYS = new Set(['dataDir', 'model', 'developerKeys']);
 
 function snakeCase(attribute: string): string {
   return attribute.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -129,7 +129,8 @@ export function readConfigFile(path: string, command: Command, repeatable: Reado
     const { attribute } = fileKey;
     const text = (v: string | number): string => {
       const s = String(v);
-      if (!PATH_KEYS.has(attribute)) return s;
+      // developer_keys may be a postgres:// URL rather than a path.
+      if (!PATH_KEYS.has(attribute) || /^[a-z][a-z0-9+.-]*:\/\//i.test(s)) return s;
       return attribute === 'model' ? expandModelSpec(s, base) : expandPath(s, base);
     };
     if (typeof value === 'boolean') options.set(attribute, value);

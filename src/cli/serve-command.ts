@@ -53,6 +53,10 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
     .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
     .addOption(new Option('--upstream <name=url>', 'an OpenAI-compatible server whose models are served as <name>/<model>, e.g. ollama=http://127.0.0.1:11434/v1; repeat for several').env('SVC_UPSTREAM').argParser(collect))
+    .addOption(new Option('--developer-keys <source>', 'accept developer keys (Authorization: Bearer svc_dk_…) for identity, project and per-key limits, checked against an exported key file, a svc hosted data dir, or a postgres:// URL').env('SVC_DEVELOPER_KEYS'))
+    .addOption(new Option('--require-developer-key', 'refuse requests without a valid developer key (401); needs --developer-keys [default: off]').env('SVC_REQUIRE_DEVELOPER_KEY'))
+    .addOption(new Option('--developer-key-rate <n>', 'requests per second each developer key may sustain [default: 100]').env('SVC_DEVELOPER_KEY_RATE'))
+    .addOption(new Option('--developer-key-burst <n>', 'requests each developer key may send at once [default: 500]').env('SVC_DEVELOPER_KEY_BURST'))
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.

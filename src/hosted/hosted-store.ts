@@ -47,6 +47,12 @@ export interface IssuedKey {
   secret: string;
 }
 
+/** A key's metadata with its secret's SHA-256 (hex): what an exported developer-key file carries. */
+export interface KeyHash {
+  key: ApiKeyRecord;
+  secretSha256: string;
+}
+
 export type KeyCheck =
   | { status: 'valid'; key: ApiKeyRecord; account: Account }
   | { status: 'revoked'; key: ApiKeyRecord }
@@ -147,6 +153,11 @@ export interface HostedStore {
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Undefined when the key is not this account's (or does not exist): no account touches another's keys. */
   revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Every key (revoked ones too) with its secret's hash, of one account or of all: for the
+   * developer-key export only (hashes of 256-bit secrets, never the secrets). Oldest first.
+   */
+  listKeyHashes(accountId?: string): Promise<KeyHash[]>;
   /** Hashes the presented secret and compares in constant time; records last use (coarsely). */
   checkKey(secret: string): Promise<KeyCheck>;
 

@@ -18,6 +18,7 @@ import { installDraining } from './draining.ts';
 import { installJsonBodyParser } from './json-body-parser.ts';
 import type { OffThread } from '../shared/off-thread.ts';
 import { installRequestLog } from './request-log.ts';
+import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './developer-key-guard.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -39,6 +40,8 @@ export interface LocalAppOptions {
   offThread: OffThread;
   /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
+  developerKeys?: DeveloperKeyGuardOptions | undefined;
 }
 
 /**
@@ -67,6 +70,10 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);
+  if (options.developerKeys !== undefined) {
+    const guard = installDeveloperKeyGuard(app, options.developerKeys);
+    app.addHook('onClose', async () => guard.close());
+  }
   installCharsetGuard(app);
   installHttpOptions(app);
   installMemoryRelief(app);

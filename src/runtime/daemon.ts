@@ -16,6 +16,10 @@ import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 import { OffThread } from '../shared/off-thread.ts';
+import { openDeveloperKeyVerifier } from '../hosted/developer-keys/open-developer-key-verifier.ts';
+import { DeveloperKeyFileError } from '../hosted/developer-keys/file-key-verifier.ts';
+import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
+import { ConfigError } from './runtime-config.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -49,11 +53,39 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
+/** Opens the developer-key source before anything else starts: a broken one stops the start with one line. */
+async function openDeveloperKeys(config: RuntimeConfig, log: Logger): Promise<DeveloperKeyVerifier | undefined> {
+  if (config.developerKeys === undefined) return undefined;
+  const keyLog = log.child({ component: 'developer-keys' });
+  try {
+    const verifier = await openDeveloperKeyVerifier(config.developerKeys.source, { onWarning: (message) => keyLog.warn(message) });
+    keyLog.info(
+      { source: verifier.source, keys: verifier.keyCount(), enforced: config.developerKeys.required },
+      `developer keys: ${verifier.keyCount()} active from the ${verifier.source === 'file' ? 'key file' : 'hosted store'}; requests without a key are ${config.developerKeys.required ? 'refused' : 'served anonymously'}`,
+    );
+    return verifier;
+  } catch (error) {
+    if (error instanceof DeveloperKeyFileError) throw new ConfigError(`--developer-keys: ${error.message}`);
+    throw error;
+  }
+}
+
 /**
  * Starts `svc serve`: one Fastify app served on every configured port × loopback address.
  * Port 0 picks a free port once, then binds every address on that same port.
  */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
+  const developerKeys = await openDeveloperKeys(config, log);
+  try {
+    return await startWith(config, log, developerKeys);
+  } catch (error) {
+    // A store's connection pool must not keep a process that failed to start alive.
+    await developerKeys?.close();
+    throw error;
+  }
+}
+
+async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined): Promise<Daemon> {
   await mkdir(join(config.dataDir, 'models'), { recursive: true });
   const catalog = await ModelCatalog.load(config.models, { dataDir: config.dataDir, sources: config.discover });
   const engine = new LlamaEngine(catalog, {
@@ -97,6 +129,9 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }],
+    developerKeys: developerKeys === undefined || config.developerKeys === undefined
+      ? undefined
+      : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit },
     health: () => ({
       version: SVC_VERSION,
       model: {
@@ -116,6 +151,10 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       outbound_connections: upstreams.outboundConnections(),
       upstreams: upstreams.health(),
       cpus: availableParallelism(),
+      // Where keys come from and how many, never a path, URL or hash.
+      ...(developerKeys === undefined
+        ? {}
+        : { developer_keys: { source: developerKeys.source, enforced: config.developerKeys?.required === true, keys: developerKeys.keyCount() } }),
     }),
   });
   await app.ready();
@@ -208,7 +247,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
       await serversClosed;
       clearTimeout(grace);
       await app.close();
-      await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close()]);
+      await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close()]);
       log.info('stopped');
     })();
     return closing;

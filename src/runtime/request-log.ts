@@ -23,6 +23,10 @@ export function logRequest(request: FastifyRequest, status: number, ms: number):
       path: request.url.split('?')[0],
       status,
       ms: Math.round(ms),
+      // The developer key's id and account, never its secret (developer-key-guard.ts).
+      ...(request.developerKey !== undefined
+        ? { key_id: request.developerKey.keyId, account_id: request.developerKey.accountId, project: request.developerKey.project }
+        : {}),
       ...(request.model !== undefined ? { model: request.model } : {}),
       ...(request.generation !== undefined
         ? { completion_tokens: request.generation.completionTokens, finish: request.generation.finish }
@@ -35,6 +39,7 @@ export function logRequest(request: FastifyRequest, status: number, ms: number):
 export function installRequestLog(app: FastifyInstance): void {
   app.decorateRequest('model', undefined);
   app.decorateRequest('generation', undefined);
+  app.decorateRequest('developerKey', undefined);
   // Fastify runs onResponse only for responses that completed; a request whose client went
   // away is logged by whoever notices (see generation-run.ts) with status 499.
   app.addHook('onResponse', async (request, reply) => {

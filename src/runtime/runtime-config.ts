@@ -6,6 +6,8 @@ import { defaultThreads } from '../inference/cpu-threads.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
+import type { BucketLimit } from '../hosted/limits/limits-config.ts';
+import { DEFAULT_DEVELOPER_KEY_LIMIT } from './developer-key-guard.ts';
 import { parseDiscoverSources, type DiscoverableSource } from '../models/model-discovery.ts';
 import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
@@ -35,6 +37,17 @@ export interface RuntimeConfig {
   telemetry: 'none';
   /** OpenAI-compatible servers whose models are served beside the local ones. */
   upstreams: UpstreamSpec[];
+  /** `--developer-keys`: where keys are checked; undefined means keys are not looked at. */
+  developerKeys: DeveloperKeysConfig | undefined;
+}
+
+export interface DeveloperKeysConfig {
+  /** An exported key file, a `svc hosted` data dir, or a `postgres://` URL (kept as given: it may hold a password). */
+  source: string;
+  /** `--require-developer-key`: refuse requests without a valid key. */
+  required: boolean;
+  /** Per-key limit (`--developer-key-rate`, `--developer-key-burst`). */
+  limit: BucketLimit;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -71,6 +84,10 @@ export interface RawRuntimeOptions {
   upstream?: string[] | undefined;
   /** `[[upstreams]]` tables from the config file, already checked against their schema. */
   upstreams?: UpstreamTable[] | undefined;
+  developerKeys?: string | undefined;
+  requireDeveloperKey?: boolean | undefined;
+  developerKeyRate?: string | undefined;
+  developerKeyBurst?: string | undefined;
 }
 
 /** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
@@ -124,6 +141,28 @@ function upstreamsFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): Upstream
   }
 }
 
+function developerKeysFrom(raw: RawRuntimeOptions): DeveloperKeysConfig | undefined {
+  const source = raw.developerKeys?.trim() ?? '';
+  const rate = raw.developerKeyRate === undefined || raw.developerKeyRate === '' ? undefined : z.coerce.number().positive().max(1_000_000).safeParse(raw.developerKeyRate);
+  if (rate !== undefined && !rate.success) throw new ConfigError(`--developer-key-rate: '${raw.developerKeyRate}' must be a number of requests per second above 0 (at most 1000000).`);
+  const burst = integer(raw.developerKeyBurst, '--developer-key-burst', 1, 1_000_000);
+  if (source === '') {
+    if (raw.requireDeveloperKey === true) {
+      throw new ConfigError('--require-developer-key needs --developer-keys: an exported key file (svc admin keys export), a svc hosted data dir, or a postgres:// URL.');
+    }
+    return undefined;
+  }
+  return {
+    // A postgres URL stays as given; a path is made absolute so the log and errors are unambiguous.
+    source: /^postgres(?:ql)?:\/\//i.test(source) ? source : resolve(source),
+    required: raw.requireDeveloperKey === true,
+    limit: {
+      requests_per_second: rate?.data ?? DEFAULT_DEVELOPER_KEY_LIMIT.requests_per_second,
+      burst: burst ?? DEFAULT_DEVELOPER_KEY_LIMIT.burst,
+    },
+  };
+}
+
 /** `env`: where upstream keys are read (the variables the upstreams' api_key_env name). */
 export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
@@ -172,5 +211,6 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
     telemetry: 'none',
     upstreams: upstreamsFrom(raw, env),
+    developerKeys: developerKeysFrom(raw),
   };
 }

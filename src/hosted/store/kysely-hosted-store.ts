@@ -8,6 +8,7 @@ import type {
   HostedStore,
   IssuedKey,
   KeyCheck,
+  KeyHash,
   KeyScope,
   LedgerEntry,
   Plan,
@@ -180,6 +181,13 @@ export class KyselyHostedStore implements HostedStore {
       .orderBy('id')
       .execute();
     return rows.map(toKeyRecord);
+  }
+
+  async listKeyHashes(accountId?: string): Promise<KeyHash[]> {
+    let query = this.#db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id');
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const rows = await query.execute();
+    return rows.map(({ secret_hash, ...row }) => ({ key: toKeyRecord(row), secretSha256: secret_hash }));
   }
 
   async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined> {

@@ -329,6 +329,26 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.equal(mj((await store.allowance(account.id, at)).usedJoules), expectedMj);
     });
 
+    it('lists key hashes (revoked keys too) per account or for all, matching the secrets', async () => {
+      const a = await store.createAccount({ name: 'Hashes A', plan: FREE });
+      const b = await store.createAccount({ name: 'Hashes B', plan: PAID });
+      const a1 = await store.issueKey(a.id, { scope: 'developer_runtime', project: 'proj-a', name: 'laptop' });
+      const a2 = await store.issueKey(a.id, { scope: 'developer_runtime' });
+      const b1 = await store.issueKey(b.id, { scope: 'supercomputer' });
+      await store.revokeKey(a.id, a2.key.id);
+      const ofA = await store.listKeyHashes(a.id);
+      assert.deepEqual(ofA.map((h) => h.key.id), [a1.key.id, a2.key.id]);
+      assert.deepEqual(ofA.map((h) => h.secretSha256), [sha256(a1.secret), sha256(a2.secret)]);
+      assert.equal(ofA[0]?.key.project, 'proj-a');
+      assert.equal(ofA[0]?.key.name, 'laptop');
+      assert.equal(ofA[0]?.key.revokedAt, null);
+      assert.ok(ofA[1]?.key.revokedAt instanceof Date);
+      const all = new Map((await store.listKeyHashes()).map((h) => [h.key.id, h]));
+      for (const issued of [a1, a2, b1]) assert.equal(all.get(issued.key.id)?.secretSha256, sha256(issued.secret));
+      assert.equal(JSON.stringify([...all.values()]).includes(b1.secret), false);
+      assert.deepEqual(await store.listKeyHashes('acct_nobody'), []);
+    });
+
     it('opens a second instance on the same data that sees everything (a restart, or a replica)', async () => {
       const account = await store.createAccount({ name: 'Shared', plan: PAID });
       const issued = await store.issueKey(account.id, { scope: 'supercomputer' });

@@ -1,0 +1,25 @@
+import type { HostedStore } from '../hosted-store.ts';
+import { DEVELOPER_KEY_FILE_FORMAT, DEVELOPER_KEY_FILE_VERSION, type DeveloperKeyFile } from './developer-key-file.ts';
+
+/**
+ * The developer-key file for one account's keys, or every account's: hashes and metadata, so
+ * the file can be copied to a developer machine without handing over any secret. Revoked keys
+ * stay in it, so the daemon answers "revoked" rather than "unknown" for them.
+ */
+export async function exportDeveloperKeys(store: HostedStore, accountId?: string, now: Date = new Date()): Promise<DeveloperKeyFile> {
+  const keys = await store.listKeyHashes(accountId);
+  return {
+    format: DEVELOPER_KEY_FILE_FORMAT,
+    version: DEVELOPER_KEY_FILE_VERSION,
+    exported_at: now.toISOString(),
+    keys: keys.map(({ key, secretSha256 }) => ({
+      id: key.id,
+      account_id: key.accountId,
+      scope: key.scope,
+      project: key.project,
+      name: key.name,
+      secret_sha256: secretSha256,
+      revoked_at: key.revokedAt === null ? null : key.revokedAt.toISOString(),
+    })),
+  };
+}
