@@ -1,15 +1,10 @@
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { Account, HostedStore, Plan } from '../hosted/hosted-store.ts';
 import { ConfigError, parseDuration } from '../runtime/runtime-config.ts';
 import { UserError } from '../shared/user-error.ts';
 import { DEFAULT_HOSTED_PORT } from './hosted-command.ts';
-
-interface StoreOptions {
-  dataDir?: string;
-  databaseUrl?: string;
-}
+import { registerKeysExport } from './admin-keys-export.ts';
+import { storeOptions, withStore, type StoreOptions } from './hosted-store-options.ts';
 
 const MAX_ACCOUNT_NAME_CHARS = 200;
 /** A sign-in link is for a person to click soon; a week is already generous. */
@@ -48,23 +43,6 @@ function parseTtl(value: string): number {
   return ms;
 }
 
-async function withStore<T>(options: StoreOptions, run: (store: HostedStore) => Promise<T>): Promise<T> {
-  const { openHostedStore } = await import('../hosted/store/open-hosted-store.ts');
-  const dataDir = resolve(options.dataDir ?? join(homedir(), '.svc', 'hosted'));
-  let store: HostedStore;
-  try {
-    store = await openHostedStore({ dataDir, databaseUrl: options.databaseUrl });
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UserError(`cannot open the hosted store (${options.databaseUrl !== undefined ? 'the --database-url database' : dataDir}): ${reason}`, { cause: error });
-  }
-  try {
-    return await run(store);
-  } finally {
-    await store.close();
-  }
-}
-
 async function requireAccount(store: HostedStore, id: string): Promise<Account> {
   const account = await store.getAccount(id);
   if (account === undefined) throw new UserError(`no account '${id.slice(0, 80)}' (svc admin accounts list shows the ids)`);
@@ -89,15 +67,9 @@ function print(json: boolean | undefined, value: unknown, text: string): void {
   process.stdout.write(json === true ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
 }
 
-function storeOptions(command: Command): Command {
-  return command
-    .addOption(new Option('-d, --data-dir <dir>', 'the embedded store of `svc hosted` [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'))
-    .addOption(new Option('--database-url <url>', 'the PostgreSQL store of `svc hosted` replicas').env('SVC_DATABASE_URL'));
-}
-
 /** `svc admin`: operators manage accounts, plans and sign-in links in the hosted store directly. */
 export function registerAdminCommand(program: Command): void {
-  const admin = program.command('admin').description('operate the hosted tier: accounts, plans, usage, sign-in links (opens its store directly)');
+  const admin = program.command('admin').description('operate the hosted tier: accounts, plans, usage, sign-in links, developer-key export (opens its store directly)');
   const accounts = admin.command('accounts').description('create and list accounts');
 
   storeOptions(accounts.command('create').description('create an account'))
@@ -190,4 +162,5 @@ export function registerAdminCommand(program: Command): void {
       const link = `${base}/api/session/sign-in?token=${token}`;
       print(options.json, { account: id, link, expires_at: expiresAt.toISOString() }, link);
     });
+  registerKeysExport(admin);
 }

@@ -1,18 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { exportDeveloperKeys } from '../hosted/developer-keys/export-developer-keys.ts';
-import { hostedDatabasePath } from '../hosted/developer-keys/open-developer-key-verifier.ts';
-import { openHostedStore } from '../hosted/store/open-hosted-store.ts';
 import { UserError } from '../shared/user-error.ts';
+import { storeOptions, withStore, type StoreOptions } from './hosted-store-options.ts';
 
-interface KeysExportOptions {
+interface KeysExportOptions extends StoreOptions {
   account?: string;
   out?: string;
-  dataDir?: string;
-  databaseUrl?: string;
 }
 
 /**
@@ -43,27 +39,12 @@ export function registerKeysExport(
   const output = io.output ?? ((text: string) => process.stdout.write(text));
   const report = io.report ?? ((text: string) => process.stderr.write(text));
   const keys = admin.commands.find((c) => c.name() === 'keys') ?? admin.command('keys').description('API and developer keys');
-  return keys
-    .command('export')
+  return storeOptions(keys.command('export'))
     .description('write the developer-key file for svc serve --developer-keys: key metadata and SHA-256 hashes, never secrets')
     .addOption(new Option('--account <id>', 'only this account\'s keys [default: every account]'))
     .addOption(new Option('-o, --out <file>', 'write the file here (atomically, owner-only) [default: stdout]'))
-    .addOption(new Option('-d, --data-dir <dir>', 'the svc hosted data dir holding the embedded store [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'))
-    .addOption(new Option('--database-url <url>', 'the PostgreSQL store instead').env('SVC_DATABASE_URL'))
     .action(async (options: KeysExportOptions) => {
-      const dataDir = resolve(options.dataDir ?? join(homedir(), '.svc', 'hosted'));
-      const databaseUrl = options.databaseUrl === '' ? undefined : options.databaseUrl;
-      // Exporting from a store that is not there would create an empty one and export nothing.
-      if (databaseUrl === undefined && !existsSync(hostedDatabasePath(dataDir))) {
-        throw new UserError(`keys export: no hosted store in ${dataDir} (give the --data-dir of svc hosted, or --database-url)`, { exitCode: 2 });
-      }
-      let store;
-      try {
-        store = await openHostedStore({ dataDir, databaseUrl });
-      } catch (error) {
-        throw new UserError(`keys export: cannot open the hosted store (${(error as Error).message})`, { cause: error });
-      }
-      try {
+      await withStore(options, async (store) => {
         if (options.account !== undefined && (await store.getAccount(options.account)) === undefined) {
           throw new UserError(`keys export: no account ${options.account}`, { exitCode: 2 });
         }
@@ -76,8 +57,6 @@ export function registerKeysExport(
           writeAtomically(resolve(options.out), text);
         }
         report(`exported ${file.keys.length} keys (${active} active, ${file.keys.length - active} revoked)${options.out === undefined ? '' : ` to ${resolve(options.out)}`}\n`);
-      } finally {
-        await store.close();
-      }
+      }, { mustExist: true });
     });
 }

@@ -9,6 +9,7 @@ import { parseDeveloperKeyFile } from '../../src/hosted/developer-keys/developer
 import type { IssuedKey } from '../../src/hosted/hosted-store.ts';
 import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 import { UserError } from '../../src/shared/user-error.ts';
+import { runCliToEnd } from '../helpers/daemon-process.ts';
 
 const FREE = { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false };
 
@@ -69,5 +70,22 @@ describe('svc admin keys export', () => {
     const empty = join(dir, 'empty');
     await assert.rejects(run(['--data-dir', empty]), (e: Error) => e instanceof UserError && /no hosted store in/.test(e.message));
     assert.throws(() => statSync(empty), /ENOENT/);
+  });
+});
+
+describe('svc admin keys export, as the real command', () => {
+  it('is part of svc admin: one line and exit 2 for a data dir with no store, creating nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-keys-export-cli-'));
+    try {
+      const empty = join(dir, 'nothing-here');
+      const { code, stdout, stderr } = await runCliToEnd(['admin', 'keys', 'export', '--data-dir', empty]);
+      assert.equal(code, 2);
+      assert.equal(stdout, '');
+      assert.match(stderr, /no hosted store in/);
+      assert.equal(stderr.trim().split('\n').length, 1);
+      assert.throws(() => statSync(empty), /ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
