@@ -11,34 +11,12 @@ import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { Command } from 'commander';
-import { loadServeConfig, registerServeCommand, type ServeOptions } from '../../src/cli/serve-command.ts';
-import { ConfigError, type RuntimeConfig } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { loadServeArgs } from '../helpers/serve-config.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Runs `svc serve ARGS` up to the point where the daemon would start, with `env` as the environment. */
-async function load(args: string[], env: Record<string, string> = {}): Promise<RuntimeConfig> {
-  const program = new Command('svc').exitOverride();
-  registerServeCommand(program);
-  const serve = program.commands.find((c) => c.name() === 'serve')!;
-  let result: RuntimeConfig | undefined;
-  serve.action((parsed: ServeOptions, command: Command) => {
-    result = loadServeConfig(parsed, command, { ...process.env, ...env }).config;
-  });
-  // commander reads SVC_* from process.env while parsing.
-  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    await program.parseAsync(['node', 'svc', 'serve', ...args]);
-  } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  return result!;
-}
+const load = loadServeArgs;
 
 function dir(): string {
   return mkdtempSync(join(tmpdir(), 'svc-config-'));
