@@ -37,7 +37,12 @@ test('in headless Chromium: sign in by link, create a key, copy its secret, revo
   const account = await store.createAccount({ name: 'browser', plan: FREE_PLAN });
   const { token } = await store.createSignInToken(account.id, 60_000);
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+  // No background networking: this machine has no route out, and Chromium's own update, sync
+  // and component checks would otherwise be refused at every start.
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
   t.after(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
