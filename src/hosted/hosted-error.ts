@@ -62,6 +62,7 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['internal_error', { status: 500, type: 'server_error' }],
   ['rag_job_runner_not_live', { status: 501, type: 'server_error' }],
   ['upstream_unavailable', { status: 502, type: 'server_error' }],
+  ['hosted_route_unavailable', { status: 502, type: 'server_error' }],
   ['ledger_unavailable', { status: 503, type: 'server_error' }],
   ['server_busy', { status: 503, type: 'server_error' }],
   ['server_shutting_down', { status: 503, type: 'server_error' }],
