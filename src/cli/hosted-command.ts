@@ -3,14 +3,14 @@ import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import type { HostedServerConfig } from '../hosted/hosted-server.ts';
-import { ConfigError, LOG_LEVELS, parseBytes, parseDuration } from '../runtime/runtime-config.ts';
+import { ConfigError, LOG_LEVELS, parseBytes, parseDuration, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
 import { runServer } from './run-server.ts';
-import { REDACTED_LOG_PATHS } from './serve-command.ts';
+import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
 export const DEFAULT_HOSTED_PORT = 11450;
 
-interface RawHostedOptions {
+interface RawHostedOptions extends RawEngineOptions {
   host?: string;
   port?: string;
   dataDir?: string;
@@ -47,10 +47,11 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
       throw new ConfigError(`--cors-origin ${origin}: an origin is scheme://host[:port], e.g. https://app.example.com (or * for any).`);
     }
   }
+  const dataDir = resolve(raw.dataDir ?? join(homedir(), '.svc', 'hosted'));
   return {
     host,
     port: port.data,
-    dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc', 'hosted')),
+    dataDir,
     databaseUrl: raw.databaseUrl,
     redisUrl: raw.redisUrl,
     routesFile: raw.routes,
@@ -60,18 +61,23 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     bodyLimit: parseBytes(raw.bodyLimit ?? '8mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
+    // The embedded route config's `engine` backend serves these (its `@default` model: the first chat model).
+    engine: resolveEngineSettings(raw, dataDir),
     release: { downloadUrl: env.SVC_DOWNLOAD_URL, updaterManifestUrl: env.SVC_UPDATER_MANIFEST_URL, notes: env.SVC_RELEASE_NOTES },
   };
 }
 
 /** `svc hosted`: the hosted tier. Every flag has an SVC_* environment variable. */
 export function registerHostedCommand(program: Command): void {
-  program
+  const hosted = program
     .command('hosted')
     .description('run the hosted tier: keys, routing with evidence, Joules metering and usage under /api')
     .addOption(new Option('--host <host>', 'address to listen on (any address: this is the public tier) [default: 127.0.0.1]').env('SVC_HOSTED_HOST'))
     .addOption(new Option('-p, --port <port>', `port to listen on (0 picks a free one) [default: ${DEFAULT_HOSTED_PORT}]`).env('SVC_HOSTED_PORT'))
-    .addOption(new Option('-d, --data-dir <dir>', 'where the embedded store keeps its database [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'))
+    .addOption(new Option('-d, --data-dir <dir>', 'where the embedded store keeps its database; GGUF files in <dir>/models are served [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'));
+  // The engine backend's models: the same flags (and SVC_* variables) as `svc serve`.
+  for (const option of engineOptions()) hosted.addOption(option);
+  hosted
     .addOption(new Option('--database-url <url>', 'PostgreSQL URL: share accounts, keys and the ledger between replicas').env('SVC_DATABASE_URL'))
     .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter and hot counters across replicas').env('SVC_REDIS_URL'))
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))

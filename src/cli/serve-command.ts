@@ -30,24 +30,32 @@ export function loadServeConfig(parsed: ServeOptions, command: Command, env: Nod
   }
 }
 
+/** The llama.cpp engine's flags, the same on `svc serve` and `svc hosted` (runtime-config.ts resolveEngineSettings). */
+export function engineOptions(): Option[] {
+  return [
+    new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect),
+    new Option('--discover <sources>', 'other tools\' model stores to serve from: a comma list of ollama, huggingface, lmstudio; or all, or none [default: all]').env('SVC_DISCOVER'),
+    new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'),
+    new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'),
+    new Option('--queue-size <n>', 'requests that may wait for a model before 503 [default: 32]').env('SVC_QUEUE_SIZE'),
+    new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'),
+    new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'),
+    new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'),
+    new Option('--threads <n>', 'CPU threads for inference [default: physical cores minus one, at least 1]').env('SVC_THREADS'),
+  ];
+}
+
 /** `svc serve`: the local daemon. Every flag has an SVC_* environment variable. */
 export function registerServeCommand(program: Command): void {
-  program
+  const serve = program
     .command('serve')
     .description('run the local daemon: the OpenAI-compatible API, health and solve endpoints on loopback')
     .addOption(new Option('-p, --port <port>', 'port to listen on; repeat for several (0 picks a free one) [default: 11435 and 11440]').env('SVC_PORT').argParser(collect))
     .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
-    .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'))
-    .addOption(new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect))
-    .addOption(new Option('--discover <sources>', 'other tools\' model stores to serve from: a comma list of ollama, huggingface, lmstudio; or all, or none [default: all]').env('SVC_DISCOVER'))
+    .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'));
+  for (const option of engineOptions()) serve.addOption(option);
+  serve
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
-    .addOption(new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'))
-    .addOption(new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'))
-    .addOption(new Option('--queue-size <n>', 'requests that may wait for a model before 503 [default: 32]').env('SVC_QUEUE_SIZE'))
-    .addOption(new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'))
-    .addOption(new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'))
-    .addOption(new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'))
-    .addOption(new Option('--threads <n>', 'CPU threads for inference [default: physical cores minus one, at least 1]').env('SVC_THREADS'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))

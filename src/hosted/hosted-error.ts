@@ -62,9 +62,19 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['internal_error', { status: 500, type: 'server_error' }],
   ['rag_job_runner_not_live', { status: 501, type: 'server_error' }],
   ['upstream_unavailable', { status: 502, type: 'server_error' }],
+  ['hosted_route_unavailable', { status: 502, type: 'server_error' }],
   ['ledger_unavailable', { status: 503, type: 'server_error' }],
   ['server_busy', { status: 503, type: 'server_error' }],
   ['server_shutting_down', { status: 503, type: 'server_error' }],
+  // The solve endpoints' own codes (src/quantum), answered in the hosted envelope.
+  ['unknown_solver', { status: 400, type: 'invalid_request_error' }],
+  ['unsupported_parameter', { status: 400, type: 'invalid_request_error' }],
+  ['batch_too_large', { status: 413, type: 'invalid_request_error' }],
+  ['problem_too_large', { status: 413, type: 'invalid_request_error' }],
+  ['solve_time_budget_exceeded', { status: 422, type: 'invalid_request_error' }],
+  ['solve_queue_full', { status: 429, type: 'rate_limit_error' }],
+  ['substrate_unavailable', { status: 503, type: 'server_error' }],
+  ['shutting_down', { status: 503, type: 'server_error' }],
 ]);
 
 /** The section of the served docs that explains `code`. */

@@ -1,4 +1,7 @@
 import type { Logger } from 'pino';
+import { openLocalEngine } from '../inference/open-local-engine.ts';
+import { createSolveService } from '../quantum/solve-service.ts';
+import type { EngineSettings } from '../runtime/runtime-config.ts';
 import { OffThread } from '../shared/off-thread.ts';
 import { readBuildInfo } from './build-info.ts';
 import { buildHostedApp } from './hosted-app.ts';
@@ -6,7 +9,9 @@ import type { ReleaseSettings } from './release-record.ts';
 import { evidencePlugin } from './chat/evidence-route.ts';
 import { hostedChatPlugin } from './chat/hosted-chat-route.ts';
 import { usagePlugin } from './chat/usage-route.ts';
+import { hostedSolvePlugin } from './solve/hosted-solve-plugin.ts';
 import { loadRouteConfig } from './routing/load-route-config.ts';
+import { RaplMeter } from './routing/rapl-meter.ts';
 import { RouteExecutor } from './routing/route-executor.ts';
 import { openRateLimiter } from './limits/open-rate-limiter.ts';
 import { openHostedStore } from './store/open-hosted-store.ts';
@@ -26,6 +31,8 @@ export interface HostedServerConfig {
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
+  /** The in-process llama.cpp engine: models from --model, <dataDir>/models and --discover. */
+  engine: EngineSettings;
   release: ReleaseSettings;
 }
 
@@ -44,8 +51,20 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const offThread = new OffThread();
   const draining = new AbortController();
-  // No engine models are loaded by `svc hosted` yet: `engine` backends fail over to the next one.
-  const executor = new RouteExecutor();
+  // Aborted when the grace period ends: running generations stop, open streams end with an error event.
+  const shutdown = new AbortController();
+  let local;
+  try {
+    local = await openLocalEngine(config.engine, log);
+  } catch (error) {
+    await Promise.all([store.close(), offThread.close()]);
+    throw error;
+  }
+  const { catalog, engine } = local;
+  // Measured Joules for engine backends where the host exposes RAPL; raw_joules is null elsewhere.
+  const meter = RaplMeter.open();
+  const executor = new RouteExecutor({ engine, meter });
+  const solver = createSolveService({ offThread });
   // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
   // The numbers come from the route configuration's `limits` table (defaults where absent).
   const limiter = await openRateLimiter({ redisUrl: config.redisUrl, limits: routes.limits, log });
@@ -55,17 +74,25 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       store, routes, offThread, logger: log, drainingSignal: draining.signal,
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
-      v1Plugins: [hostedChatPlugin({ executor, limiter }), evidencePlugin(), usagePlugin()],
+      v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal }), evidencePlugin(), usagePlugin()],
+      apiPlugins: [hostedSolvePlugin({ service: solver })],
     });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close()]);
+    await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close(), engine.close(), solver.close()]);
     throw error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info({ addresses: [url], store: store.kind, enterprise: config.enterprise, routes: config.routesFile ?? 'embedded default' }, `svc hosted listening on ${url}`);
+  const models = catalog.list().map((m) => m.id);
+  for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
+  log.info({ models, rapl: meter !== null }, models.length > 0
+    ? `engine models: ${models.join(', ')}`
+    : 'no engine model: engine backends fail over to the next backend (or 502) until you start with --model /path/to/model.gguf or put a .gguf file in <data-dir>/models');
+  // After the start-up line, so the server is reachable at once; models still load lazily.
+  if (catalog.size > 0) setImmediate(() => void engine.warmUp());
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -73,13 +100,15 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new requests, finishing in-flight ones');
       draining.abort();
       const grace = setTimeout(() => {
-        log.warn('grace period over: closing connections');
-        app.server.closeAllConnections();
+        log.warn('grace period over: stopping generations');
+        shutdown.abort(new Error('svc hosted shutting down'));
+        // A moment for the routes to bill what ran and send their error events, then the sockets go.
+        setTimeout(() => app.server.closeAllConnections(), 1000).unref();
       }, Number.isFinite(config.shutdownGraceMs) ? config.shutdownGraceMs : 2 ** 31 - 1);
       grace.unref();
       await app.close();
       clearTimeout(grace);
-      await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close()]);
+      await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close(), engine.close(), solver.close()]);
       log.info('stopped');
     })();
     return closing;

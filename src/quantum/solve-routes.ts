@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
 import { RawJsonBody } from './solve-intake.ts';
+import type { Substrate } from './solve-schemas.ts';
 import type { SolveService } from './solve-service.ts';
 
 /**
@@ -10,6 +11,8 @@ import type { SolveService } from './solve-service.ts';
  */
 export interface SolveRoutesOptions {
   service: SolveService;
+  /** Refuses a substrate for a caller (throws), after validation and before the substrate is consulted. */
+  guard?: (request: FastifyRequest, substrate: Substrate) => void;
 }
 
 /** Room for a batch of 10 problems of 1 MB each plus the envelope; each problem is then checked on its own (413). */
@@ -23,6 +26,8 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) =>
     body.length > INLINE_JSON_BYTES ? new RawJsonBody(body) : parseJsonBody(body),
   );
-  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body));
-  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body));
+  const { guard } = opts;
+  const call = (request: FastifyRequest) => (guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) });
+  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body, call(request)));
+  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body, call(request)));
 }

@@ -47,7 +47,43 @@ export interface SolveServiceOptions {
   workerHeapMb?: number;
   /** Where large bodies are parsed and validated; default: an intake worker of the service's own. */
   offThread?: OffThread;
+  /** The `vendor-eagle` hardware substrate; default: none configured (503 `substrate_unavailable`). */
+  hardware?: HardwareSubstrate;
 }
+
+/**
+ * The hardware substrate, consulted only for a request that names `vendor-eagle` and has passed
+ * the caller's guard (the hosted tier's enterprise check). No provider exists yet, so whatever
+ * `consult` does, the problem is then answered 503: nothing here runs on hardware.
+ */
+export interface HardwareSubstrate {
+  /** Throws the ApiError to answer (503 `substrate_unavailable` when no provider is reachable). */
+  consult(): void;
+}
+
+/** Per request: checked after the body is validated, before the substrate or the queue is consulted. */
+export interface SolveCallOptions {
+  /** Throws (an ApiError) to refuse this substrate for this caller: e.g. 403 without an enterprise plan. */
+  guard?: (substrate: Substrate) => void;
+}
+
+function substrateUnavailable(): ApiError {
+  return new ApiError({
+    status: 503,
+    type: 'server_error',
+    code: 'substrate_unavailable',
+    param: 'substrate',
+    message:
+      "The 'vendor-eagle' hardware substrate is unavailable: it needs a hardware provider and an enterprise plan, " +
+      "and none is configured on this runtime. Retry with substrate 'local' (the simulator).",
+  });
+}
+
+export const UNCONFIGURED_HARDWARE: HardwareSubstrate = {
+  consult() {
+    throw substrateUnavailable();
+  },
+};
 
 export interface SolverCapability {
   solvers: string[];
@@ -111,6 +147,7 @@ export class SolveService {
   readonly workerHeapMb: number | undefined;
   readonly #offThread: OffThread;
   readonly #ownsOffThread: boolean;
+  readonly #hardware: HardwareSubstrate;
   readonly #pool: PoolWorker[] = [];
   readonly #queue: Job[] = [];
   #nextJob = 1;
@@ -125,6 +162,7 @@ export class SolveService {
     this.workerHeapMb = options.workerHeapMb;
     this.#ownsOffThread = options.offThread === undefined;
     this.#offThread = options.offThread ?? new OffThread();
+    this.#hardware = options.hardware ?? UNCONFIGURED_HARDWARE;
   }
 
   capability(): SolverCapability {
@@ -137,19 +175,19 @@ export class SolveService {
   }
 
   /** `POST /api/solve`. With `batch: true` the problem is an array and the answer a batch response. */
-  solve(body: unknown): Promise<SolveResponse | BatchResponse> {
-    return this.#serve(body, 'solve');
+  solve(body: unknown, call: SolveCallOptions = {}): Promise<SolveResponse | BatchResponse> {
+    return this.#serve(body, 'solve', call);
   }
 
   /** `POST /api/solve/batch`. */
-  solveBatch(body: unknown): Promise<BatchResponse> {
-    return this.#serve(body, 'batch') as Promise<BatchResponse>;
+  solveBatch(body: unknown, call: SolveCallOptions = {}): Promise<BatchResponse> {
+    return this.#serve(body, 'batch', call) as Promise<BatchResponse>;
   }
 
-  async #serve(body: unknown, kind: SolveKind): Promise<SolveResponse | BatchResponse> {
+  async #serve(body: unknown, kind: SolveKind, call: SolveCallOptions): Promise<SolveResponse | BatchResponse> {
     // A parsed body is admitted at once (no await before #run), so load figures are current on return.
     const prepared = this.#intake(body, kind);
-    return this.#run(prepared instanceof Promise ? await prepared : prepared);
+    return this.#run(prepared instanceof Promise ? await prepared : prepared, call);
   }
 
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
@@ -183,9 +221,10 @@ export class SolveService {
     return this.#offThread.run(INTAKE_MODULE, 'prepareSolveJson', [body.bytes, kind], transferListOf(body.bytes));
   }
 
-  async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>): Promise<SolveResponse | BatchResponse> {
+  async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>, call: SolveCallOptions): Promise<SolveResponse | BatchResponse> {
     const started = performance.now();
     const { solver, substrate, shots, seed, field, problems } = request;
+    call.guard?.(substrate);
     this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
     this.#admit(problems.length);
@@ -228,15 +267,8 @@ export class SolveService {
 
   #checkSubstrate(substrate: Substrate): void {
     if (substrate === 'vendor-eagle') {
-      throw new ApiError({
-        status: 503,
-        type: 'server_error',
-        code: 'substrate_unavailable',
-        param: 'substrate',
-        message:
-          "The 'vendor-eagle' hardware substrate is unavailable: it needs a hardware provider and an enterprise plan, " +
-          "and none is configured on this runtime. Retry with substrate 'local' (the simulator).",
-      });
+      this.#hardware.consult();
+      throw substrateUnavailable();
     }
   }
 

@@ -1,11 +1,9 @@
-import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { LlamaEngine } from '../inference/llama-engine.ts';
-import { ModelCatalog } from '../inference/model-catalog.ts';
+import { openLocalEngine } from '../inference/open-local-engine.ts';
 import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
@@ -86,18 +84,7 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
 }
 
 async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined): Promise<Daemon> {
-  await mkdir(join(config.dataDir, 'models'), { recursive: true });
-  const catalog = await ModelCatalog.load(config.models, { dataDir: config.dataDir, sources: config.discover });
-  const engine = new LlamaEngine(catalog, {
-    parallel: config.parallel,
-    queueSize: config.queueSize,
-    contextSize: config.contextSize,
-    defaultMaxTokens: config.defaultMaxTokens,
-    keepAliveMs: config.keepAliveMs,
-    gpu: config.gpu,
-    threads: config.threads,
-    log: log.child({ component: 'inference' }),
-  });
+  const { catalog, engine } = await openLocalEngine(config, log);
   const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }) });
   for (const spec of config.upstreams) {
     if (spec.apiKeyEnv !== undefined && spec.apiKey === undefined) {

@@ -13,6 +13,12 @@ import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 
+/** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
+export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
+
+/** The engine's flags as the CLI hands them over (raw strings). */
+export type RawEngineOptions = Pick<RawRuntimeOptions, 'model' | 'discover' | 'keepAlive' | 'parallel' | 'queueSize' | 'contextSize' | 'maxTokens' | 'gpu' | 'threads'>;
+
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
 export interface RuntimeConfig {
   ports: number[];
@@ -163,6 +169,31 @@ function developerKeysFrom(raw: RawRuntimeOptions): DeveloperKeysConfig | undefi
   };
 }
 
+/** The engine's flags, checked (ConfigError with one line otherwise); models are also read from `<dataDir>/models`. */
+export function resolveEngineSettings(raw: RawEngineOptions, dataDir: string): EngineSettings {
+  const gpu = (raw.gpu ?? 'auto').toLowerCase();
+  const gpuChoices = ['auto', 'cpu', 'cuda', 'vulkan', 'metal'];
+  if (!gpuChoices.includes(gpu)) throw new ConfigError(`--gpu: '${raw.gpu}' is not one of ${gpuChoices.join(', ')}.`);
+  let discover: ReadonlySet<DiscoverableSource>;
+  try {
+    discover = parseDiscoverSources(raw.discover);
+  } catch (error) {
+    throw new ConfigError(`--discover: ${(error as Error).message}.`);
+  }
+  return {
+    dataDir,
+    models: list(raw.model).map(parseModelSpec),
+    discover,
+    keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
+    parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
+    queueSize: integer(raw.queueSize, '--queue-size', 0, 10_000) ?? 32,
+    contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
+    defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
+    gpu: gpu as GpuChoice,
+    threads: integer(raw.threads, '--threads', 1, 1024) ?? defaultThreads(),
+  };
+}
+
 /** `env`: where upstream keys are read (the variables the upstreams' api_key_env name). */
 export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const ports = list(raw.port).map((p) => integer(p, '--port', 0, 65535)!);
@@ -179,33 +210,15 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
   }
   const logLevel = (raw.logLevel ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level: '${raw.logLevel}' is not one of ${LOG_LEVELS.join(', ')}.`);
-  const gpu = (raw.gpu ?? 'auto').toLowerCase();
-  const gpuChoices = ['auto', 'cpu', 'cuda', 'vulkan', 'metal'];
-  if (!gpuChoices.includes(gpu)) throw new ConfigError(`--gpu: '${raw.gpu}' is not one of ${gpuChoices.join(', ')}.`);
   const telemetry = (raw.telemetry ?? 'none').toLowerCase();
   if (telemetry !== 'none') {
     throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
   }
-  let discover: ReadonlySet<DiscoverableSource>;
-  try {
-    discover = parseDiscoverSources(raw.discover);
-  } catch (error) {
-    throw new ConfigError(`--discover: ${(error as Error).message}.`);
-  }
   return {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
-    dataDir: resolve(raw.dataDir ?? join(homedir(), '.svc')),
-    models: list(raw.model).map(parseModelSpec),
-    discover,
+    ...resolveEngineSettings(raw, resolve(raw.dataDir ?? join(homedir(), '.svc'))),
     logLevel: logLevel as LogLevel,
-    keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
-    parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
-    queueSize: integer(raw.queueSize, '--queue-size', 0, 10_000) ?? 32,
-    contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),
-    defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
-    gpu: gpu as GpuChoice,
-    threads: integer(raw.threads, '--threads', 1, 1024) ?? defaultThreads(),
     bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),

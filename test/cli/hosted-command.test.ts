@@ -28,3 +28,22 @@ test('svc hosted takes any address (it is the public tier) and checks what it is
   assert.throws(() => resolveHostedConfig({ bodyLimit: 'lots' }, {}), ConfigError);
   assert.equal(resolveHostedConfig({}, { SVC_DOWNLOAD_URL: 'https://dl.example' }).release.downloadUrl, 'https://dl.example');
 });
+
+test('svc hosted takes the engine flags of svc serve, checked the same way', () => {
+  const config = resolveHostedConfig({ dataDir: '/srv/hosted', model: ['chat=/m/a.gguf,/m/b.gguf'], discover: 'none', threads: '3', parallel: '2', contextSize: '2048', keepAlive: '30s' }, {});
+  assert.equal(config.engine.dataDir, '/srv/hosted');
+  assert.deepEqual(config.engine.models.map((m) => m.id), ['chat', 'b']);
+  assert.equal(config.engine.discover.size, 0);
+  assert.equal(config.engine.threads, 3);
+  assert.equal(config.engine.parallel, 2);
+  assert.equal(config.engine.contextSize, 2048);
+  assert.equal(config.engine.keepAliveMs, 30_000);
+  // Defaults as svc serve's: every discoverable store, 4 in parallel, 5 minutes' keep-alive.
+  const defaults = resolveHostedConfig({}, {}).engine;
+  assert.ok(defaults.discover.size > 0);
+  assert.equal(defaults.parallel, 4);
+  assert.equal(defaults.keepAliveMs, 300_000);
+  assert.throws(() => resolveHostedConfig({ threads: '0' }, {}), /--threads/);
+  assert.throws(() => resolveHostedConfig({ parallel: 'many' }, {}), /--parallel/);
+  assert.throws(() => resolveHostedConfig({ discover: 'winamp' }, {}), /--discover/);
+});

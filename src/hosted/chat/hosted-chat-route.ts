@@ -24,12 +24,18 @@ export interface HostedChatOptions {
   executor: RouteExecutor;
   /** The backstop limiter, per key and per queue class; none: no rate refusals (tests of other things). */
   limiter?: RateLimiter | undefined;
+  /** Aborted when shutdown's grace period ends: running generations stop, billed, with a 503 error. */
+  shutdownSignal?: AbortSignal | undefined;
 }
 
 const SYSTEM_FINGERPRINT = 'svc-hosted';
 
 function insufficientQuota(message: string): HostedError {
   return new HostedError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message });
+}
+
+function shuttingDown(): HostedError {
+  return new HostedError({ status: 503, type: 'server_error', code: 'server_shutting_down', message: 'The server is shutting down: this generation was stopped and what ran is billed. Retry the request.', retryAfterSeconds: 1 });
 }
 
 export function ledgerUnavailable(): HostedError {
@@ -223,16 +229,21 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
             sse.send(chunk({ delta: deltaOf(part) }));
           };
 
-      const result = await options.executor.execute({
+      const { shutdownSignal } = options;
+      let result = await options.executor.execute({
         plan,
         messages: input.messages,
         options: { ...samplingFrom(body, body.max_completion_tokens ?? body.max_tokens), ...input.chatOptions },
         maxJoules: headers.maxJoules,
         maxLatencyMs: headers.maxLatencyMs,
         startedAt: performance.now() - reply.elapsedTime,
-        signal: controller.signal,
+        signal: shutdownSignal === undefined ? controller.signal : AbortSignal.any([controller.signal, shutdownSignal]),
         onPart,
       });
+      // Stopped by shutdown while the client still listens: it failed, and is told so.
+      if (result.outcome === 'aborted' && !controller.signal.aborted && shutdownSignal?.aborted === true) {
+        result = { ...result, outcome: 'failed', error: shuttingDown() };
+      }
 
       const svcRoute: SvcRoute = { ...result.route, evidence_id: newId('ev_') };
       const usage = { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.promptTokens + result.usage.completionTokens };

@@ -203,8 +203,10 @@ export class RouteExecutor {
   ): RouteResult {
     const { backend } = candidate;
     // The backend's own counts when it reports them; our counts where a stream was cut short.
+    // Deltas are not tokens (llama.cpp's detokenizer can emit one token's text in two chunks),
+    // so counted deltas stand in only when the backend reported no completion tokens at all.
     const promptTokens = result.usage.promptTokens > 0 ? result.usage.promptTokens : how.promptEstimate;
-    const completionTokens = Math.max(result.usage.completionTokens, how.counted);
+    const completionTokens = result.usage.completionTokens > 0 ? result.usage.completionTokens : how.counted;
     const estimated = estimateJoules(backend.energy, { promptTokens, completionTokens, seconds: how.seconds });
     const raw = how.raw === null ? null : roundMillijoules(how.raw);
     return {

@@ -1,0 +1,31 @@
+import { solveRoutes } from '../../quantum/solve-routes.ts';
+import type { SolveService } from '../../quantum/solve-service.ts';
+import type { HostedPlugin } from '../hosted-app.ts';
+import { HostedError } from '../hosted-error.ts';
+
+export interface HostedSolveOptions {
+  service: SolveService;
+}
+
+/**
+ * `POST /api/solve` and `POST /api/solve/batch` on the hosted tier: the local daemon's solve
+ * plugin behind the key check. Any valid key may solve on the simulator; the `vendor-eagle`
+ * hardware substrate needs an enterprise plan, refused (403) before the substrate is consulted.
+ */
+export function hostedSolvePlugin(options: HostedSolveOptions): HostedPlugin {
+  return async (scope, context) => {
+    // onRequest, not preHandler: a caller without a valid key is refused before an 11 MB body is read.
+    scope.addHook('onRequest', context.requireKey);
+    await scope.register(solveRoutes, {
+      service: options.service,
+      guard: (request, substrate) => {
+        if (substrate === 'vendor-eagle' && request.hostedIdentity?.account.plan.enterprise !== true) {
+          throw new HostedError({
+            status: 403, type: 'permission_error', code: 'enterprise_plan_required', param: 'substrate',
+            message: "The 'vendor-eagle' hardware substrate needs an enterprise plan; this account has none. Use substrate 'local' (the simulator).",
+          });
+        }
+      },
+    });
+  };
+}

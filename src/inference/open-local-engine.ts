@@ -1,0 +1,32 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { EngineSettings } from '../runtime/runtime-config.ts';
+import { LlamaEngine } from './llama-engine.ts';
+import { ModelCatalog } from './model-catalog.ts';
+
+export interface LocalEngine {
+  catalog: ModelCatalog;
+  engine: LlamaEngine;
+}
+
+/**
+ * The in-process llama.cpp engine over the models of `--model`, `<data-dir>/models` and the
+ * stores `--discover` names: what `svc serve` and `svc hosted` both serve. Models load lazily;
+ * a broken file is skipped with a warning in `catalog.warnings`, a bad `--model` throws.
+ */
+export async function openLocalEngine(settings: EngineSettings, log: Logger): Promise<LocalEngine> {
+  await mkdir(join(settings.dataDir, 'models'), { recursive: true });
+  const catalog = await ModelCatalog.load(settings.models, { dataDir: settings.dataDir, sources: settings.discover });
+  const engine = new LlamaEngine(catalog, {
+    parallel: settings.parallel,
+    queueSize: settings.queueSize,
+    contextSize: settings.contextSize,
+    defaultMaxTokens: settings.defaultMaxTokens,
+    keepAliveMs: settings.keepAliveMs,
+    gpu: settings.gpu,
+    threads: settings.threads,
+    log: log.child({ component: 'inference' }),
+  });
+  return { catalog, engine };
+}
