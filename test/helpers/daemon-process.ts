@@ -71,16 +71,27 @@ export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, 
 export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean } = {}): Promise<DaemonProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
-  const child = runCli(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], options.env);
+  return startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], {
+    env: options.env,
+    onExit: () => rmSync(dataDir, { recursive: true, force: true }),
+  });
+}
+
+/**
+ * Runs a server command of the CLI (`svc serve …`, `svc hosted …`) and resolves once its log
+ * says where it listens (the line with `addresses`), keeping every JSON log line it writes.
+ */
+export async function startServerProcess(args: string[], options: { env?: Record<string, string> | undefined; onExit?: () => void } = {}): Promise<DaemonProcess> {
+  const child = runCli(args, options.env);
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    rmSync(dataDir, { recursive: true, force: true });
+    options.onExit?.();
     resolve(code);
   }));
   const ready = new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start in 30 s; stderr: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`svc ${args[0]} did not start in 30 s; stderr: ${stderr}`)), 30_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
       let entry: Record<string, unknown>;
       try {
@@ -96,7 +107,7 @@ export async function startDaemon(options: { args?: string[]; env?: Record<strin
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`daemon exited with ${code} before listening; stderr: ${stderr}`));
+      reject(new Error(`svc ${args[0]} exited with ${code} before listening; stderr: ${stderr}`));
     });
   });
   const urls = await ready;

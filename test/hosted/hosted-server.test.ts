@@ -8,49 +8,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import type { HostedStore, SvcRoute } from '../../src/hosted/hosted-store.ts';
 import { RaplMeter } from '../../src/hosted/routing/rapl-meter.ts';
 import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
-import { readRest, runCli, tinyModelPath } from '../helpers/daemon-process.ts';
+import { readRest, startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 
-interface HostedProcess {
-  url: string;
-  logs: Record<string, unknown>[];
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-async function startHosted(t: TestContext, dataDir: string, args: string[] = []): Promise<HostedProcess> {
-  const child = runCli(['hosted', '--port', '0', '--data-dir', dataDir, '--model', tinyModelPath(), '--log-level', 'info', ...args]);
-  const logs: Record<string, unknown>[] = [];
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`svc hosted did not start; stderr: ${stderr}`)), 30_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      logs.push(entry);
-      if (Array.isArray(entry.addresses)) {
-        clearTimeout(timer);
-        resolve(String(entry.addresses[0]));
-      }
-    });
-    void exited.then(() => reject(new Error(`svc hosted exited before listening; stderr: ${stderr}`)));
-  });
-  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    return exited;
-  };
-  t.after(() => stop());
-  return { url, logs, stop };
+async function startHosted(t: TestContext, dataDir: string, args: string[] = []): Promise<DaemonProcess> {
+  const hosted = await startServerProcess(['hosted', '--port', '0', '--data-dir', dataDir, '--model', tinyModelPath(), '--log-level', 'info', ...args]);
+  t.after(() => hosted.stop());
+  return hosted;
 }
 
 /** A data dir whose embedded store already has an entitled account with a supercomputer key (WAL: the test reads it while svc hosted runs). */
@@ -121,16 +89,9 @@ test('out of the box: --model serves hosted chat on the engine backend through t
 
 test('with no model the server still starts, says how to add one, and hosted chat is a 502 hosted_route_unavailable naming the engine (nothing billed)', { timeout: 60_000 }, async (t) => {
   const { dataDir, store, accountId, secret } = await prepare(t);
-  const child = runCli(['hosted', '--port', '0', '--data-dir', dataDir, '--log-level', 'info']);
-  t.after(() => { if (child.exitCode === null) child.kill('SIGTERM'); });
-  const logs: Record<string, unknown>[] = [];
-  const url = await new Promise<string>((resolve) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      logs.push(entry);
-      if (Array.isArray(entry.addresses)) resolve(String(entry.addresses[0]));
-    });
-  });
+  const hosted = await startServerProcess(['hosted', '--port', '0', '--data-dir', dataDir, '--log-level', 'info']);
+  t.after(() => hosted.stop());
+  const { url, logs } = hosted;
   await new Promise((r) => setTimeout(r, 50));
   assert.ok(logs.some((l) => /no engine model/.test(String(l.msg)) && Array.isArray(l.models) && l.models.length === 0), JSON.stringify(logs));
   const res = await fetch(`${url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body: JSON.stringify({ model: 'svc-chat', messages: [{ role: 'user', content: 'hi' }] }) });

@@ -4,7 +4,6 @@
  * set the load (default 2,000 at 64 in flight; the issue's figure is 20,000 at 256).
  */
 import assert from 'node:assert/strict';
-import { createInterface } from 'node:readline';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +12,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { HostedStore } from '../../src/hosted/hosted-store.ts';
 import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
-import { runCli } from '../helpers/daemon-process.ts';
+import { startServerProcess } from '../helpers/daemon-process.ts';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';
 
 const N = Number(process.env.SVC_SCALE_OUT_N ?? 2000);
@@ -48,34 +47,12 @@ interface Replica { url: string; kill(signal?: NodeJS.Signals): Promise<void> }
 
 async function startReplica(t: TestContext, databaseUrl: string, routesFile: string): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-scale-out-'));
-  const child = runCli(['hosted', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--database-url', databaseUrl, '--routes', routesFile, '--redis-url', REDIS_URL, '--log-level', 'info']);
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`svc hosted did not start; stderr: ${stderr}`)), 30_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { addresses?: string[] };
-        if (Array.isArray(entry.addresses)) {
-          clearTimeout(timer);
-          resolve(entry.addresses[0]!);
-        }
-      } catch {
-        // Not a log line.
-      }
-    });
-    void exited.then(() => reject(new Error(`svc hosted exited before listening; stderr: ${stderr}`)));
-  });
-  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    await exited;
-  };
-  t.after(async () => {
-    await kill();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  return { url, kill };
+  const replica = await startServerProcess(
+    ['hosted', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--database-url', databaseUrl, '--routes', routesFile, '--redis-url', REDIS_URL, '--log-level', 'info'],
+    { onExit: () => rmSync(dataDir, { recursive: true, force: true }) },
+  );
+  t.after(() => replica.stop());
+  return { url: replica.url, kill: async (signal) => { await replica.stop(signal); } };
 }
 
 interface Cluster { store: HostedStore; replicas: [Replica, Replica] }
