@@ -45,7 +45,14 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
     if (header === undefined) throw keyRequired('An API key is required: send Authorization: Bearer <API_KEY>.');
     const secret = bearerToken(header);
     if (secret === undefined) throw keyRequired('The Authorization header must be Bearer <API_KEY>.');
-    const check = await store.checkKey(secret);
+    let check;
+    try {
+      check = await store.checkKey(secret);
+    } catch (error) {
+      // The store is down: that is the service's trouble, not the key's, and it passes.
+      request.log.error({ err: error }, 'checking an API key failed: the hosted store did not answer');
+      throw new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The account and ledger store is unavailable right now; nothing was run. Retry shortly.', retryAfterSeconds: 1 });
+    }
     if (check.status === 'revoked') {
       throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_revoked', message: 'This API key was revoked; issue a new one at /settings/api-keys.' });
     }
@@ -55,4 +62,14 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
     }
     request.hostedIdentity = { account: check.account, key: check.key };
   };
+}
+
+/**
+ * Hosted compute (chat) and its usage report need a `supercomputer` key of an account with an
+ * active entitlement: a `developer_runtime` key is identity only (402 `insufficient_quota`).
+ */
+export function requireHostedEntitlement(identity: HostedIdentity): void {
+  const refuse = (message: string) => new HostedError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message });
+  if (identity.key.scope !== 'supercomputer') throw refuse('This is a developer_runtime key: it has no hosted compute entitlement. Use a supercomputer key.');
+  if (!identity.account.plan.hostedEntitlement) throw refuse('This account has no active hosted compute entitlement.');
 }

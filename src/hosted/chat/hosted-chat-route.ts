@@ -19,6 +19,7 @@ import { rateLimitHeaders, upstreamUnavailableHeaders } from '../limits/rate-lim
 import { RateLimitedError } from '../limits/rate-limited-error.ts';
 import type { BackpressureState, RateLimiter } from '../limits/rate-limiter.ts';
 import { idempotencyKeyOf, InFlightKeys, isStoredChatResponse, keyInProgress, keyReused, requestHash, type StoredChatResponse } from './idempotency.ts';
+import { requireHostedEntitlement } from '../require-key.ts';
 
 export interface HostedChatOptions {
   executor: RouteExecutor;
@@ -29,10 +30,6 @@ export interface HostedChatOptions {
 }
 
 const SYSTEM_FINGERPRINT = 'svc-hosted';
-
-function insufficientQuota(message: string): HostedError {
-  return new HostedError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message });
-}
 
 function shuttingDown(): HostedError {
   return new HostedError({ status: 503, type: 'server_error', code: 'server_shutting_down', message: 'The server is shutting down: this generation was stopped and what ran is billed. Retry the request.', retryAfterSeconds: 1 });
@@ -67,6 +64,7 @@ function replay(reply: FastifyReply, entry: LedgerEntry, hash: string, stream: b
   const stored = entry.response;
   if (!isStoredChatResponse(stored) || stored.request_hash !== hash || stored.stream !== stream) throw keyReused();
   reply.header('idempotent-replayed', 'true');
+  reply.header('x-svc-evidence-id', entry.evidenceId);
   if (!stream) return reply.code(200).send(stored.completion);
   const sse = new LazySseStream(reply);
   for (const chunk of replayChunks(stored.completion)) sse.send(chunk);
@@ -94,14 +92,17 @@ async function charge(c: Charge): Promise<{ entry: LedgerEntry; duplicate: boole
   const identity = c.request.hostedIdentity!;
   const binds = c.result.outcome === 'completed' || c.result.outcome === 'stopped_at_joule_ceiling';
   const route = c.completion.svc_route as SvcRoute;
-  const response: StoredChatResponse = { request_hash: c.hash, stream: c.stream, completion: c.completion };
+  // The answer is kept only where a retry may need it back (a run that binds its
+  // Idempotency-Key): evidence is about routes and Joules, not what the model said.
+  const idempotencyKey = binds ? (c.idempotencyKey ?? null) : null;
+  const response: StoredChatResponse | null = idempotencyKey === null ? null : { request_hash: c.hash, stream: c.stream, completion: c.completion };
   try {
     const result = await c.store.recordCharge({
       evidenceId: route.evidence_id,
       accountId: identity.account.id,
       keyId: identity.key.id,
       projectId: c.projectId ?? null,
-      idempotencyKey: binds ? (c.idempotencyKey ?? null) : null,
+      idempotencyKey,
       route,
       promptTokens: c.result.usage.promptTokens,
       completionTokens: c.result.usage.completionTokens,
@@ -140,10 +141,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
 
     scope.post('/chat/completions', { preHandler: context.requireKey }, async (request, reply) => {
       const identity = request.hostedIdentity!;
-      if (identity.key.scope !== 'supercomputer') {
-        throw insufficientQuota('This is a developer_runtime key: it has no hosted compute entitlement. Use a supercomputer key.');
-      }
-      if (!identity.account.plan.hostedEntitlement) throw insufficientQuota('This account has no active hosted compute entitlement.');
+      requireHostedEntitlement(identity);
 
       const rawBody = request.body instanceof ValidatedBody ? request.body.value : request.body;
       const body = requestBody(chatCompletionRequestSchema, request.body);
@@ -187,6 +185,16 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const plan = planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
       reply.header('x-svc-queue-class', plan.queueClass);
 
+      // The backstop first: a flood is turned away before it costs a database read.
+      if (options.limiter !== undefined) {
+        const decision = await options.limiter.take({ keyId: identity.key.id, queueClass: plan.queueClass });
+        if (!decision.allowed) throw new RateLimitedError(decision);
+        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
+        reply.headers(rateLimitHeaders(decision));
+      } else {
+        reply.header('x-svc-backpressure-state', 'normal');
+      }
+
       const allowance = await store.allowance(identity.account.id).catch(() => {
         throw ledgerUnavailable();
       });
@@ -195,14 +203,6 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
           status: 402, type: 'insufficient_quota', code: 'joule_allowance_exhausted',
           message: `This account's Joule allowance for ${allowance.month} is used up (${allowance.usedJoules} of ${allowance.allowanceJoules} J); nothing was run.`,
         });
-      }
-      if (options.limiter !== undefined) {
-        const decision = await options.limiter.take({ keyId: identity.key.id, queueClass: plan.queueClass });
-        if (!decision.allowed) throw new RateLimitedError(decision);
-        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
-        reply.headers(rateLimitHeaders(decision));
-      } else {
-        reply.header('x-svc-backpressure-state', 'normal');
       }
 
       const controller = new AbortController();
@@ -256,7 +256,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         svc_route: svcRoute,
         svc_outcome: result.outcome,
       };
-      const chargeInput: Charge = { store, request, result, projectId: headers.projectId, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream };
+      const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? request.hostedIdentity!.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream };
 
       if (result.outcome === 'aborted') {
         // Nobody is listening; what ran is still billed.

@@ -1,6 +1,7 @@
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
 import type { UsageReport } from '../hosted-store.ts';
+import { requireHostedEntitlement } from '../require-key.ts';
 
 /** What the usage report does not expose (the contract's list), said in every report. */
 const NOT_EXPOSED = [
@@ -26,6 +27,7 @@ export function usagePlugin(): HostedPlugin {
   return async (scope, context) => {
     scope.get<{ Querystring: { month?: string } }>('/usage', { preHandler: context.requireKey }, async (request, reply) => {
       const { account, key } = request.hostedIdentity!;
+      requireHostedEntitlement(request.hostedIdentity!);
       const month = request.query.month;
       if (month !== undefined && (typeof month !== 'string' || !MONTH.test(month))) {
         throw new HostedError({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'month must be YYYY-MM (UTC).', param: 'month' });

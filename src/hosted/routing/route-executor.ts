@@ -136,15 +136,19 @@ export class RouteExecutor {
     // Each backend gets the whole ceiling to its first token: counted from the request's
     // arrival, a fallback would start with no time left and could never help.
     if (run.maxLatencyMs !== undefined) {
+      // setTimeout fires at once past 2^31 − 1 ms; a ceiling beyond ~24 days is no ceiling.
       timer = setTimeout(() => {
         if (!started) stop.abort(new LatencyCeiling());
-      }, run.maxLatencyMs);
+      }, Math.min(run.maxLatencyMs, 2 ** 31 - 1));
     }
 
+    // The budget lowers the caller's own max_tokens; it never sets one the caller did not send:
+    // a generous ceiling would become a max_tokens past the model's context (a 400 about a
+    // parameter nobody sent). Without one, the running estimate below stops the stream.
     let maxTokens = run.options.maxTokens;
-    if (run.maxJoules !== undefined) {
+    if (run.maxJoules !== undefined && maxTokens !== undefined) {
       const budget = completionTokenBudget(profile, promptEstimate, run.maxJoules);
-      if (Number.isFinite(budget)) maxTokens = Math.min(maxTokens ?? budget, budget);
+      if (Number.isFinite(budget)) maxTokens = Math.min(maxTokens, budget);
     }
 
     const onPart = (part: GenerationPart): void => {
@@ -169,7 +173,9 @@ export class RouteExecutor {
       clearTimeout(timer);
       measurement?.end();
       if (stop.signal.reason instanceof LatencyCeiling && !started) throw stop.signal.reason;
-      if (!started) throw error;
+      // Nothing reached the caller (no output yet, or a non-streamed request, which sees nothing
+      // until the end): the next backend may still answer it whole, and nothing is billed.
+      if (!started || run.onPart === undefined) throw error;
       const seconds = (performance.now() - attemptStart) / 1000;
       const apiError = error instanceof ApiError
         ? error

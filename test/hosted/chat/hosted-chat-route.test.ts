@@ -118,6 +118,44 @@ test('entitlement: no key 401, developer_runtime key or unentitled account 402 i
   assert.equal(r2.statusCode, 402);
   assert.equal(r2.json<Envelope>().error.code, 'insufficient_quota');
   assert.equal(f.upstream.requests.length, 0);
+  // The usage report is part of the paid surface too (issue 9: chat and usage).
+  for (const secret of [dev.secret, unpaid.secret]) {
+    const usage = await f.app.inject({ method: 'GET', url: '/api/v1/usage', headers: auth(secret) });
+    assert.equal(usage.statusCode, 402);
+    assert.equal(usage.json<Envelope>().error.code, 'insufficient_quota');
+  }
+});
+
+test('the answer is kept in the ledger only when an Idempotency-Key may need it back; a key\'s project attributes requests without the header', async (t) => {
+  const f = await buildChatFixture(t);
+  const account = await f.store.createAccount({ name: 'p', plan: { monthlyJouleAllowance: 1000, hostedEntitlement: true, enterprise: false } });
+  const issued = await f.store.issueKey(account.id, { scope: 'supercomputer', project: 'proj-from-key' });
+  const plain = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(issued.secret), payload: BODY });
+  const plainEntry = await f.store.findEvidence(account.id, plain.json<Completion>().svc_route.evidence_id);
+  assert.equal(plainEntry?.response, null, 'no key to replay: no content kept');
+  assert.equal(plainEntry?.projectId, 'proj-from-key');
+  const keyed = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(issued.secret), 'idempotency-key': 'k1', 'x-svc-project-id': 'proj-header' }, payload: BODY });
+  const keyedEntry = await f.store.findEvidence(account.id, keyed.json<Completion>().svc_route.evidence_id);
+  assert.notEqual(keyedEntry?.response, null);
+  assert.equal(keyedEntry?.projectId, 'proj-header', 'the header wins over the key\'s project');
+});
+
+test('a store that does not answer the key check: 503 ledger_unavailable with Retry-After, not a 500', async (t) => {
+  const f = await buildChatFixture(t);
+  const a = await f.account();
+  const original = f.store.checkKey.bind(f.store);
+  // The store's connection is gone: the real store closed under the app.
+  f.store.checkKey = async () => { throw new Error('database is closed'); };
+  t.after(() => { f.store.checkKey = original; });
+  for (const request of [
+    { method: 'POST' as const, url: '/api/v1/chat/completions', payload: BODY },
+    { method: 'GET' as const, url: '/api/v1/usage' },
+  ]) {
+    const res = await f.app.inject({ ...request, headers: auth(a.secret) });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.json<Envelope>().error.code, 'ledger_unavailable');
+    assert.equal(res.headers['retry-after'], '1');
+  }
 });
 
 test('a spent allowance is refused with 402 joule_allowance_exhausted before any backend call', async (t) => {
@@ -178,6 +216,7 @@ test('Idempotency-Key: a retry gets the stored JSON (same evidence_id) and is bi
   assert.equal(second.statusCode, 200);
   assert.deepEqual(second.json(), first.json());
   assert.equal(second.headers['idempotent-replayed'], 'true');
+  assert.equal(second.headers['x-svc-evidence-id'], first.json<Completion>().svc_route.evidence_id, 'the replay names its evidence too');
   assert.equal(f.upstream.requests.length, 1, 'the retry ran nothing');
   const month = (await f.store.allowance(a.accountId)).month;
   assert.deepEqual(await f.store.ledgerTotal(a.accountId, month), { joules: 1.1, rows: 1 });
@@ -307,10 +346,9 @@ test('usage reports the ledger: used, remaining, daily, per key and per project,
   assert.deepEqual(u.source_descriptor.scope, { account_id: a.accountId, key_id: a.keyId, project_ids: u.projects.map((p) => p.project_id) });
   assert.ok(u.source_descriptor.ledger_keys.length >= 2);
 
-  // Any scope may ask: a developer_runtime key sees the account's figures and its own (empty) key ledger.
+  // A developer_runtime key is identity only: no usage report (issue 9: auth on chat and usage).
   const devUsage = await f.app.inject({ url: '/api/v1/usage', headers: auth(dev.secret) });
-  assert.equal(devUsage.statusCode, 200);
-  assert.equal(devUsage.json<{ key: { requests: number } }>().key.requests, 0);
+  assert.equal(devUsage.statusCode, 402);
   assert.equal((await f.app.inject({ url: '/api/v1/usage' })).statusCode, 401);
   assert.equal((await f.app.inject({ url: '/api/v1/usage?month=2025-13', headers: auth(a.secret) })).statusCode, 400);
 });

@@ -52,14 +52,16 @@ function configWith(firstUrl: string, secondUrl: string): RouteConfig {
   }));
 }
 
-async function run(config: RouteConfig, extra: { maxJoules?: number; maxLatencyMs?: number; maxTokens?: number } = {}) {
+async function run(config: RouteConfig, extra: { maxJoules?: number; maxLatencyMs?: number; maxTokens?: number; streamed?: boolean } = {}) {
   const executor = new RouteExecutor({ env: {} });
   const parts: GenerationPart[] = [];
   try {
     const plan = planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } });
     const result = await executor.execute({
       plan, messages: [{ role: 'user', content: 'Say hello' }], options: { maxTokens: extra.maxTokens },
-      maxJoules: extra.maxJoules, maxLatencyMs: extra.maxLatencyMs, onPart: (p) => parts.push(p),
+      maxJoules: extra.maxJoules, maxLatencyMs: extra.maxLatencyMs,
+      // A non-streamed caller passes no onPart: it sees nothing until the end.
+      onPart: extra.streamed === false ? undefined : (p) => parts.push(p),
     });
     return { result, parts };
   } finally {
@@ -129,7 +131,7 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     });
   });
 
-  it('stops a stream at the Joule ceiling, tells the backend the budget, and bills no more than the ceiling', async () => {
+  it('stops a stream at the Joule ceiling, lowers the caller\'s max_tokens to the budget, and bills no more than the ceiling', async () => {
     const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
     first.handle(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -142,7 +144,7 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     });
     const count = first.requests.length;
     // Prompt estimate: 'Say hello' = 9 bytes → 3 tokens + 4 = 7 → 0.07 J; each completion token 0.5 J.
-    const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3 });
+    const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3, maxTokens: 100 });
     assert.equal(result.outcome, 'stopped_at_joule_ceiling');
     assert.equal(result.finishReason, 'length');
     assert.equal(parts.length, 5, 'floor((3 − 0.07) / 0.5) = 5 tokens fit');
@@ -209,5 +211,50 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     assert.equal(result.error?.code, 'upstream_unavailable');
     assert.equal(result.usage.completionTokens, 1);
     assert.equal(second.requests.length, count);
+  });
+
+  it('a generous Joule ceiling sets no max_tokens the caller did not send (it could exceed the model\'s limit); the stream stop still holds', async () => {
+    const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
+    first.handle(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const w of words) {
+        if (res.destroyed) return;
+        res.write(`data: ${JSON.stringify(w)}\n\n`);
+        await sleep(2);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    let count = first.requests.length;
+    const generous = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 100_000 });
+    assert.equal(generous.result.outcome, 'completed');
+    assert.equal((first.requests[count]?.body as { max_tokens?: number }).max_tokens, undefined);
+    count = first.requests.length;
+    const tight = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3 });
+    assert.equal(tight.result.outcome, 'stopped_at_joule_ceiling');
+    assert.equal(tight.parts.length, 5);
+    assert.equal((first.requests[count]?.body as { max_tokens?: number }).max_tokens, undefined);
+    await first.requests[count]!.aborted;
+  });
+
+  it('x-svc-max-latency-ms past 2^31 − 1 acts as no ceiling (setTimeout would fire at once)', async () => {
+    first.handle(hello);
+    const { result } = await run(configWith(first.baseUrl, second.baseUrl), { maxLatencyMs: 3_000_000_000 });
+    assert.equal(result.outcome, 'completed');
+    assert.equal(result.route.fallback, false);
+  });
+
+  it('a non-streamed caller saw nothing yet: a failure part-way falls back to the next backend, which answers whole', async () => {
+    first.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(contentChunk('partial'))}\n\n`);
+      setTimeout(() => res.destroy(), 20);
+    });
+    second.handle(hello);
+    const { result } = await run(configWith(first.baseUrl, second.baseUrl), { streamed: false });
+    assert.equal(result.outcome, 'completed');
+    assert.equal(result.text, 'Hello');
+    assert.equal(result.route.provider, 'vllm-b');
+    assert.equal(result.route.fallback, true);
+    assert.match(result.route.fallback_reason ?? '', /^backend_error:upstream_unavailable/);
   });
 });
