@@ -17,6 +17,20 @@ const energy = { joules_per_prompt_token: 0.01, joules_per_completion_token: 0.5
 const usage = (prompt: number, completion: number) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
 const hello = sse([contentChunk('Hel'), contentChunk('lo'), finishChunk('stop'), usage(12, 2), '[DONE]']);
 
+/** Streams `w0 ` … `w29 ` one chunk every `delayMs`, stopping when the client goes away. */
+function thirtyWords(delayMs: number): Handler {
+  const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
+  return async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const w of words) {
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(w)}\n\n`);
+      await sleep(delayMs);
+    }
+    res.end('data: [DONE]\n\n');
+  };
+}
+
 /** A loopback port with nothing listening: connections are refused. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -132,16 +146,7 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
   });
 
   it('stops a stream at the Joule ceiling, lowers the caller\'s max_tokens to the budget, and bills no more than the ceiling', async () => {
-    const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
-    first.handle(async (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const w of words) {
-        if (res.destroyed) return;
-        res.write(`data: ${JSON.stringify(w)}\n\n`);
-        await sleep(5);
-      }
-      res.end('data: [DONE]\n\n');
-    });
+    first.handle(thirtyWords(5));
     const count = first.requests.length;
     // Prompt estimate: 'Say hello' = 9 bytes → 3 tokens + 4 = 7 → 0.07 J; each completion token 0.5 J.
     const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3, maxTokens: 100 });
@@ -214,16 +219,7 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
   });
 
   it('a generous Joule ceiling sets no max_tokens the caller did not send (it could exceed the model\'s limit); the stream stop still holds', async () => {
-    const words = Array.from({ length: 30 }, (_, i) => contentChunk(`w${i} `));
-    first.handle(async (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const w of words) {
-        if (res.destroyed) return;
-        res.write(`data: ${JSON.stringify(w)}\n\n`);
-        await sleep(2);
-      }
-      res.end('data: [DONE]\n\n');
-    });
+    first.handle(thirtyWords(2));
     let count = first.requests.length;
     const generous = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 100_000 });
     assert.equal(generous.result.outcome, 'completed');
