@@ -115,9 +115,13 @@ export class KyselyHostedStore implements HostedStore {
   /** Key id -> when this instance last wrote its last_used_at (epoch ms). */
   readonly #touched = new Map<string, number>();
 
-  constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres') {
+  readonly #onClose: (() => Promise<void>) | undefined;
+
+  /** `onClose` runs after the database is closed (the SQLite store's checkpointer stops there). */
+  constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', onClose?: () => Promise<void>) {
     this.#db = db;
     this.kind = kind;
+    this.#onClose = onClose;
   }
 
   async createAccount(input: { name: string; plan: Plan }): Promise<Account> {
@@ -489,5 +493,6 @@ export class KyselyHostedStore implements HostedStore {
 
   async close(): Promise<void> {
     await this.#db.destroy();
+    await this.#onClose?.();
   }
 }

@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
+import { WalCheckpointer } from './wal-checkpointer.ts';
 import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
@@ -51,10 +52,19 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
     PRAGMA synchronous = NORMAL;
     PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS};
     PRAGMA foreign_keys = ON;
+    PRAGMA wal_autocheckpoint = 0;
   `);
+  // Checkpoints run on their own thread (wal-checkpointer.ts says why).
+  const checkpointer = new WalCheckpointer(join(dir, 'hosted.db'));
   const db = new Kysely<HostedDatabase>({ dialect: new SqliteDialect({ database }) });
-  await migrate(db, undefined);
-  return new KyselyHostedStore(db, 'sqlite');
+  try {
+    await migrate(db, undefined);
+  } catch (error) {
+    await db.destroy();
+    await checkpointer.stop();
+    throw error;
+  }
+  return new KyselyHostedStore(db, 'sqlite', () => checkpointer.stop());
 }
 
 /** int8 (counts, bigint columns) and numeric (PostgreSQL's sum of bigints) as numbers, never strings. */
