@@ -129,13 +129,19 @@ export interface UsageQuery {
   evidenceLimit?: number | undefined;
 }
 
+/** Most projects a usage report lists (the heaviest first). */
+export const MAX_USAGE_PROJECTS = 100;
+
 export interface UsageReport {
   month: string;
   allowance: Allowance;
   /** One entry per UTC day of the month that has usage, in order. */
   daily: { date: string; joules: number; requests: number }[];
   key: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] };
+  /** The projects with the most Joules this month, at most MAX_USAGE_PROJECTS of them (project ids come from a request header, so they are unbounded). */
   projects: { projectId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] }[];
+  /** More projects had usage than `projects` lists. */
+  projectsTruncated: boolean;
 }
 
 export interface HostedStore {

@@ -54,6 +54,7 @@ export function usagePlugin(): HostedPlugin {
         daily: report.daily.map((d) => ({ date: d.date, joules: d.joules, requests: d.requests })),
         key: { key_id: report.key.keyId, requests: report.key.requests, joules: report.key.joules, evidence: evidenceOf(report.key.evidence) },
         projects: report.projects.map((p) => ({ project_id: p.projectId, requests: p.requests, joules: p.joules, evidence: evidenceOf(p.evidence) })),
+        projects_truncated: report.projectsTruncated,
         source_descriptor: {
           scope: { account_id: account.id, key_id: key.id, project_ids: projectIds },
           ledger_keys: [

@@ -16,6 +16,7 @@ import type {
   UsageQuery,
   UsageReport,
 } from '../hosted-store.ts';
+import { MAX_USAGE_PROJECTS } from '../hosted-store.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
@@ -425,7 +426,7 @@ export class KyselyHostedStore implements HostedStore {
       inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)
         .orderBy('created_at', 'desc').orderBy('evidence_id', 'desc').limit(limit).execute(),
       inMonth.select(['project_id', sumMj.as('mj'), count.as('requests')]).where('project_id', 'is not', null)
-        .groupBy('project_id').orderBy('project_id').execute(),
+        .groupBy('project_id').orderBy(sumMj, 'desc').orderBy('project_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
       // The newest `limit` rows of every project in one query (window functions: SQLite >= 3.25, PostgreSQL).
       this.#db
         .selectFrom((eb) => eb
@@ -462,7 +463,8 @@ export class KyselyHostedStore implements HostedStore {
         joules: toJoules(Number(keyTotals?.mj ?? 0)),
         evidence: keyEvidence.map((e) => ({ evidenceId: e.evidence_id, joules: toJoules(Number(e.billable_mj)), createdAt: new Date(Number(e.created_at)) })),
       },
-      projects: projectTotals.flatMap((p) => p.project_id === null ? [] : [{
+      projectsTruncated: projectTotals.length > MAX_USAGE_PROJECTS,
+      projects: projectTotals.slice(0, MAX_USAGE_PROJECTS).flatMap((p) => p.project_id === null ? [] : [{
         projectId: p.project_id,
         requests: Number(p.requests),
         joules: toJoules(Number(p.mj)),

@@ -329,6 +329,20 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.equal(mj((await store.allowance(account.id, at)).usedJoules), expectedMj);
     });
 
+    it('a usage report lists at most 100 projects, the heaviest first, and says when there were more', async () => {
+      const account = await store.createAccount({ name: 'Many projects', plan: PAID });
+      const key = (await store.issueKey(account.id, { scope: 'supercomputer' })).key;
+      const at = new Date(Date.UTC(2031, 4, 2));
+      // Project ids come from a header: a client can send as many as it likes.
+      await Promise.all(Array.from({ length: 105 }, (_, i) => store.recordCharge(charge(account.id, key.id, i + 1, { at, projectId: `p${i}` }))));
+      const report = await store.usage({ accountId: account.id, keyId: key.id, month: '2031-05', evidenceLimit: 1 });
+      assert.equal(report.projects.length, 100);
+      assert.equal(report.projectsTruncated, true);
+      assert.deepEqual(report.projects.slice(0, 2).map((p) => [p.projectId, p.joules]), [['p104', 105], ['p103', 104]]);
+      assert.ok(!report.projects.some((p) => ['p0', 'p1', 'p2', 'p3', 'p4'].includes(p.projectId)), 'the lightest five are left out');
+      assert.equal((await store.usage({ accountId: account.id, keyId: key.id, month: '2031-04' })).projectsTruncated, false);
+    });
+
     it('lists key hashes (revoked keys too) per account or for all, matching the secrets', async () => {
       const a = await store.createAccount({ name: 'Hashes A', plan: FREE });
       const b = await store.createAccount({ name: 'Hashes B', plan: PAID });
