@@ -15,6 +15,7 @@ import { renderHostedDocs } from './hosted-docs.ts';
 import type { HostedStore } from './hosted-store.ts';
 import { ragJobsContract, submitRagJob } from './rag-jobs.ts';
 import { requireKey } from './require-key.ts';
+import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { RouteConfig } from './route-config.ts';
 import { releaseRecord, type ReleaseSettings } from './release-record.ts';
 import { keyRoutes } from './keys/key-routes.ts';
@@ -25,8 +26,14 @@ import { sessionRoutes } from './sessions/session-routes.ts';
 export interface HostedContext {
   store: HostedStore;
   routes: RouteConfig;
-  /** The key check for this mount: in fleet mode (`/v1`) it also demands an enterprise plan. */
+  /**
+   * The key check for this mount (in fleet mode, `/v1`, it also demands an enterprise plan),
+   * then one take from the backstop limiter for the key (interactive class): every
+   * key-protected route is limited right after authentication, before it costs a query.
+   */
   requireKey: preHandlerAsyncHookHandler;
+  /** The key check alone, for a route that takes from the limiter itself (chat, with its planned queue class). */
+  authenticateKey: preHandlerAsyncHookHandler;
   /** True in the enterprise fleet mount (`/v1`), false under `/api/v1`. */
   fleet: boolean;
 }
@@ -60,6 +67,16 @@ export interface HostedAppOptions {
   secureCookies?: boolean;
   /** How long a session lasts from sign-in (default 7 days). */
   sessionTtlMs?: number;
+  /** The backstop limiter (limits/): key-protected routes take from it; none means unlimited (tests). */
+  limiter?: RateLimiter | undefined;
+}
+
+function contextFor(options: HostedAppOptions, fleet: boolean): HostedContext {
+  return {
+    store: options.store, routes: options.routes, fleet,
+    requireKey: requireKey(options.store, { enterprise: fleet, limiter: options.limiter }),
+    authenticateKey: requireKey(options.store, { enterprise: fleet }),
+  };
 }
 
 export const DEFAULT_HOSTED_BODY_LIMIT = 8 * 1024 * 1024;
@@ -67,7 +84,7 @@ export const DEFAULT_HOSTED_BODY_LIMIT = 8 * 1024 * 1024;
 /** The model API: descriptors, retrieval jobs, and whatever `v1Plugins` add (chat, usage). */
 function v1Routes(options: HostedAppOptions, fleet: boolean) {
   return async (v1: FastifyInstance): Promise<void> => {
-    const context: HostedContext = { store: options.store, routes: options.routes, fleet, requireKey: requireKey(options.store, { enterprise: fleet }) };
+    const context = contextFor(options, fleet);
     const noStore = { 'cache-control': 'no-store' };
     v1.get('/health', async (_request, reply) => reply.headers(noStore).send(healthDescriptor()));
     v1.get('/models', async () => modelsDescriptor(options.routes));
@@ -123,7 +140,7 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
   await app.register(async (api) => {
     api.get('/version', async (_request, reply) => reply.header('cache-control', 'no-store').send(releaseRecord(options.build, options.release ?? {}, options.enterprise === true)));
     await api.register(v1Routes(options, false), { prefix: '/v1' });
-    const context: HostedContext = { store: options.store, routes: options.routes, fleet: false, requireKey: requireKey(options.store) };
+    const context = contextFor(options, false);
     const apiPlugins = [sessionRoutes({ secureCookies: options.secureCookies, sessionTtlMs: options.sessionTtlMs }), keyRoutes, ...(options.apiPlugins ?? [])];
     for (const plugin of apiPlugins) await api.register(async (scope) => plugin(scope, context));
   }, { prefix: '/api' });

@@ -71,7 +71,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   let app;
   try {
     app = await buildHostedApp({
-      store, routes, offThread, logger: log, drainingSignal: draining.signal,
+      store, routes, limiter, offThread, logger: log, drainingSignal: draining.signal,
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal }), evidencePlugin(), usagePlugin()],

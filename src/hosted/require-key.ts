@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Account, ApiKeyRecord, HostedStore } from './hosted-store.ts';
 import { HostedError } from './hosted-error.ts';
+import { RateLimitedError } from './limits/rate-limited-error.ts';
+import type { RateLimiter } from './limits/rate-limiter.ts';
 
 /** Who a hosted request is made as, once `requireKey` has let it through. */
 export interface HostedIdentity {
@@ -32,6 +34,8 @@ export function bearerToken(header: string | string[] | undefined): string | und
 export interface RequireKeyOptions {
   /** Fleet mode (`/v1`): only keys of enterprise accounts (403 `enterprise_plan_required` otherwise). */
   enterprise?: boolean;
+  /** Take one request from the key's bucket (and the interactive class's) once the key is known. */
+  limiter?: RateLimiter | undefined;
 }
 
 /**
@@ -61,6 +65,10 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
       throw new HostedError({ status: 403, type: 'permission_error', code: 'enterprise_plan_required', message: 'The enterprise fleet API (/v1) needs a key of an account on an enterprise plan.' });
     }
     request.hostedIdentity = { account: check.account, key: check.key };
+    if (options.limiter !== undefined) {
+      const decision = await options.limiter.take({ keyId: check.key.id, queueClass: 'interactive' });
+      if (!decision.allowed) throw new RateLimitedError(decision);
+    }
   };
 }
 

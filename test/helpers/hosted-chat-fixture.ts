@@ -52,7 +52,7 @@ export async function buildChatFixture(t: TestContext, options: { kind?: 'sqlite
   const upstream = await startScriptedUpstream(wordsAnswer(['Hello', ' world']));
   const executor = new RouteExecutor({ env: {} });
   const app = await buildHostedApp({
-    store: fixture.store, routes: chatRouteConfig(upstream.baseUrl), build: { version: SVC_VERSION, commit: null }, enterprise: options.enterprise === true,
+    store: fixture.store, routes: chatRouteConfig(upstream.baseUrl), build: { version: SVC_VERSION, commit: null }, enterprise: options.enterprise === true, limiter: options.limiter,
     v1Plugins: [hostedChatPlugin({ executor, limiter: options.limiter }), evidencePlugin(), usagePlugin()],
   });
   t.after(async () => {

@@ -139,7 +139,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       reply.headers(upstreamUnavailableHeaders({ queueClass, backpressure: (request as WithBackpressure)[BACKPRESSURE] ?? 'normal', retryAfterSeconds: apiError.retryAfterSeconds }));
     });
 
-    scope.post('/chat/completions', { preHandler: context.requireKey }, async (request, reply) => {
+    // The key alone: the backstop take below uses the request's planned queue class.
+    scope.post('/chat/completions', { preHandler: context.authenticateKey }, async (request, reply) => {
       const identity = request.hostedIdentity!;
       requireHostedEntitlement(identity);
 

@@ -191,6 +191,14 @@ test('the real limiter is asked per key and queue class; a refusal is 429 rate_l
   // Another key of the same account has its own bucket.
   const b = await f.store.issueKey(a.accountId, { scope: 'supercomputer' });
   assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(b.secret), payload: BODY })).statusCode, 200);
+  // Every other key-protected route takes from the key's bucket right after authentication
+  // (chat took exactly one above, not two): a fresh key reads its usage once, then 429.
+  const c = await f.store.issueKey(a.accountId, { scope: 'supercomputer' });
+  assert.equal((await f.app.inject({ url: '/api/v1/usage', headers: auth(c.secret) })).statusCode, 200);
+  const usageLimited = await f.app.inject({ url: '/api/v1/usage', headers: auth(c.secret) });
+  assert.equal(usageLimited.statusCode, 429);
+  assert.equal(usageLimited.json<Envelope>().error.code, 'rate_limit_exceeded');
+  assert.equal((await f.app.inject({ url: '/api/v1/evidence/ev_x', headers: auth(b.secret) })).statusCode, 429, 'b spent its one request on chat');
 });
 
 test('upstream unavailable: a server_error with Retry-After, x-svc-queue-class and x-svc-backpressure-state; nothing billed', async (t) => {
