@@ -19,6 +19,7 @@ interface RawHostedOptions extends RawEngineOptions {
   routes?: string;
   enterprise?: boolean;
   corsOrigin?: string[];
+  publicOrigin?: string[];
   secureCookies?: boolean;
   bodyLimit?: string;
   requestTimeout?: string;
@@ -28,15 +29,11 @@ interface RawHostedOptions extends RawEngineOptions {
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-/** Flags and SVC_* variables → the server's settings; throws ConfigError (exit 2) with one line. */
-export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEnv = process.env): HostedServerConfig {
-  const port = z.coerce.number().int().min(0).max(65535).safeParse(raw.port ?? DEFAULT_HOSTED_PORT);
-  if (!port.success) throw new ConfigError(`--port: '${raw.port}' must be a whole number from 0 to 65535.`);
-  const host = (raw.host ?? '127.0.0.1').replace(/^\[|\]$/g, '');
-  if (host === '') throw new ConfigError('--host: give an address to listen on (0.0.0.0 for every IPv4 interface).');
-  const origins = (raw.corsOrigin ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter((o) => o !== '');
+/** Origins as the flags give them (repeatable, or comma-separated), each checked: scheme://host[:port]. */
+function originList(values: readonly string[] | undefined, flag: string, allowAny: boolean): string[] {
+  const origins = (values ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of origins) {
-    if (origin === '*') continue;
+    if (allowAny && origin === '*') continue;
     let url: URL | undefined;
     try {
       url = new URL(origin);
@@ -44,9 +41,20 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
       url = undefined;
     }
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/+$/, '').toLowerCase()) {
-      throw new ConfigError(`--cors-origin ${origin}: an origin is scheme://host[:port], e.g. https://app.example.com (or * for any).`);
+      throw new ConfigError(`${flag} ${origin}: an origin is scheme://host[:port], e.g. https://app.example.com${allowAny ? ' (or * for any)' : ''}.`);
     }
   }
+  return origins.map((o) => (o === '*' ? o : new URL(o).origin));
+}
+
+/** Flags and SVC_* variables → the server's settings; throws ConfigError (exit 2) with one line. */
+export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEnv = process.env): HostedServerConfig {
+  const port = z.coerce.number().int().min(0).max(65535).safeParse(raw.port ?? DEFAULT_HOSTED_PORT);
+  if (!port.success) throw new ConfigError(`--port: '${raw.port}' must be a whole number from 0 to 65535.`);
+  const host = (raw.host ?? '127.0.0.1').replace(/^\[|\]$/g, '');
+  if (host === '') throw new ConfigError('--host: give an address to listen on (0.0.0.0 for every IPv4 interface).');
+  const origins = originList(raw.corsOrigin, '--cors-origin', true);
+  const publicOrigins = originList(raw.publicOrigin, '--public-origin', false);
   const dataDir = resolve(raw.dataDir ?? join(homedir(), '.svc', 'hosted'));
   return {
     host,
@@ -57,6 +65,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     routesFile: raw.routes,
     enterprise: raw.enterprise === true,
     corsOrigins: origins,
+    publicOrigins,
     secureCookies: raw.secureCookies === true,
     bodyLimit: parseBytes(raw.bodyLimit ?? '8mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
@@ -82,6 +91,7 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter and hot counters across replicas').env('SVC_REDIS_URL'))
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))
     .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
+    .addOption(new Option('--public-origin <origin>', 'the origin browsers reach this server at, behind a proxy that rewrites Host (key-page requests must come from it); repeat for several [default: the request\'s Host]').env('SVC_PUBLIC_ORIGIN').argParser(collect))
     .addOption(new Option('--cors-origin <origin>', 'a browser origin allowed to call the API; repeat for several, * for any [default: none]').env('SVC_CORS_ORIGIN').argParser(collect))
     .addOption(new Option('--secure-cookies', 'mark the sign-in cookie Secure even on plain HTTP (TLS ends at a proxy in front)').env('SVC_SECURE_COOKIES'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 8mb]').env('SVC_BODY_LIMIT'))

@@ -34,6 +34,8 @@ export interface HostedContext {
   requireKey: preHandlerAsyncHookHandler;
   /** The key check alone, for a route that takes from the limiter itself (chat, with its planned queue class). */
   authenticateKey: preHandlerAsyncHookHandler;
+  /** Origins a signed-in browser request may come from (empty: the request's own Host). */
+  publicOrigins: readonly string[];
   /** True in the enterprise fleet mount (`/v1`), false under `/api/v1`. */
   fleet: boolean;
 }
@@ -67,13 +69,15 @@ export interface HostedAppOptions {
   secureCookies?: boolean;
   /** How long a session lasts from sign-in (default 7 days). */
   sessionTtlMs?: number;
+  /** Where browsers reach this server, when a proxy in front rewrites Host (the CSRF origin check). */
+  publicOrigins?: readonly string[];
   /** The backstop limiter (limits/): key-protected routes take from it; none means unlimited (tests). */
   limiter?: RateLimiter | undefined;
 }
 
 function contextFor(options: HostedAppOptions, fleet: boolean): HostedContext {
   return {
-    store: options.store, routes: options.routes, fleet,
+    store: options.store, routes: options.routes, fleet, publicOrigins: options.publicOrigins ?? [],
     requireKey: requireKey(options.store, { enterprise: fleet, limiter: options.limiter }),
     authenticateKey: requireKey(options.store, { enterprise: fleet }),
   };

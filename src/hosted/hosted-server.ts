@@ -26,6 +26,8 @@ export interface HostedServerConfig {
   routesFile: string | undefined;
   enterprise: boolean;
   corsOrigins: string[];
+  /** Where browsers reach this server (behind a proxy that rewrites Host); empty: the request's own Host. */
+  publicOrigins?: string[];
   /** The session cookie is Secure even on plain-HTTP requests (TLS ends at a proxy in front). */
   secureCookies?: boolean;
   bodyLimit: number;
@@ -72,7 +74,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   try {
     app = await buildHostedApp({
       store, routes, limiter, offThread, logger: log, drainingSignal: draining.signal,
-      enterprise: config.enterprise, corsOrigins: config.corsOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
+      enterprise: config.enterprise, corsOrigins: config.corsOrigins, publicOrigins: config.publicOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal }), evidencePlugin(), usagePlugin()],
       apiPlugins: [hostedSolvePlugin({ service: solver })],

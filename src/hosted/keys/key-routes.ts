@@ -66,10 +66,10 @@ function revokeTarget(request: FastifyRequest): string {
 }
 
 /** `/api/keys`: issue, list and revoke the signed-in account's keys (session auth, never an API key). */
-export const keyRoutes: HostedPlugin = async (scope, { store }: HostedContext) => {
+export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins }: HostedContext) => {
   await scope.register(cookie);
   scope.decorateRequest('hostedSession', undefined);
-  scope.addHook('preHandler', requireSession(store));
+  scope.addHook('preHandler', requireSession(store, publicOrigins));
   const noStore = { 'cache-control': 'no-store' };
 
   scope.post('/keys', async (request, reply) => {

@@ -65,7 +65,7 @@ function ownHost(scheme: string, host: string): string | undefined {
  * and, when the browser names its Origin, that origin must be this host. The scheme is not
  * compared when the request arrived over plain HTTP, because TLS may end at a proxy in front.
  */
-export function assertSameOriginJson(request: FastifyRequest): void {
+export function assertSameOriginJson(request: FastifyRequest, publicOrigins: readonly string[] = []): void {
   if (!MUTATING.has(request.method)) return;
   if (mediaType(request) !== 'application/json') {
     throw new HostedError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Send this request with Content-Type: application/json (a JSON body, {} if there is nothing else to say).' });
@@ -79,7 +79,11 @@ export function assertSameOriginJson(request: FastifyRequest): void {
     url = undefined;
   }
   const schemes = request.protocol === 'https' ? ['https:'] : ['http:', 'https:'];
-  if (url === undefined || !schemes.includes(url.protocol) || url.origin !== origin.toLowerCase() || url.host !== ownHost(url.protocol, request.host)) {
+  // Behind a proxy that rewrites Host, the configured public origins are the site; else its Host.
+  const sameSite = url !== undefined && url.origin === origin.toLowerCase() && (publicOrigins.length > 0
+    ? publicOrigins.includes(url.origin)
+    : schemes.includes(url.protocol) && url.host === ownHost(url.protocol, request.host));
+  if (!sameSite) {
     throw new HostedError({ status: 403, type: 'permission_error', code: 'cross_origin_request_refused', message: 'Signed-in requests must come from this site itself (the Origin header names another).' });
   }
 }
@@ -88,13 +92,13 @@ export function assertSameOriginJson(request: FastifyRequest): void {
  * A preHandler for the key-management routes (used only in their plugin): a live session, by
  * bearer session token or cookie, and the CSRF check for cookie-borne mutating requests.
  */
-export function requireSession(store: HostedStore): preHandlerAsyncHookHandler {
+export function requireSession(store: HostedStore, publicOrigins: readonly string[] = []): preHandlerAsyncHookHandler {
   return async function checkSession(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const presented = presentedSession(request);
     if (presented === undefined) throw sessionRequired('Sign in first: open a sign-in link from your operator (svc admin sign-in-link).');
     const found = await store.checkSession(presented.token);
     if (found === undefined) throw sessionRequired('The session is not valid or has expired; sign in again.');
-    if (presented.via === 'cookie') assertSameOriginJson(request);
+    if (presented.via === 'cookie') assertSameOriginJson(request, publicOrigins);
     request.hostedSession = { session: found.session, account: found.account, via: presented.via };
   };
 }

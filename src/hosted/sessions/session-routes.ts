@@ -33,13 +33,13 @@ function cookieOptions(request: FastifyRequest, options: SessionRoutesOptions) {
 export function sessionRoutes(options: SessionRoutesOptions = {}): HostedPlugin {
   const ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   const signInPage = readPage('sign-in.html');
-  return async (scope, { store }: HostedContext) => {
+  return async (scope, { store, publicOrigins }: HostedContext) => {
     await scope.register(cookie);
 
     scope.get('/session/sign-in', async (_request, reply: FastifyReply) => reply.headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(signInPage));
 
     scope.post('/session', async (request, reply) => {
-      assertSameOriginJson(request);
+      assertSameOriginJson(request, publicOrigins);
       const parsed = redeemBody.safeParse(request.body);
       if (!parsed.success) throw invalidBody('The body must be {"token": "<the token of your sign-in link>"} and nothing else.');
       const redeemed = await store.redeemSignInToken(parsed.data.token, ttlMs);
@@ -53,7 +53,7 @@ export function sessionRoutes(options: SessionRoutesOptions = {}): HostedPlugin 
 
     scope.delete('/session', async (request, reply) => {
       const presented = presentedSession(request);
-      if (presented?.via === 'cookie') assertSameOriginJson(request);
+      if (presented?.via === 'cookie') assertSameOriginJson(request, publicOrigins);
       // Signing out is idempotent: an unknown or expired session is already signed out.
       if (presented !== undefined) await store.endSession(presented.token);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(request, options));

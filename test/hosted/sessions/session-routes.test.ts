@@ -114,3 +114,16 @@ test('cookie-borne mutations must be JSON and same-origin; bearer ones are not C
   const bearer = await app.inject({ method: 'DELETE', url: '/api/keys?id=key_x', headers: { authorization: `Bearer ${me.sessionToken}` } });
   assert.equal(bearer.statusCode, 404, 'the bearer request reaches the route');
 });
+
+test('behind a proxy that rewrites Host, --public-origin names the site: its origin passes the CSRF check, the internal Host does not', async (t) => {
+  const { app, store } = await buildTestHostedApp(t, { publicOrigins: ['https://svc.example.com'] });
+  const me = await signIn(app, store);
+  const internal = { host: '127.0.0.1:11450' };
+  const fromSite = await app.inject({ method: 'POST', url: '/api/keys', headers: { ...internal, cookie: me.cookie, origin: 'https://svc.example.com' }, payload: { scope: 'developer_runtime' } });
+  assert.equal(fromSite.statusCode, 201, fromSite.body);
+  const fromHost = await app.inject({ method: 'POST', url: '/api/keys', headers: { ...internal, cookie: me.cookie, origin: 'http://127.0.0.1:11450' }, payload: { scope: 'developer_runtime' } });
+  assert.equal(fromHost.statusCode, 403);
+  assert.equal(fromHost.json<Envelope>().error.code, 'cross_origin_request_refused');
+  const otherScheme = await app.inject({ method: 'POST', url: '/api/keys', headers: { ...internal, cookie: me.cookie, origin: 'http://svc.example.com' }, payload: { scope: 'developer_runtime' } });
+  assert.equal(otherScheme.statusCode, 403, 'the configured origin is exact, scheme included');
+});
