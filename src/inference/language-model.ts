@@ -86,6 +86,12 @@ export interface GenerateOptions extends SamplingOptions {
   signal?: AbortSignal | undefined;
   /** Called with each part as it is produced (streaming). */
   onPart?: ((part: GenerationPart) => void) | undefined;
+  /**
+   * Called once when the engine starts on this request, after any wait for a free sequence or
+   * for the model to load: what came before was not this request's work (hosted metering counts
+   * load time from here). Engines without a queue of their own may not call it.
+   */
+  onStarted?: (() => void) | undefined;
 }
 
 export interface ChatOptions extends GenerateOptions {

@@ -450,6 +450,7 @@ export class LlamaModelHost implements LanguageModel {
     const unavailable = unavailableSampler(options);
     if (unavailable !== undefined) return Promise.reject(unavailable);
     return this.#withSequence(options.signal, texts.join('\u0000'), async (loaded, sequence) => {
+      options.onStarted?.();
       if (options.maxTokens !== undefined && options.maxTokens > sequence.contextSize) {
         throw new ApiError({
           status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'max_tokens',

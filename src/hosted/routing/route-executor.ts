@@ -8,7 +8,7 @@ import type { BackendConfig } from '../route-config.ts';
 import { AllBackendsFailedError, type FailedAttempt } from './all-backends-failed-error.ts';
 import { billableJoules, completionTokenBudget, estimateJoules, estimatePromptTokens, minimumJoules, nextTokenExceeds, roundMillijoules } from './energy.ts';
 import { ENGINE_DEFAULT_MODEL } from './load-route-config.ts';
-import type { RaplMeter } from './rapl-meter.ts';
+import type { RaplMeasurement, RaplMeter } from './rapl-meter.ts';
 import type { Candidate, RoutePlan } from './route-planner.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
 
@@ -130,7 +130,10 @@ export class RouteExecutor {
     const signal = run.signal === undefined ? stop.signal : AbortSignal.any([run.signal, stop.signal]);
     let started = false;
     let counted = 0;
-    const attemptStart = performance.now();
+    // Load time (the per-second term and measured energy) counts from when the backend starts
+    // on this request: time waiting in the engine's queue for a free sequence is not its work.
+    // An engine that does not say when it starts (upstreams) is timed from the call.
+    let attemptStart = performance.now();
 
     let timer: NodeJS.Timeout | undefined;
     // Each backend gets the whole ceiling to its first token: counted from the request's
@@ -165,10 +168,18 @@ export class RouteExecutor {
       }
     };
 
-    const measurement = backend.kind === 'engine' ? this.#options.meter?.begin() : undefined;
+    // Measured energy is shared among the requests running at each reading, so a request waiting
+    // for a sequence must not be one of them: the engine's measurement opens when it starts
+    // (engines say so through onStarted; nothing is measured for one that never started).
+    const meter = backend.kind === 'engine' ? (this.#options.meter ?? undefined) : undefined;
+    let measurement: RaplMeasurement | undefined;
+    const onStarted = (): void => {
+      attemptStart = performance.now();
+      measurement ??= meter?.begin();
+    };
     let result: GenerateResult;
     try {
-      result = await model.chat(run.messages, { ...run.options, maxTokens, signal, onPart });
+      result = await model.chat(run.messages, { ...run.options, maxTokens, signal, onPart, onStarted });
     } catch (error) {
       clearTimeout(timer);
       measurement?.end();

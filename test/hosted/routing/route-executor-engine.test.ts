@@ -78,4 +78,28 @@ describe('RouteExecutor on the in-process engine (default configuration, real ti
     assert.equal(result.finishReason, 'length');
     assert.ok(result.route.billable_joules <= 1.5);
   });
+
+  it('a request waiting for the engine\'s only sequence is not metered while it waits: the energy read then is the running request\'s', async () => {
+    const meter = RaplMeter.open(powercap);
+    assert.ok(meter !== null);
+    const executor = new RouteExecutor({ engine, meter });
+    const plan = planRoute(loadRouteConfig(), { model: 'svc-chat', plan: { enterprise: false } });
+    writeFileSync(join(powercap, 'intel-rapl:0', 'energy_uj'), '10000000\n');
+    let bumped = false;
+    // parallel: 1, so the second request waits for the first one's sequence; the counter moves
+    // by 2 J while only the first is running.
+    const [running, waiting] = await Promise.all([
+      executor.execute({
+        plan, messages: [{ role: 'user', content: 'Hi' }], options: { maxTokens: 4, temperature: 0, seed: 1 },
+        onPart: () => {
+          if (bumped) return;
+          bumped = true;
+          writeFileSync(join(powercap, 'intel-rapl:0', 'energy_uj'), '12000000\n');
+        },
+      }),
+      executor.execute({ plan, messages: [{ role: 'user', content: 'Hello' }], options: { maxTokens: 4, temperature: 0, seed: 1 } }),
+    ]);
+    assert.equal(running.route.raw_joules, 2, 'all of it: the waiting request had no share');
+    assert.equal(waiting.route.raw_joules, 0, 'nothing moved while it ran');
+  });
 });
