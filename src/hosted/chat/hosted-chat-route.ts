@@ -10,7 +10,8 @@ import { LazySseStream } from '../../runtime/sse-stream.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
-import type { HostedStore, LedgerEntry, SvcRoute } from '../hosted-store.ts';
+import type { Allowance, HostedStore, LedgerEntry, SvcRoute } from '../hosted-store.ts';
+import { RouteRefusedError } from '../routing/route-refused-error.ts';
 import type { QueueClass } from '../route-config.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
 import { planRoute } from '../routing/route-planner.ts';
@@ -30,6 +31,13 @@ export interface HostedChatOptions {
 }
 
 const SYSTEM_FINGERPRINT = 'svc-hosted';
+
+function allowanceExhausted(allowance: Allowance, why: string): HostedError {
+  return new HostedError({
+    status: 402, type: 'insufficient_quota', code: 'joule_allowance_exhausted',
+    message: `This account's Joule allowance for ${allowance.month}: ${why} (${allowance.usedJoules} of ${allowance.allowanceJoules} J used); nothing was run.`,
+  });
+}
 
 function shuttingDown(): HostedError {
   return new HostedError({ status: 503, type: 'server_error', code: 'server_shutting_down', message: 'The server is shutting down: this generation was stopped and what ran is billed. Retry the request.', retryAfterSeconds: 1 });
@@ -199,12 +207,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const allowance = await store.allowance(identity.account.id).catch(() => {
         throw ledgerUnavailable();
       });
-      if (allowance.remainingJoules <= 0) {
-        throw new HostedError({
-          status: 402, type: 'insufficient_quota', code: 'joule_allowance_exhausted',
-          message: `This account's Joule allowance for ${allowance.month} is used up (${allowance.usedJoules} of ${allowance.allowanceJoules} J); nothing was run.`,
-        });
-      }
+      if (allowance.remainingJoules <= 0) throw allowanceExhausted(allowance, 'it is used up');
 
       const controller = new AbortController();
       reply.raw.once('close', () => {
@@ -231,16 +234,29 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
           };
 
       const { shutdownSignal } = options;
-      let result = await options.executor.execute({
-        plan,
-        messages: input.messages,
-        options: { ...samplingFrom(body, body.max_completion_tokens ?? body.max_tokens), ...input.chatOptions },
-        maxJoules: headers.maxJoules,
-        maxLatencyMs: headers.maxLatencyMs,
-        startedAt: performance.now() - reply.elapsedTime,
-        signal: shutdownSignal === undefined ? controller.signal : AbortSignal.any([controller.signal, shutdownSignal]),
-        onPart,
-      });
+      // What is left of the allowance is a ceiling too: a request admitted with a few Joules left
+      // stops there instead of overspending by its whole length (concurrent requests can still
+      // each spend the remainder: the overspend stays bounded by the requests in flight).
+      const allowanceBinds = headers.maxJoules === undefined || allowance.remainingJoules < headers.maxJoules;
+      const maxJoules = allowanceBinds ? allowance.remainingJoules : headers.maxJoules;
+      let result: RouteResult;
+      try {
+        result = await options.executor.execute({
+          plan,
+          messages: input.messages,
+          options: { ...samplingFrom(body, body.max_completion_tokens ?? body.max_tokens), ...input.chatOptions },
+          maxJoules,
+          maxLatencyMs: headers.maxLatencyMs,
+          startedAt: performance.now() - reply.elapsedTime,
+          signal: shutdownSignal === undefined ? controller.signal : AbortSignal.any([controller.signal, shutdownSignal]),
+          onPart,
+        });
+      } catch (error) {
+        if (allowanceBinds && error instanceof RouteRefusedError && error.code === 'joule_ceiling_too_low') {
+          throw allowanceExhausted(allowance, 'what is left cannot cover this request\'s prompt and one completion token');
+        }
+        throw error;
+      }
       // Stopped by shutdown while the client still listens: it failed, and is told so.
       if (result.outcome === 'aborted' && !controller.signal.aborted && shutdownSignal?.aborted === true) {
         result = { ...result, outcome: 'failed', error: shuttingDown() };

@@ -158,11 +158,17 @@ test('a store that does not answer the key check: 503 ledger_unavailable with Re
   }
 });
 
-test('a spent allowance is refused with 402 joule_allowance_exhausted before any backend call', async (t) => {
+test('what is left of the allowance caps a request; a spent one (or one too small for a prompt and a token) is 402 joule_allowance_exhausted before any backend call', async (t) => {
   const f = await buildChatFixture(t);
   const a = await f.account({ monthlyJouleAllowance: 1 });
   const first = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(a.secret), payload: BODY });
-  assert.equal(first.statusCode, 200, 'with 1 J left the request runs (and overspends by what it ran: 1.1 J)');
+  assert.equal(first.statusCode, 200, 'with 1 J left the request runs');
+  // ... but what is left is its ceiling: it stops before the token that would cross 1 J
+  // (uncapped it would have cost 1.1 J).
+  const done = first.json<Completion & { svc_outcome: string }>();
+  assert.equal(done.svc_outcome, 'stopped_at_joule_ceiling');
+  assert.ok(done.svc_route.billable_joules <= 1, String(done.svc_route.billable_joules));
+  assert.ok((await f.store.allowance(a.accountId)).usedJoules <= 1);
   assert.equal(f.upstream.requests.length, 1);
   const second = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(a.secret), payload: BODY });
   assert.equal(second.statusCode, 402);
