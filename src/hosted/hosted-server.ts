@@ -16,6 +16,9 @@ import { RouteExecutor } from './routing/route-executor.ts';
 import { openRateLimiter } from './limits/open-rate-limiter.ts';
 import { openHostedStore } from './store/open-hosted-store.ts';
 
+/** How long an Idempotency-Key binds its answer (Stripe keeps them 24 hours). */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
+
 /** `svc hosted`'s settings after flags, environment and defaults are merged. */
 export interface HostedServerConfig {
   host: string;
@@ -96,9 +99,23 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   // After the start-up line, so the server is reachable at once; models still load lazily.
   if (catalog.size > 0) setImmediate(() => void engine.warmUp());
 
+  // Idempotency-Keys bind for a day, as Stripe's do: then the key may be used again and the
+  // answer kept for its replays is dropped (the ledger row and its evidence stay). Every replica
+  // may run this; the update is the same wherever it runs.
+  const releaseKeys = (): void => {
+    store.releaseIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS)).then(
+      (released) => { if (released > 0) log.info({ released }, 'released idempotency keys older than a day'); },
+      (error: unknown) => log.warn({ err: error }, 'releasing old idempotency keys failed; retrying within the hour'),
+    );
+  };
+  releaseKeys();
+  const keyRelease = setInterval(releaseKeys, 3_600_000);
+  keyRelease.unref();
+
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      clearInterval(keyRelease);
       log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: no new requests, finishing in-flight ones');
       draining.abort();
       const grace = setTimeout(() => {

@@ -179,6 +179,12 @@ export interface HostedStore {
   recordCharge(input: ChargeInput): Promise<ChargeResult>;
   findEvidence(accountId: string, evidenceId: string): Promise<LedgerEntry | undefined>;
   findByIdempotencyKey(accountId: string, idempotencyKey: string): Promise<LedgerEntry | undefined>;
+  /**
+   * Forgets the Idempotency-Keys (and the answers kept for their replays) of ledger rows created
+   * before `before`: the rows, their evidence and Joules stay; the keys may be used again.
+   * Returns how many rows were released.
+   */
+  releaseIdempotencyKeys(before: Date): Promise<number>;
   usage(query: UsageQuery): Promise<UsageReport>;
   /** Sum of every ledger row of an account in a month, from the rows themselves (audits and tests). */
   ledgerTotal(accountId: string, month: string): Promise<{ joules: number; rows: number }>;

@@ -410,6 +410,18 @@ export class KyselyHostedStore implements HostedStore {
     return row === undefined ? undefined : toLedgerEntry(row);
   }
 
+  async releaseIdempotencyKeys(before: Date): Promise<number> {
+    const cutoff = before.getTime();
+    if (!Number.isFinite(cutoff)) throw new RangeError('before is not a valid date');
+    const result = await this.#db
+      .updateTable('ledger')
+      .set({ idempotency_key: null, response: null })
+      .where('idempotency_key', 'is not', null)
+      .where('created_at', '<', cutoff)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async usage(query: UsageQuery): Promise<UsageReport> {
     const month = query.month ?? monthOf(new Date());
     if (!isMonth(month)) throw new RangeError('month must be YYYY-MM');

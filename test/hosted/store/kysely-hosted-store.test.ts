@@ -329,6 +329,25 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.equal(mj((await store.allowance(account.id, at)).usedJoules), expectedMj);
     });
 
+    it('releases Idempotency-Keys older than a cutoff: the key is free again, the kept answer dropped, the row and its Joules stay', async () => {
+      const account = await store.createAccount({ name: 'Release', plan: PAID });
+      const key = (await store.issueKey(account.id, { scope: 'supercomputer' })).key;
+      const old = await store.recordCharge(charge(account.id, key.id, 2, { idempotencyKey: 'old', at: new Date(Date.UTC(2035, 0, 1)) }));
+      await store.recordCharge(charge(account.id, key.id, 3, { idempotencyKey: 'new', at: new Date(Date.UTC(2035, 0, 3)) }));
+      // The suite's other rows are older still, and are released too.
+      assert.ok(await store.releaseIdempotencyKeys(new Date(Date.UTC(2035, 0, 2))) >= 1);
+      assert.equal(await store.findByIdempotencyKey(account.id, 'old'), undefined);
+      assert.notEqual(await store.findByIdempotencyKey(account.id, 'new'), undefined, 'a younger key still binds');
+      const kept = await store.findEvidence(account.id, old.entry.evidenceId);
+      assert.equal(kept?.route.billable_joules, 2);
+      assert.equal(kept?.response, null);
+      assert.equal(kept?.idempotencyKey, null);
+      // The key binds a new request now.
+      assert.equal((await store.recordCharge(charge(account.id, key.id, 1, { idempotencyKey: 'old', at: new Date(Date.UTC(2035, 0, 4)) }))).status, 'recorded');
+      assert.deepEqual(await store.ledgerTotal(account.id, '2035-01'), { joules: 6, rows: 3 });
+      assert.equal(await store.releaseIdempotencyKeys(new Date(Date.UTC(2035, 0, 2))), 0, 'nothing left to release');
+    });
+
     it('a usage report lists at most 100 projects, the heaviest first, and says when there were more', async () => {
       const account = await store.createAccount({ name: 'Many projects', plan: PAID });
       const key = (await store.issueKey(account.id, { scope: 'supercomputer' })).key;
