@@ -338,31 +338,24 @@ export class KyselyHostedStore implements HostedStore {
 
   async recordCharge(input: ChargeInput): Promise<ChargeResult> {
     const row = this.#ledgerRow(input);
-    return this.#db.transaction().execute(async (trx): Promise<ChargeResult> => {
-      // ON CONFLICT DO NOTHING rather than catching a unique violation: an error would abort the
-      // PostgreSQL transaction, and a concurrent twin simply waits for the first to commit.
-      const inserted = await trx
-        .insertInto('ledger')
-        .values(row)
-        .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
-        .returning('evidence_id')
-        .executeTakeFirst();
-      if (inserted === undefined) {
-        const existing = await trx
-          .selectFrom('ledger')
-          .selectAll()
-          .where('account_id', '=', row.account_id)
-          .where('idempotency_key', '=', row.idempotency_key)
-          .executeTakeFirstOrThrow();
-        return { status: 'duplicate', entry: toLedgerEntry(existing) };
-      }
-      await trx
-        .insertInto('usage_counters')
-        .values({ account_id: row.account_id, month: row.month, used_mj: row.billable_mj })
-        .onConflict((oc) => oc.columns(['account_id', 'month']).doUpdateSet((eb) => ({ used_mj: eb('usage_counters.used_mj', '+', eb.ref('excluded.used_mj')) })))
-        .execute();
-      return { status: 'recorded', entry: toLedgerEntry(row) };
-    });
+    // One statement: the ledger row, and (its AFTER INSERT trigger, migration 0002) the month's
+    // counter, atomically. ON CONFLICT DO NOTHING rather than catching a unique violation: a
+    // concurrent twin with the same Idempotency-Key waits for the first and inserts nothing
+    // (nor does its trigger run), and the first one's row is what the caller gets back.
+    const inserted = await this.#db
+      .insertInto('ledger')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
+      .returning('evidence_id')
+      .executeTakeFirst();
+    if (inserted !== undefined) return { status: 'recorded', entry: toLedgerEntry(row) };
+    const existing = await this.#db
+      .selectFrom('ledger')
+      .selectAll()
+      .where('account_id', '=', row.account_id)
+      .where('idempotency_key', '=', row.idempotency_key)
+      .executeTakeFirstOrThrow();
+    return { status: 'duplicate', entry: toLedgerEntry(existing) };
   }
 
   #ledgerRow(input: ChargeInput): LedgerRow {

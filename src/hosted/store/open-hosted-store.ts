@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, sql, PostgresDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
@@ -58,7 +58,7 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
   const checkpointer = new WalCheckpointer(join(dir, 'hosted.db'));
   const db = new Kysely<HostedDatabase>({ dialect: new SqliteDialect({ database }) });
   try {
-    await migrate(db, undefined);
+    await migrate(db, 'sqlite', undefined);
   } catch (error) {
     await db.destroy();
     await checkpointer.stop();
@@ -92,15 +92,27 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Ho
   // An idle connection dropped by the server must not crash the process: the next query reconnects.
   pool.on('error', () => {});
   const db = new Kysely<HostedDatabase>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db, schema);
+  // Kysely's migrator, given no schema, takes a migration table in ANY schema of the database as
+  // its own (and then fails to find it on the search path): name the schema tables are created
+  // in, the first of the connection's search path (which a URL's `options` may have set).
+  let migrationSchema = schema;
+  if (migrationSchema === undefined) {
+    try {
+      migrationSchema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
+    } catch (error) {
+      await db.destroy();
+      throw error;
+    }
+  }
+  await migrate(db, 'postgres', migrationSchema);
   return new KyselyHostedStore(db, 'postgres');
 }
 
 /** Kysely's PostgreSQL adapter holds an advisory lock while migrating: replicas starting together take turns. */
-async function migrate(db: Kysely<HostedDatabase>, schema: string | undefined): Promise<void> {
+async function migrate(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', schema: string | undefined): Promise<void> {
   const migrator = new Migrator({
     db,
-    provider: hostedMigrationProvider,
+    provider: hostedMigrationProvider(kind),
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const { error } = await migrator.migrateToLatest();
