@@ -54,7 +54,8 @@ export interface KeyHash {
 }
 
 export type KeyCheck =
-  | { status: 'valid'; key: ApiKeyRecord; account: Account }
+  /** `allowance`: the account's current month, read in the same query (so a hosted request needs no second read). */
+  | { status: 'valid'; key: ApiKeyRecord; account: Account; allowance: Allowance }
   | { status: 'revoked'; key: ApiKeyRecord }
   | { status: 'unknown' };
 

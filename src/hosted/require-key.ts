@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Account, ApiKeyRecord, HostedStore } from './hosted-store.ts';
+import type { Account, Allowance, ApiKeyRecord, HostedStore } from './hosted-store.ts';
 import { HostedError } from './hosted-error.ts';
 import { RateLimitedError } from './limits/rate-limited-error.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
@@ -8,6 +8,8 @@ import type { RateLimiter } from './limits/rate-limiter.ts';
 export interface HostedIdentity {
   account: Account;
   key: ApiKeyRecord;
+  /** The account's Joule allowance this month, as read with the key. */
+  allowance: Allowance;
 }
 
 declare module 'fastify' {
@@ -64,7 +66,7 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
     if (options.enterprise === true && !check.account.plan.enterprise) {
       throw new HostedError({ status: 403, type: 'permission_error', code: 'enterprise_plan_required', message: 'The enterprise fleet API (/v1) needs a key of an account on an enterprise plan.' });
     }
-    request.hostedIdentity = { account: check.account, key: check.key };
+    request.hostedIdentity = { account: check.account, key: check.key, allowance: check.allowance };
     if (options.limiter !== undefined) {
       const decision = await options.limiter.take({ keyId: check.key.id, queueClass: 'interactive' });
       if (!decision.allowed) throw new RateLimitedError(decision);

@@ -204,9 +204,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         reply.header('x-svc-backpressure-state', 'normal');
       }
 
-      const allowance = await store.allowance(identity.account.id).catch(() => {
-        throw ledgerUnavailable();
-      });
+      // Read with the key, a moment ago: the same counter a separate query would read.
+      const { allowance } = identity;
       if (allowance.remainingJoules <= 0) throw allowanceExhausted(allowance, 'it is used up');
 
       const controller = new AbortController();

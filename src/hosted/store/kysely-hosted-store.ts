@@ -110,6 +110,15 @@ function nonNegativeInteger(value: number, what: string): number {
  * The HostedStore over Kysely: the same queries for SQLite and PostgreSQL (open-hosted-store.ts
  * builds the Kysely instance, runs the migrations and picks `kind`).
  */
+function allowanceOf(month: string, allowanceMj: number, usedMj: number): Allowance {
+  return {
+    month,
+    allowanceJoules: toJoules(allowanceMj),
+    usedJoules: toJoules(usedMj),
+    remainingJoules: toJoules(Math.max(0, allowanceMj - usedMj)),
+  };
+}
+
 export class KyselyHostedStore implements HostedStore {
   readonly kind: 'sqlite' | 'postgres';
   readonly #db: Kysely<HostedDatabase>;
@@ -216,10 +225,13 @@ export class KyselyHostedStore implements HostedStore {
   async checkKey(secret: string): Promise<KeyCheck> {
     if (typeof secret !== 'string' || !looksLikeKeySecret(secret)) return { status: 'unknown' };
     const hash = hashSecret(secret);
+    const month = monthOf(new Date());
     const row = await this.#db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month))
       .select([
+        'usage_counters.used_mj',
         'api_keys.id as key_id', 'api_keys.scope', 'api_keys.name as key_name', 'api_keys.project', 'api_keys.prefix', 'api_keys.last_four',
         'api_keys.secret_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.revoked_at',
         ...accountColumns,
@@ -233,7 +245,8 @@ export class KyselyHostedStore implements HostedStore {
     });
     if (key.revokedAt !== null) return { status: 'revoked', key };
     key.lastUsedAt = await this.#touch(key.id, key.lastUsedAt);
-    return { status: 'valid', key, account: toAccount(row) };
+    const account = toAccount(row);
+    return { status: 'valid', key, account, allowance: allowanceOf(month, Number(row.monthly_allowance_mj), row.used_mj === null ? 0 : Number(row.used_mj)) };
   }
 
   /** Records use at most once a minute per key, across replicas too (the update is conditional). */
@@ -328,12 +341,7 @@ export class KyselyHostedStore implements HostedStore {
       .executeTakeFirst();
     const allowanceMj = row === undefined ? 0 : Number(row.monthly_allowance_mj);
     const usedMj = row?.used_mj === null || row?.used_mj === undefined ? 0 : Number(row.used_mj);
-    return {
-      month,
-      allowanceJoules: toJoules(allowanceMj),
-      usedJoules: toJoules(usedMj),
-      remainingJoules: toJoules(Math.max(0, allowanceMj - usedMj)),
-    };
+    return allowanceOf(month, allowanceMj, usedMj);
   }
 
   async recordCharge(input: ChargeInput): Promise<ChargeResult> {

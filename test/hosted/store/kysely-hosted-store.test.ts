@@ -348,6 +348,18 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.equal(await store.releaseIdempotencyKeys(new Date(Date.UTC(2035, 0, 2))), 0, 'nothing left to release');
     });
 
+    it('a valid key comes with its account\'s allowance for this month, the same a separate read gives', async () => {
+      const account = await store.createAccount({ name: 'With allowance', plan: { ...PAID, monthlyJouleAllowance: 50 } });
+      const issued = await store.issueKey(account.id, { scope: 'supercomputer' });
+      const fresh = await store.checkKey(issued.secret);
+      assert.equal(fresh.status, 'valid');
+      assert.deepEqual(fresh.status === 'valid' ? fresh.allowance : undefined, await store.allowance(account.id));
+      await store.recordCharge(charge(account.id, issued.key.id, 12.5));
+      const after = await store.checkKey(issued.secret);
+      assert.deepEqual(after.status === 'valid' ? after.allowance : undefined, await store.allowance(account.id));
+      assert.equal(after.status === 'valid' ? after.allowance.remainingJoules : undefined, 37.5);
+    });
+
     it('a usage report lists at most 100 projects, the heaviest first, and says when there were more', async () => {
       const account = await store.createAccount({ name: 'Many projects', plan: PAID });
       const key = (await store.issueKey(account.id, { scope: 'supercomputer' })).key;
