@@ -19,6 +19,7 @@ import type {
 import { MAX_USAGE_PROJECTS } from '../hosted-store.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
+import { PreparedQuery } from './prepared-query.ts';
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
 import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
@@ -110,6 +111,39 @@ function nonNegativeInteger(value: number, what: string): number {
  * The HostedStore over Kysely: the same queries for SQLite and PostgreSQL (open-hosted-store.ts
  * builds the Kysely instance, runs the migrations and picks `kind`).
  */
+/** Every column of a ledger row, in the order the prepared insert binds them. */
+const LEDGER_COLUMNS = [
+  'evidence_id', 'account_id', 'key_id', 'project_id', 'idempotency_key', 'created_at', 'month', 'day',
+  'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_mj', 'estimated_mj',
+  'billable_mj', 'fallback', 'fallback_reason', 'outcome', 'prompt_tokens', 'completion_tokens', 'response',
+] as const satisfies readonly (keyof LedgerRow)[];
+// A column added to LedgerRow and not listed above is a compile error here, not a missing value.
+const ledgerColumnsComplete: [Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number]>] extends [never] ? true : never = true;
+void ledgerColumnsComplete;
+
+/** The hosted hot path's two queries, compiled once (prepared-query.ts says why). */
+function checkKeyQuery(db: Kysely<HostedDatabase>) {
+  return new PreparedQuery(2, ([month, hash]) => db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month!))
+    .select([
+      'usage_counters.used_mj',
+      'api_keys.id as key_id', 'api_keys.scope', 'api_keys.name as key_name', 'api_keys.project', 'api_keys.prefix', 'api_keys.last_four',
+      'api_keys.secret_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.revoked_at',
+      ...accountColumns,
+    ])
+    .where('api_keys.secret_hash', '=', hash!));
+}
+
+function insertLedgerQuery(db: Kysely<HostedDatabase>) {
+  return new PreparedQuery(LEDGER_COLUMNS.length, (placeholders) => db
+    .insertInto('ledger')
+    .values(Object.fromEntries(LEDGER_COLUMNS.map((column, i) => [column, placeholders[i]])) as unknown as LedgerRow)
+    .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
+    .returning('evidence_id'));
+}
+
 function allowanceOf(month: string, allowanceMj: number, usedMj: number): Allowance {
   return {
     month,
@@ -128,8 +162,13 @@ export class KyselyHostedStore implements HostedStore {
   readonly #onClose: (() => Promise<void>) | undefined;
 
   /** `onClose` runs after the database is closed (the SQLite store's checkpointer stops there). */
+  readonly #checkKeyQuery: ReturnType<typeof checkKeyQuery>;
+  readonly #insertLedgerQuery: ReturnType<typeof insertLedgerQuery>;
+
   constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', onClose?: () => Promise<void>) {
     this.#db = db;
+    this.#checkKeyQuery = checkKeyQuery(db);
+    this.#insertLedgerQuery = insertLedgerQuery(db);
     this.kind = kind;
     this.#onClose = onClose;
   }
@@ -226,18 +265,7 @@ export class KyselyHostedStore implements HostedStore {
     if (typeof secret !== 'string' || !looksLikeKeySecret(secret)) return { status: 'unknown' };
     const hash = hashSecret(secret);
     const month = monthOf(new Date());
-    const row = await this.#db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month))
-      .select([
-        'usage_counters.used_mj',
-        'api_keys.id as key_id', 'api_keys.scope', 'api_keys.name as key_name', 'api_keys.project', 'api_keys.prefix', 'api_keys.last_four',
-        'api_keys.secret_hash', 'api_keys.created_at as key_created_at', 'api_keys.last_used_at', 'api_keys.revoked_at',
-        ...accountColumns,
-      ])
-      .where('api_keys.secret_hash', '=', hash)
-      .executeTakeFirst();
+    const row = (await this.#db.executeQuery(this.#checkKeyQuery.bind([month, hash]))).rows[0];
     if (row === undefined || !sameHash(row.secret_hash, hash)) return { status: 'unknown' };
     const key = toKeyRecord({
       id: row.key_id, account_id: row.id, scope: row.scope, name: row.key_name, project: row.project, prefix: row.prefix,
@@ -350,12 +378,7 @@ export class KyselyHostedStore implements HostedStore {
     // counter, atomically. ON CONFLICT DO NOTHING rather than catching a unique violation: a
     // concurrent twin with the same Idempotency-Key waits for the first and inserts nothing
     // (nor does its trigger run), and the first one's row is what the caller gets back.
-    const inserted = await this.#db
-      .insertInto('ledger')
-      .values(row)
-      .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
-      .returning('evidence_id')
-      .executeTakeFirst();
+    const inserted = (await this.#db.executeQuery(this.#insertLedgerQuery.bind(LEDGER_COLUMNS.map((column) => row[column])))).rows[0];
     if (inserted !== undefined) return { status: 'recorded', entry: toLedgerEntry(row) };
     const existing = await this.#db
       .selectFrom('ledger')
@@ -397,7 +420,7 @@ export class KyselyHostedStore implements HostedStore {
       outcome: input.outcome,
       prompt_tokens: nonNegativeInteger(input.promptTokens, 'promptTokens'),
       completion_tokens: nonNegativeInteger(input.completionTokens, 'completionTokens'),
-      response: input.response === undefined ? null : JSON.stringify(input.response),
+      response: input.response === undefined || input.response === null ? null : JSON.stringify(input.response),
     };
   }
 
