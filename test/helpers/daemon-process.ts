@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import OpenAI from 'openai';
 import { fileURLToPath } from 'node:url';
 import { writeTinyGguf } from './tiny-gguf.ts';
 
@@ -75,6 +76,12 @@ export async function startDaemon(options: { args?: string[]; env?: Record<strin
     env: options.env,
     onExit: () => rmSync(dataDir, { recursive: true, force: true }),
   });
+}
+
+/** A daemon (as startDaemon starts it) and the official OpenAI client pointed at its /v1, as users point theirs. */
+export async function startDaemonWithClient(options: Parameters<typeof startDaemon>[0] = {}): Promise<{ daemon: DaemonProcess; client: OpenAI }> {
+  const daemon = await startDaemon(options);
+  return { daemon, client: new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0 }) };
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -92,4 +93,10 @@ export function contentChunk(content: string, extra: Record<string, unknown> = {
 
 export function finishChunk(reason: string, extra: Record<string, unknown> = {}): object {
   return { id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: reason }], ...extra };
+}
+
+/** A scripted server and svc's own client for it (short timeouts), for tests of the upstream client itself. */
+export async function startUpstreamClient(): Promise<{ server: ScriptedUpstream; upstream: OpenAIUpstream }> {
+  const server = await startScriptedUpstream();
+  return { server, upstream: new OpenAIUpstream({ name: 'up', baseUrl: server.baseUrl, kind: 'local', connectTimeoutMs: 2000, firstByteTimeoutMs: 2000 }) };
 }

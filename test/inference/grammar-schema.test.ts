@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { getLlama, LlamaChat, resolveChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import { LlamaChat, resolveChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { z } from 'zod';
 import { toGrammarSchema, type GrammarSchema } from '../../src/inference/grammar-schema.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
-import { tinyModelPath } from '../helpers/daemon-process.ts';
+import { disposeTinyLlama, loadTinyLlama } from '../helpers/tiny-llama.ts';
 
 const PARAM = 'response_format.json_schema.schema';
 
@@ -159,15 +159,9 @@ describe('grammar output validates against the original schema', () => {
   let model: LlamaModel;
   let context: LlamaContext;
   before(async () => {
-    llama = await getLlama({ gpu: false, build: 'never', maxThreads: 1, progressLogs: false });
-    model = await llama.loadModel({ modelPath: tinyModelPath() });
-    context = await model.createContext({ contextSize: 2048, sequences: 1 });
+    ({ llama, model, context } = await loadTinyLlama(2048));
   });
-  after(async () => {
-    await context.dispose();
-    await model.dispose();
-    await llama.dispose();
-  });
+  after(() => disposeTinyLlama({ llama, model, context }));
 
   // node-llama-cpp's format grammars fix the shape of a date (month 01–12, day 01–31) but not the
   // calendar (11-31 can come out), documented in docs/runtime.md; so formats are checked by shape.

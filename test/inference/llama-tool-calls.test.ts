@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as lib from 'node-llama-cpp';
-import { getLlama, LlamaChat, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import { LlamaChat, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { z } from 'zod';
 import type { ChatOptions, ToolCall } from '../../src/inference/language-model.ts';
 import { toChatHistory } from '../../src/inference/llama-chat-history.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler } from '../../src/inference/llama-tools.ts';
-import { tinyModelPath } from '../helpers/daemon-process.ts';
+import { disposeTinyLlama, loadTinyLlama } from '../helpers/tiny-llama.ts';
 
 const tools = [
   { name: 'switch', parameters: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] } },
@@ -23,15 +23,9 @@ let llama: Llama;
 let model: LlamaModel;
 let context: LlamaContext;
 before(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', maxThreads: 1, progressLogs: false });
-  model = await llama.loadModel({ modelPath: tinyModelPath() });
-  context = await model.createContext({ contextSize: 4096, sequences: 1 });
+  ({ llama, model, context } = await loadTinyLlama(4096));
 });
-after(async () => {
-  await context.dispose();
-  await model.dispose();
-  await llama.dispose();
-});
+after(() => disposeTinyLlama({ llama, model, context }));
 
 /** One chat turn the way the engine runs it: plan, wrapper, LlamaChat with functions, assembler. */
 async function callTools(base: ChatWrapper, options: Pick<ChatOptions, 'toolChoice' | 'parallelToolCalls'>, seed: number): Promise<{ calls: ToolCall[]; stopReason: string }> {

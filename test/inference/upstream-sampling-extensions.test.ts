@@ -4,14 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
-import { contentChunk, finishChunk, sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import type { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
+import { contentChunk, finishChunk, sse, startUpstreamClient, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 
 let server: ScriptedUpstream;
 let upstream: OpenAIUpstream;
 before(async () => {
-  server = await startScriptedUpstream();
-  upstream = new OpenAIUpstream({ name: 'up', baseUrl: server.baseUrl, kind: 'local', connectTimeoutMs: 2000, firstByteTimeoutMs: 2000 });
+  ({ server, upstream } = await startUpstreamClient());
 });
 after(async () => {
   await upstream.close();

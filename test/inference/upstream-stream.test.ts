@@ -5,17 +5,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { GenerateResult, GenerationPart } from '../../src/inference/language-model.ts';
-import { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
+import type { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
 import { normalizeFinishReason } from '../../src/inference/upstream-stream.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
-import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type Handler, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { answer, contentChunk, finishChunk, sse, startUpstreamClient, type Handler, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 
 let server: ScriptedUpstream;
 let upstream: OpenAIUpstream;
 
 before(async () => {
-  server = await startScriptedUpstream();
-  upstream = new OpenAIUpstream({ name: 'up', baseUrl: server.baseUrl, kind: 'local', connectTimeoutMs: 2000, firstByteTimeoutMs: 2000 });
+  ({ server, upstream } = await startUpstreamClient());
 });
 after(async () => {
   await upstream.close();

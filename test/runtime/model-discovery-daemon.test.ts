@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { runCli, startDaemon, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
+import type { ModelView } from '../../src/cli/model-view.ts';
+import { runCli, startDaemon, startDaemonWithClient, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { buildGgufFixture } from '../helpers/gguf-fixtures.ts';
 import { writeHubFile, writeModelFile, writeOllamaModel } from '../helpers/model-stores.ts';
 
@@ -18,18 +19,8 @@ let env: Record<string, string>;
 let daemon: DaemonProcess;
 let client: OpenAI;
 
-/** The extra fields of GET /v1/models/:id (OpenAI's type does not know them). */
-interface LocalModelObject extends OpenAI.Models.Model {
-  source: string | null;
-  path: string | null;
-  size_bytes: number | null;
-  arch: string | null;
-  parameter_count: number | null;
-  parameter_size: string | null;
-  quantization: string | null;
-  max_context_length: number | null;
-  embedding_length: number | null;
-  capabilities: string[];
+/** The extra fields of GET /v1/models/:id (OpenAI's type does not know them): what `svc models --json` prints too. */
+interface LocalModelObject extends OpenAI.Models.Model, Omit<ModelView, 'id' | 'state'> {
   state: 'loaded' | 'not-loaded';
 }
 
@@ -44,8 +35,7 @@ before(async () => {
   writeHubFile(join(root, 'hf', 'hub'), 'svc/Tiny-GGUF', 'e'.repeat(40), 'tiny.gguf', tiny, { main: true });
   writeModelFile(join(root, 'home', '.lmstudio', 'models', 'svc', 'Embed-GGUF', 'embed.gguf'), buildGgufFixture({ architecture: 'bert', poolingType: 2, fileType: 1, embeddingLength: 384, contextLength: 512 }));
   env = { HOME: join(root, 'home'), OLLAMA_MODELS: ollama, HF_HOME: join(root, 'hf'), SVC_DISCOVER: 'all' };
-  daemon = await startDaemon({ env });
-  client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  ({ daemon, client } = await startDaemonWithClient({ env }));
 });
 
 after(async () => {

@@ -6,14 +6,13 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { startDaemonWithClient, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 let daemon: DaemonProcess;
 let client: OpenAI;
 
 before(async () => {
-  daemon = await startDaemon();
-  client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  ({ daemon, client } = await startDaemonWithClient());
 });
 after(async () => {
   assert.equal(await daemon.stop(), 0);

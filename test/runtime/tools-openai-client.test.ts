@@ -10,14 +10,13 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { startDaemon, type DaemonProcess, readRest } from '../helpers/daemon-process.ts';
+import { startDaemon, startDaemonWithClient, type DaemonProcess, readRest } from '../helpers/daemon-process.ts';
 
 let daemon: DaemonProcess;
 let client: OpenAI;
 
 before(async () => {
-  daemon = await startDaemon();
-  client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  ({ daemon, client } = await startDaemonWithClient());
 });
 after(async () => {
   assert.equal(await daemon.stop(), 0);

@@ -1,0 +1,22 @@
+import { getLlama, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import { tinyModelPath } from './daemon-process.ts';
+
+/** The tiny fixture model loaded in this process (no daemon), with one single-sequence context. */
+export interface TinyLlama {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+}
+
+export async function loadTinyLlama(contextSize: number): Promise<TinyLlama> {
+  const llama = await getLlama({ gpu: false, build: 'never', maxThreads: 1, progressLogs: false });
+  const model = await llama.loadModel({ modelPath: tinyModelPath() });
+  const context = await model.createContext({ contextSize, sequences: 1 });
+  return { llama, model, context };
+}
+
+export async function disposeTinyLlama({ llama, model, context }: TinyLlama): Promise<void> {
+  await context.dispose();
+  await model.dispose();
+  await llama.dispose();
+}
