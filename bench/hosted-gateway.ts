@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -66,14 +67,6 @@ async function startMock(): Promise<{ url: string; server: Server }> {
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function waitFor(url: string, init: RequestInit, child: ChildProcess, name: string): Promise<void> {

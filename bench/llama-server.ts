@@ -16,10 +16,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/free-port.ts';
 
 const NODE_LLAMA_CPP = join(dirname(fileURLToPath(import.meta.resolve('node-llama-cpp'))), '..');
 const LLAMA_DIR = join(NODE_LLAMA_CPP, 'llama');
@@ -139,17 +139,6 @@ export function llamaServerVersion(binary: string): string {
   const { stdout, stderr } = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   const out = `${stdout}\n${stderr}`;
   return out.split('\n').find((l) => l.startsWith('version:')) ?? out.trim();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface LlamaServerProcess {

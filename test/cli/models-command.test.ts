@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { runCliToEnd, startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const q4 = buildTinyGguf({ seed: 11 });
 const q8 = buildTinyGguf({ seed: 12 });
@@ -27,14 +27,6 @@ beforeEach(() => {
   Object.assign(hub.faults, { throttleBytesPerSecond: 0, dropAfterBytes: 0, dropTimes: 0, ignoreRange: false, corrupt: false, hideChecksums: false, fileStatus: 0 });
   hub.requests.length = 0;
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** A data directory and a home with nothing in it: no test sees the machine's real stores. */
 function sandbox(): { dataDir: string; env: Record<string, string> } {

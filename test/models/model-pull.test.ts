@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
@@ -10,6 +9,7 @@ import { parseModelReference } from '../../src/models/model-reference.ts';
 import { PullError, type PullErrorCode } from '../../src/models/pull-error.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const q4 = buildTinyGguf({ seed: 1 });
 const q8 = buildTinyGguf({ seed: 2 });
@@ -72,14 +72,6 @@ async function pullError(reference: string, opts: PullOptions, code: PullErrorCo
     return error;
   }
   assert.fail(`${reference} should have failed with ${code}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** Files under the models folder, relative, sorted. */

@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startDaemon, waitForHealth, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { answer, sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const KEY = 'sk-e2e-KEY-7f3a9c1d5e8b2046';
 
@@ -31,14 +31,6 @@ let keyed: ScriptedUpstream;
 let tooling: ScriptedUpstream;
 let client: OpenAI;
 let direct: OpenAI;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 before(async () => {
   [upstream, victim, silent, keyed, tooling] = await Promise.all([
@@ -83,7 +75,7 @@ timeouts = { first_byte = "500ms" }
 
 [[upstreams]]
 name = "gone"
-base_url = "http://127.0.0.1:${await closedPort()}/v1"
+base_url = "http://127.0.0.1:${await freePort()}/v1"
 models = ["m"]
 
 [[upstreams]]

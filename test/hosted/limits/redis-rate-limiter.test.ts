@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import type { LimitsInput } from '../../../src/hosted/limits/limits-config.ts';
 import type { LimitDecision } from '../../../src/hosted/limits/rate-limiter.ts';
 import { RedisRateLimiter, type LimiterLog } from '../../../src/hosted/limits/redis-rate-limiter.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
 const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** One prefix per run, so runs (and other suites on the same Redis) never share a bucket. */
@@ -33,15 +34,6 @@ function recordingLog(): LimiterLog & { warnings: string[]; infos: string[] } {
   const warnings: string[] = [];
   const infos: string[] = [];
   return { warnings, infos, warn: (_o, m) => { warnings.push(m); }, info: (_o, m) => { infos.push(m); } };
-}
-
-/** A port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => { r(); }));
-  return port;
 }
 
 before(async () => {
@@ -146,7 +138,7 @@ describe('RedisRateLimiter', () => {
   it('Redis down (closed port): opens and answers at once, degraded, still limiting per replica; one warning', async () => {
     const log = recordingLog();
     const started = performance.now();
-    const l = await RedisRateLimiter.open({ url: `redis://127.0.0.1:${await closedPort()}`, limits: { key: { requests_per_second: 0.01, burst: 3 } }, log });
+    const l = await RedisRateLimiter.open({ url: `redis://127.0.0.1:${await freePort()}`, limits: { key: { requests_per_second: 0.01, burst: 3 } }, log });
     opened.push(l);
     assert.ok(performance.now() - started < 1500, 'open is bounded by the connect timeout');
     assert.equal(l.degraded, true);

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GenerationPart } from '../../../src/inference/language-model.ts';
@@ -12,6 +10,7 @@ import { RouteRefusedError } from '../../../src/hosted/routing/route-refused-err
 import { routeConfigSchema, type RouteConfig } from '../../../src/hosted/route-config.ts';
 import { ApiError } from '../../../src/shared/api-error.ts';
 import { answer, contentChunk, finishChunk, sse, startScriptedUpstream, type Handler, type ScriptedUpstream } from '../../helpers/scripted-upstream.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
 const energy = { joules_per_prompt_token: 0.01, joules_per_completion_token: 0.5, joules_per_second: 0 };
 const usage = (prompt: number, completion: number) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
@@ -31,15 +30,6 @@ function thirtyWords(delayMs: number): Handler {
   };
 }
 
-/** A loopback port with nothing listening: connections are refused. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 let first: ScriptedUpstream;
 let second: ScriptedUpstream;
 let deadPort: number;
@@ -47,7 +37,7 @@ let deadPort: number;
 before(async () => {
   first = await startScriptedUpstream();
   second = await startScriptedUpstream();
-  deadPort = await closedPort();
+  deadPort = await freePort();
 });
 after(async () => {
   await first.close();
