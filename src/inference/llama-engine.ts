@@ -13,7 +13,7 @@ import type {
 type NodeLlamaCpp = typeof NodeLlamaCppModule;
 import { AdmissionQueue, QueueFullError } from '../shared/admission-queue.ts';
 import { ApiError } from '../shared/api-error.ts';
-import { toGrammarSchema, type GrammarSchema } from './grammar-schema.ts';
+import { boundNumberExponents, toGrammarSchema, type GrammarSchema } from './grammar-schema.ts';
 import type {
   ChatMessage,
   ChatOptions,
@@ -401,7 +401,13 @@ export class LlamaModelHost implements LanguageModel {
     }
     let grammar: LlamaGrammar;
     try {
-      grammar = await loaded.model.llama.createGrammarForJsonSchema<GrammarSchema>(schema);
+      const compiled = await loaded.model.llama.createGrammarForJsonSchema<GrammarSchema>(schema);
+      const bounded = boundNumberExponents(compiled.grammar);
+      // The same grammar with finite numbers only (grammar-schema.ts says why), and the stop
+      // trigger and whitespace trimming LlamaJsonSchemaGrammar sets.
+      grammar = bounded === compiled.grammar
+        ? compiled
+        : await loaded.model.llama.createGrammar({ grammar: bounded, stopGenerationTriggers: [loaded.lib.LlamaText(['\n'.repeat(4)])], trimWhitespaceSuffix: true });
     } catch (error) {
       throw new ApiError({
         status: 400, type: 'invalid_request_error', code: 'unsupported_schema', param: 'response_format.json_schema.schema',
