@@ -1,0 +1,161 @@
+import { ApiError } from '../shared/api-error.ts';
+import { newId } from '../shared/new-id.ts';
+
+/**
+ * Uploads are ingested by a queue of jobs, one at a time: extraction and embedding are CPU work
+ * on the daemon's thread, and running two at once on a small machine only makes both slower and
+ * the daemon less responsive. A job reports per-file results and progress; finished jobs are
+ * kept for an hour (at most MAX_KEPT), which is how long a client has to read the outcome.
+ */
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed';
+export type FileStatus = 'queued' | 'running' | 'added' | 'unchanged' | 'replaced' | 'failed';
+
+export interface JobFile {
+  filename: string | null;
+  /** Bytes of extracted text (what is embedded and stored), not of the uploaded file. */
+  text_bytes: number;
+  status: FileStatus;
+  document_id: string | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface IngestJob {
+  object: 'space.ingest_job';
+  id: string;
+  space: string;
+  status: JobStatus;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: { files_total: number; files_done: number; text_bytes_total: number; text_bytes_done: number };
+  files: JobFile[];
+}
+
+/** What a job does with each file: returns the document id and whether it was new. */
+export type FileWork = (index: number) => Promise<{ documentId: string; status: Extract<FileStatus, 'added' | 'unchanged' | 'replaced'> }>;
+
+const KEEP_MS = 60 * 60 * 1000;
+const MAX_KEPT = 500;
+
+export class IngestJobs {
+  readonly #jobs = new Map<string, { job: IngestJob; work: FileWork; done: Promise<void>; resolve: () => void; bytes: number }>();
+  readonly #queue: string[] = [];
+  readonly #maxQueuedBytes: number;
+  #queuedBytes = 0;
+  #running = false;
+  #closed = false;
+
+  constructor(options: { maxQueuedBytes: number }) {
+    this.#maxQueuedBytes = options.maxQueuedBytes;
+  }
+
+  /** Queues a job over `files`; 503 when the queue already holds too many bytes (retry later). */
+  submit(space: string, files: readonly { filename: string | null; textBytes: number }[], work: FileWork): IngestJob {
+    if (this.#closed) throw ApiError.busy('The daemon is shutting down; the upload was not queued.', 1, 503, 'server_shutting_down');
+    const bytes = files.reduce((n, f) => n + f.textBytes, 0);
+    if (this.#queuedBytes + bytes > this.#maxQueuedBytes && this.#queue.length > 0) {
+      throw ApiError.busy('Too many uploads are waiting to be ingested; retry when the queued jobs have finished.', 5, 503, 'ingest_queue_full');
+    }
+    this.#expire();
+    const job: IngestJob = {
+      object: 'space.ingest_job',
+      id: newId('job_'),
+      space,
+      status: 'queued',
+      created_at: new Date().toISOString(),
+      started_at: null,
+      finished_at: null,
+      progress: { files_total: files.length, files_done: 0, text_bytes_total: bytes, text_bytes_done: 0 },
+      files: files.map((f) => ({ filename: f.filename, text_bytes: f.textBytes, status: 'queued', document_id: null, error: null })),
+    };
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    this.#jobs.set(job.id, { job, work, done, resolve, bytes });
+    this.#queuedBytes += bytes;
+    this.#queue.push(job.id);
+    void this.#drain();
+    return job;
+  }
+
+  /** The job, or 404 `job_not_found` (also for another space's job id). */
+  get(space: string, id: string): IngestJob {
+    const entry = this.#jobs.get(id);
+    if (entry === undefined || entry.job.space.toLowerCase() !== space.toLowerCase()) {
+      throw ApiError.notFound(`No ingest job '${id}' in space '${space}' (finished jobs are kept for an hour).`, 'job_not_found');
+    }
+    return entry.job;
+  }
+
+  /** Resolves when the job has finished (completed or failed). */
+  async wait(id: string): Promise<IngestJob | undefined> {
+    const entry = this.#jobs.get(id);
+    if (entry === undefined) return undefined;
+    await entry.done;
+    return entry.job;
+  }
+
+  /** Stops taking jobs and waits for the running one; queued jobs fail with `server_shutting_down`. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const id of this.#queue.splice(0)) {
+      const entry = this.#jobs.get(id);
+      if (entry === undefined) continue;
+      for (const file of entry.job.files) file.error = { code: 'server_shutting_down', message: 'The daemon shut down before this file was ingested.' };
+      for (const file of entry.job.files) file.status = 'failed';
+      this.#finish(entry, 'failed');
+    }
+    await Promise.all([...this.#jobs.values()].map((e) => e.done));
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      for (let id = this.#queue.shift(); id !== undefined; id = this.#queue.shift()) {
+        const entry = this.#jobs.get(id);
+        if (entry !== undefined) await this.#run(entry);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #run(entry: { job: IngestJob; work: FileWork; resolve: () => void; bytes: number }): Promise<void> {
+    const { job } = entry;
+    job.status = 'running';
+    job.started_at = new Date().toISOString();
+    for (const [index, file] of job.files.entries()) {
+      file.status = 'running';
+      try {
+        const outcome = await entry.work(index);
+        file.status = outcome.status;
+        file.document_id = outcome.documentId;
+      } catch (error) {
+        file.status = 'failed';
+        // Only deliberate errors are shown; anything else is logged by the caller's work function.
+        file.error = error instanceof ApiError && error.status < 500
+          ? { code: error.code, message: error.message }
+          : { code: 'ingest_failed', message: 'This file could not be ingested; the daemon log says why.' };
+      }
+      job.progress.files_done++;
+      job.progress.text_bytes_done += file.text_bytes;
+    }
+    this.#finish(entry, job.files.every((f) => f.status === 'failed') ? 'failed' : 'completed');
+  }
+
+  #finish(entry: { job: IngestJob; resolve: () => void; bytes: number }, status: JobStatus): void {
+    entry.job.status = status;
+    entry.job.finished_at = new Date().toISOString();
+    this.#queuedBytes -= entry.bytes;
+    entry.bytes = 0;
+    entry.resolve();
+  }
+
+  #expire(): void {
+    const cutoff = Date.now() - KEEP_MS;
+    const finished = [...this.#jobs.values()].filter((e) => e.job.finished_at !== null);
+    for (const [i, e] of finished.entries()) {
+      if (Date.parse(e.job.finished_at!) < cutoff || finished.length - i > MAX_KEPT) this.#jobs.delete(e.job.id);
+    }
+  }
+}

@@ -1,0 +1,307 @@
+import { createRequire } from 'node:module';
+import { siftDown, siftUp } from './top-k-heap.ts';
+import type { VectorHit, VectorIndex } from './vector-index.ts';
+
+/**
+ * The part of usearch this index calls: its exact search, a SIMD brute-force scan in C++. Typed
+ * here rather than imported so that a platform where its binary does not load still runs (on
+ * the plain JS scan). usearch is a regular dependency, not an optional one: npm skips an
+ * optional package whose `engines` (node >= 22) the installing Node does not meet, and `npm
+ * install` often runs on an older system Node while the `node` package runs svc on Node 24.
+ */
+interface ExactSearchKernel {
+  exactSearch(
+    dataset: Int8Array, queries: Int8Array, dimensions: number, count: number, metric: string, threads?: number,
+  ): { keys: BigUint64Array; distances: Float32Array };
+  MetricKind: { Cos: string };
+}
+
+let kernel: ExactSearchKernel | null | undefined;
+
+/** usearch's native kernel, or null where it cannot be loaded (no prebuilt binary, not installed). */
+export function loadExactSearchKernel(): ExactSearchKernel | null {
+  if (kernel === undefined) {
+    try {
+      const loaded = createRequire(import.meta.url)('usearch') as Partial<ExactSearchKernel>;
+      kernel = typeof loaded.exactSearch === 'function' && loaded.MetricKind !== undefined ? (loaded as ExactSearchKernel) : null;
+    } catch {
+      kernel = null;
+    }
+  }
+  return kernel;
+}
+
+const INITIAL_CAPACITY = 1024;
+/**
+ * The coarse scan hands this many more candidates than k to the exact rescoring, so that a true
+ * neighbour the int8 rounding moved a few places down still makes it back.
+ */
+const RESCORE_MARGIN = 32;
+/**
+ * A filtered search first takes the nearest 16 k of all rows and filters those; only when fewer
+ * than k of them pass (a filter passing less than roughly 1 in 16) does it call accept on every
+ * id and scan just the accepted rows.
+ */
+const FILTER_WIDENING = 16;
+/**
+ * One thread: on the two-core machines this runs on, a second scan thread was slower under load
+ * (it competes with the daemon's own work), and a 100k-vector scan takes a few ms.
+ */
+const KERNEL_THREADS = 1;
+
+/**
+ * Nearest neighbours by an int8 scan and an exact rescoring. Each row is scaled by 127 over its
+ * largest component and rounded (the coarse row, which is all a scan reads: a quarter of the
+ * bytes of float32, and bytes are what bounds a brute-force scan of 100k rows); the rounding's
+ * remainder is kept at 1/256 of a step in a second int8 row. A search scans the coarse rows for
+ * the nearest k + 32 by cosine (per-row scales cancel out of a cosine), in usearch's native SIMD
+ * kernel where it loads and in JS otherwise, then rescores those from coarse and remainder
+ * together (15 bits, similarity within about 1e-5 of float32) and keeps the best k.
+ *
+ * Why a scan and not a graph (HNSW): the built-in embedder's hashed features are not clustered;
+ * on such vectors HNSW lost recall, took minutes to build at daemon start, and usearch's JS
+ * binding has no filtered search (bench/spaces-vector-index.ts, docs/BENCHMARKS.md).
+ *
+ * Ids are any safe integers (held in a Float64Array), so every SQLite row id up to 2^53.
+ */
+export class Int8VectorIndex implements VectorIndex {
+  readonly dimensions: number;
+  readonly #kernel: ExactSearchKernel | null;
+  #coarse: Int8Array;
+  #remainder: Int8Array;
+  /** Per row: the float value of one unit of (coarse * 256 + remainder). */
+  #step: Float32Array;
+  /** Per row: the coarse row's length, for the JS scan (the kernel computes its own). */
+  #norm: Float32Array;
+  #ids: Float64Array;
+  #slotOf = new Map<number, number>();
+  #size = 0;
+  /** Reused for gathering the accepted rows of a narrow filter. */
+  #scratch = new Int8Array(0);
+
+  /** `kernel` null forces the JS scan (tests compare the two; platforms without usearch get it). */
+  constructor(dimensions: number, kernel: ExactSearchKernel | null = loadExactSearchKernel()) {
+    if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`vector index: bad dimension ${dimensions}`);
+    this.dimensions = dimensions;
+    this.#kernel = kernel;
+    this.#coarse = new Int8Array(INITIAL_CAPACITY * dimensions);
+    this.#remainder = new Int8Array(INITIAL_CAPACITY * dimensions);
+    this.#step = new Float32Array(INITIAL_CAPACITY);
+    this.#norm = new Float32Array(INITIAL_CAPACITY);
+    this.#ids = new Float64Array(INITIAL_CAPACITY);
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Whether scans run in the native kernel (false: in JS, same results, slower). */
+  get native(): boolean {
+    return this.#kernel !== null;
+  }
+
+  upsert(entries: Iterable<{ id: number; vector: Float32Array }>): void {
+    const d = this.dimensions;
+    for (const { id, vector } of entries) {
+      if (!Number.isSafeInteger(id)) throw new RangeError(`vector index: id ${id} is not a safe integer`);
+      if (vector.length !== d) throw new RangeError(`vector index: vector of ${vector.length} entries, index holds ${d}`);
+      let slot = this.#slotOf.get(id);
+      if (slot === undefined) {
+        if (this.#size === this.#ids.length) this.#grow();
+        slot = this.#size++;
+        this.#slotOf.set(id, slot);
+        this.#ids[slot] = id;
+      }
+      const base = slot * d;
+      let max = 0;
+      for (let j = 0; j < d; j++) {
+        const a = Math.abs(vector[j]!);
+        if (a > max) max = a;
+      }
+      if (!(max > 0 && max < Infinity)) {
+        this.#coarse.fill(0, base, base + d);
+        this.#remainder.fill(0, base, base + d);
+        this.#step[slot] = 0;
+        this.#norm[slot] = 0;
+        continue;
+      }
+      const scale = 127 / max;
+      let norm = 0;
+      for (let j = 0; j < d; j++) {
+        const exact = vector[j]! * scale;
+        const coarse = Math.round(exact);
+        this.#coarse[base + j] = coarse;
+        // The remainder is within ±0.5 of a step; 128/256 of it clamps to 127 (an error of 1/65536 of max).
+        this.#remainder[base + j] = Math.max(-128, Math.min(127, Math.round((exact - coarse) * 256)));
+        norm += coarse * coarse;
+      }
+      this.#step[slot] = 1 / (scale * 256);
+      this.#norm[slot] = Math.sqrt(norm);
+    }
+  }
+
+  remove(ids: Iterable<number>): void {
+    const d = this.dimensions;
+    for (const id of ids) {
+      const slot = this.#slotOf.get(id);
+      if (slot === undefined) continue;
+      this.#slotOf.delete(id);
+      const last = --this.#size;
+      if (slot !== last) {
+        const movedId = this.#ids[last]!;
+        this.#coarse.copyWithin(slot * d, last * d, last * d + d);
+        this.#remainder.copyWithin(slot * d, last * d, last * d + d);
+        this.#step[slot] = this.#step[last]!;
+        this.#norm[slot] = this.#norm[last]!;
+        this.#ids[slot] = movedId;
+        this.#slotOf.set(movedId, slot);
+      }
+    }
+  }
+
+  search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[] {
+    const d = this.dimensions;
+    if (query.length !== d) throw new RangeError(`vector index: query of ${query.length} entries, index holds ${d}`);
+    const size = this.#size;
+    if (k <= 0 || size === 0) return [];
+    const q = new Int8Array(d);
+    const qNorm = quantizeQuery(query, q);
+    // A zero query is orthogonal to everything (the kernel would call it identical to a zero row).
+    if (qNorm === 0) return this.#firstAccepted(k, accept);
+    const depth = k + RESCORE_MARGIN;
+
+    if (accept === undefined) return this.#rescore(query, this.#nearest(q, qNorm, this.#coarse, this.#norm, size, Math.min(depth, size)), k);
+
+    // In JS a scan costs far more than calling accept, so the JS scan goes straight to the accepted rows.
+    if (this.#kernel !== null) {
+      const wide = Math.min(size, Math.max(depth, k * FILTER_WIDENING));
+      const passing: number[] = [];
+      for (const slot of this.#nearest(q, qNorm, this.#coarse, this.#norm, size, wide)) {
+        if (accept(this.#ids[slot]!)) passing.push(slot);
+        if (passing.length === depth) break;
+      }
+      // k passing among the nearest `wide` are the nearest k that pass; fewer are all there are when `wide` covered every row.
+      if (passing.length >= k || wide === size) return this.#rescore(query, passing, k);
+    }
+
+    // A narrow filter: gather the accepted rows and scan only those.
+    const accepted: number[] = [];
+    for (let slot = 0; slot < size; slot++) if (accept(this.#ids[slot]!)) accepted.push(slot);
+    if (accepted.length === 0) return [];
+    if (this.#scratch.length < accepted.length * d) this.#scratch = new Int8Array(Math.max(accepted.length, INITIAL_CAPACITY) * d);
+    const scratch = this.#scratch;
+    const norms = new Float32Array(accepted.length);
+    for (let i = 0; i < accepted.length; i++) {
+      const from = accepted[i]! * d;
+      scratch.set(this.#coarse.subarray(from, from + d), i * d);
+      norms[i] = this.#norm[accepted[i]!]!;
+    }
+    const nearest = this.#nearest(q, qNorm, scratch, norms, accepted.length, Math.min(depth, accepted.length));
+    return this.#rescore(query, Array.from(nearest, (i) => accepted[i]!), k);
+  }
+
+  /** The rows (indexes into `matrix`) of the `count` nearest of its first `rows` rows by int8 cosine, nearest first. */
+  #nearest(q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, count: number): ArrayLike<number> & Iterable<number> {
+    const d = this.dimensions;
+    // usearch's binding reads a typed array from the start of its buffer (it ignores a view's
+    // byteOffset), so the matrix always goes in as a view at offset 0.
+    const view = new Int8Array(matrix.buffer, 0, rows * d);
+    if (this.#kernel === null) return jsNearest(view, norms, q, qNorm, d, rows, count);
+    const { keys } = this.#kernel.exactSearch(view, q, d, count, this.#kernel.MetricKind.Cos, KERNEL_THREADS);
+    return Array.from(keys, Number);
+  }
+
+  /** Exact-enough similarities (15-bit rows against the float query) for `slots`; the best k, best first. */
+  #rescore(query: Float32Array, slots: ArrayLike<number>, k: number): VectorHit[] {
+    const d = this.dimensions;
+    const coarse = this.#coarse;
+    const remainder = this.#remainder;
+    const hits: VectorHit[] = [];
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      const base = slot * d;
+      let dot = 0;
+      for (let j = 0; j < d; j++) dot += query[j]! * (coarse[base + j]! * 256 + remainder[base + j]!);
+      hits.push({ id: this.#ids[slot]!, similarity: dot * this.#step[slot]! });
+    }
+    hits.sort((a, b) => b.similarity - a.similarity);
+    return hits.length > k ? hits.slice(0, k) : hits;
+  }
+
+  #firstAccepted(k: number, accept?: (id: number) => boolean): VectorHit[] {
+    const hits: VectorHit[] = [];
+    for (let slot = 0; slot < this.#size && hits.length < k; slot++) {
+      const id = this.#ids[slot]!;
+      if (accept === undefined || accept(id)) hits.push({ id, similarity: 0 });
+    }
+    return hits;
+  }
+
+  #grow(): void {
+    const capacity = this.#ids.length * 2;
+    const d = this.dimensions;
+    const coarse = new Int8Array(capacity * d);
+    coarse.set(this.#coarse);
+    this.#coarse = coarse;
+    const remainder = new Int8Array(capacity * d);
+    remainder.set(this.#remainder);
+    this.#remainder = remainder;
+    const step = new Float32Array(capacity);
+    step.set(this.#step);
+    this.#step = step;
+    const norm = new Float32Array(capacity);
+    norm.set(this.#norm);
+    this.#norm = norm;
+    const ids = new Float64Array(capacity);
+    ids.set(this.#ids);
+    this.#ids = ids;
+  }
+}
+
+/** The query scaled to ±127 into `out`; returns the int8 query's length (0 for a zero or non-finite vector). */
+function quantizeQuery(query: Float32Array, out: Int8Array): number {
+  const d = query.length;
+  let max = 0;
+  for (let j = 0; j < d; j++) {
+    const a = Math.abs(query[j]!);
+    if (a > max) max = a;
+  }
+  if (!(max > 0 && max < Infinity)) return 0;
+  const scale = 127 / max;
+  let norm = 0;
+  for (let j = 0; j < d; j++) {
+    const v = Math.round(query[j]! * scale);
+    out[j] = v;
+    norm += v * v;
+  }
+  return Math.sqrt(norm);
+}
+
+/**
+ * The kernel's scan in JS, for platforms without it: the same int8 cosine, a bounded min-heap of
+ * the best `count` rows, returned nearest first.
+ */
+function jsNearest(matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, count: number): Int32Array {
+  const score = new Float64Array(count);
+  const at = new Int32Array(count);
+  let filled = 0;
+  for (let row = 0; row < rows; row++) {
+    const base = row * d;
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let j = 0;
+    for (; j + 3 < d; j += 4) {
+      a0 += matrix[base + j]! * q[j]!;
+      a1 += matrix[base + j + 1]! * q[j + 1]!;
+      a2 += matrix[base + j + 2]! * q[j + 2]!;
+      a3 += matrix[base + j + 3]! * q[j + 3]!;
+    }
+    for (; j < d; j++) a0 += matrix[base + j]! * q[j]!;
+    const norm = norms[row]!;
+    const similarity = norm === 0 ? 0 : (a0 + a1 + a2 + a3) / (norm * qNorm);
+    if (filled < count) siftUp(score, at, filled++, similarity, row);
+    else if (similarity > score[0]!) siftDown(score, at, filled, similarity, row);
+  }
+  // Heap order is not nearest-first: sort the filled part by score, descending.
+  const order = Array.from({ length: filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
+  return Int32Array.from(order, (i) => at[i]!);
+}

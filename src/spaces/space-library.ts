@@ -1,0 +1,524 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { stemmer } from 'stemmer';
+import { ApiError } from '../shared/api-error.ts';
+import { newId } from '../shared/new-id.ts';
+import { quoteInput } from '../shared/quote-input.ts';
+import { bm25Expression, queryTerms, selectiveTerms } from './bm25-query.ts';
+import { HashedEmbedder } from './hashed-embedder.ts';
+import { fuseRanks } from './rank-fusion.ts';
+import { searchSnippet } from './search-snippet.ts';
+import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, type ParsedDocumentInput, type ParsedSearchRequest } from './space-input.ts';
+import { parseSpaceName, spaceNameKey } from './space-name.ts';
+import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type SpaceRow } from './space-store.ts';
+import type { DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
+import { defaultVectorIndex, type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
+import { foldedWords } from './word-tokens.ts';
+
+export interface SpaceLibraryOptions {
+  /** The svc data dir: the spaces live in `<dataDir>/spaces/spaces.db`. */
+  dataDir: string;
+  /** The embedder new spaces and new documents use; the built-in HashedEmbedder unless told. */
+  embedder?: Embedder;
+  /** The in-memory nearest-neighbour index per space; exact search unless told. */
+  vectorIndex?: VectorIndexFactory;
+}
+
+/** Chunks embedded per embedder call: big enough for a model's batching, small enough to yield to searches between calls. */
+const EMBED_BATCH = 128;
+/** How many of each list hybrid search fuses: deep enough that a passage ranked well by one list alone still surfaces. */
+const HYBRID_DEPTH = 50;
+
+/** Opens the knowledge spaces in `dataDir` (creating the store on first use). */
+export async function openSpaceLibrary(options: SpaceLibraryOptions): Promise<SpaceLibrary> {
+  const store = SpaceStore.open(join(options.dataDir, 'spaces', 'spaces.db'));
+  return new LocalSpaceLibrary(store, options.embedder ?? new HashedEmbedder(), options.vectorIndex ?? defaultVectorIndex);
+}
+
+/**
+ * The knowledge-space library over one SQLite store. Writes follow one pattern: validate,
+ * embed (the only await), then check again and write in ONE synchronous transaction, then
+ * update the in-memory vector index. Nothing is awaited between BEGIN and COMMIT, so a search
+ * (which is synchronous once its query vector is made) sees a document wholly or not at all,
+ * and the checks before the await are repeated inside the transaction because anything may
+ * have happened while embedding (the space deleted or reindexed, the same text added).
+ */
+class LocalSpaceLibrary implements SpaceLibrary {
+  readonly #store: SpaceStore;
+  readonly #embedder: Embedder;
+  readonly #indexFactory: VectorIndexFactory;
+  /** Vector indexes of the spaces searched so far, by space row id: derived from the store, filled on first dense search. */
+  readonly #indexes = new Map<number, VectorIndex>();
+  #dataVersion: number;
+  #closed = false;
+
+  constructor(store: SpaceStore, embedder: Embedder, indexFactory: VectorIndexFactory) {
+    this.#store = store;
+    this.#embedder = embedder;
+    this.#indexFactory = indexFactory;
+    this.#dataVersion = store.dataVersion();
+  }
+
+  async createSpace(name: string): Promise<SpaceRecord> {
+    this.#open();
+    const valid = parseSpaceName(name);
+    const now = new Date().toISOString();
+    const row = this.#store.transaction(() => this.#store.insertSpace(valid, spaceNameKey(valid), this.#embedder.id, this.#embedder.dimensions, now));
+    if (row === null) throw conflict(`A space named ${quoteInput(valid)} already exists (names are unique regardless of case).`, 'space_exists', 'name');
+    return this.#spaceRecord(row);
+  }
+
+  async listSpaces(): Promise<SpaceRecord[]> {
+    this.#open();
+    return this.#store.listSpaces().map((row) => this.#spaceRecord(row));
+  }
+
+  async getSpace(name: string): Promise<SpaceRecord> {
+    this.#open();
+    return this.#spaceRecord(this.#space(name));
+  }
+
+  async deleteSpace(name: string): Promise<void> {
+    this.#open();
+    const row = this.#space(name);
+    this.#store.transaction(() => this.#store.deleteSpace(row.id));
+    this.#indexes.delete(row.id);
+  }
+
+  async addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }> {
+    this.#open();
+    const parsed = parseDocumentInput(input);
+    const row = this.#space(space);
+    this.#requireCurrentEmbedder(row);
+    const contentHash = sha256(parsed.text);
+    const existing = this.#store.documentByHash(row.id, contentHash);
+    if (existing !== undefined) return { document: documentRecord(existing, row.name), created: false };
+
+    const chunks = await this.#embedChunks(parsed);
+    this.#open();
+    const now = new Date().toISOString();
+    const outcome = this.#store.transaction(() => {
+      const current = this.#currentSpace(row);
+      this.#requireCurrentEmbedder(current);
+      const raced = this.#store.documentByHash(current.id, contentHash);
+      if (raced !== undefined) return { row: raced, chunkIds: null };
+      return this.#store.insertDocument(current, newId('doc_'), documentWrite(parsed, contentHash), chunks, now);
+    });
+    if (outcome.chunkIds === null) return { document: documentRecord(outcome.row, row.name), created: false };
+    this.#indexes.get(row.id)?.upsert(outcome.chunkIds.map((id, i) => ({ id, vector: chunks[i]!.vector })));
+    return { document: documentRecord(outcome.row, row.name), created: true };
+  }
+
+  async replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord> {
+    this.#open();
+    const parsed = parseDocumentInput(input);
+    const row = this.#space(space);
+    this.#requireCurrentEmbedder(row);
+    this.#document(row, documentId);
+    const contentHash = sha256(parsed.text);
+    this.#requireUniqueText(row, documentId, contentHash);
+
+    const chunks = await this.#embedChunks(parsed);
+    this.#open();
+    const now = new Date().toISOString();
+    const outcome = this.#store.transaction(() => {
+      const current = this.#currentSpace(row);
+      this.#requireCurrentEmbedder(current);
+      const old = this.#document(current, documentId);
+      this.#requireUniqueText(current, documentId, contentHash);
+      return this.#store.replaceDocument(current, old, documentWrite(parsed, contentHash), chunks, now);
+    });
+    const index = this.#indexes.get(row.id);
+    if (index !== undefined) {
+      index.remove(outcome.removedIds);
+      index.upsert(outcome.chunkIds.map((id, i) => ({ id, vector: chunks[i]!.vector })));
+    }
+    return documentRecord(outcome.row, row.name);
+  }
+
+  async deleteDocument(space: string, documentId: string): Promise<void> {
+    this.#open();
+    const row = this.#space(space);
+    const now = new Date().toISOString();
+    const removed = this.#store.transaction(() => this.#store.deleteDocument(row, this.#document(row, documentId), now));
+    this.#indexes.get(row.id)?.remove(removed);
+  }
+
+  async listDocuments(space: string, page?: { limit?: number; after?: string }): Promise<{ documents: DocumentRecord[]; next: string | null }> {
+    this.#open();
+    const { limit, after } = parsePage(page);
+    const row = this.#space(space);
+    let afterId = 0;
+    if (after !== null) {
+      const cursor = this.#store.documentByPublicId(row.id, after);
+      if (cursor === undefined) throw ApiError.invalidRequest(`No document ${quoteInput(after)} in space ${quoteInput(row.name)} to list after.`, 'after', 'invalid_cursor');
+      afterId = cursor.id;
+    }
+    const rows = this.#store.listDocuments(row.id, afterId, limit + 1);
+    const documents = rows.slice(0, limit).map((document) => documentRecord(document, row.name));
+    return { documents, next: rows.length > limit ? documents[documents.length - 1]!.id : null };
+  }
+
+  async getDocument(space: string, documentId: string, options: { includeText?: boolean } = {}): Promise<DocumentRecord & { text?: string }> {
+    this.#open();
+    const row = this.#space(space);
+    const document = this.#document(row, documentId);
+    const record = documentRecord(document, row.name);
+    return options.includeText === true ? { ...record, text: this.#store.documentText(document.id) } : record;
+  }
+
+  async search(space: string, request: SearchRequest): Promise<SearchResult[]> {
+    this.#open();
+    const parsed = parseSearchRequest(request);
+    const row = this.#space(space);
+    if (parsed.mode !== 'bm25') this.#requireCurrentEmbedder(row);
+    const modelVector = await this.#modelQueryVector(parsed);
+    this.#open();
+    const current = this.#currentSpace(row);
+    const lists = this.#rankSpace(current, parsed, modelVector);
+    return this.#fuseAndRead(lists, new Map([[current.id, current]]), parsed);
+  }
+
+  async searchAll(request: SearchRequest & { spaces?: string[] }): Promise<SearchResult[]> {
+    this.#open();
+    const parsed = parseSearchRequest(request);
+    const rows = parsed.spaces === null ? this.#store.listSpaces() : uniqueById(parsed.spaces.map((name) => this.#space(name)));
+    if (parsed.mode !== 'bm25') {
+      const stale = rows.filter((row) => this.#needsReindex(row));
+      if (stale.length > 0) {
+        throw reindexRequired(`${stale.length === 1 ? 'Space' : 'Spaces'} ${stale.map((row) => quoteInput(row.name)).join(', ')} ${stale.length === 1 ? 'holds' : 'hold'} vectors of another embedder than ${quoteInput(this.#embedder.id)}: reindex, or search with mode "bm25".`);
+      }
+    }
+    const modelVector = await this.#modelQueryVector(parsed);
+    this.#open();
+    // One BM25 list and one dense list over all the spaces, then fused like one space's. Dense
+    // similarities compare across spaces (one embedder made every vector: stale spaces were
+    // refused above); BM25 scores use each space's own statistics, close enough to merge.
+    // Fusing each space's own ranks instead would put every space's best hit near the top,
+    // however poor it is.
+    const spaces = new Map<number, SpaceRow>();
+    const merged: RankedLists = { bm25: parsed.mode === 'dense' ? null : [], dense: parsed.mode === 'bm25' ? null : [] };
+    for (const row of rows) {
+      const current = this.#store.spaceById(row.id);
+      // A space deleted while the query was embedded has nothing left to find.
+      if (current === undefined) continue;
+      spaces.set(current.id, current);
+      const lists = this.#rankSpace(current, parsed, modelVector);
+      const tag = (item: Ranked) => ({ ...item, space: current.id });
+      merged.bm25?.push(...lists.bm25!.map(tag));
+      merged.dense?.push(...lists.dense!.map(tag));
+    }
+    const depth = searchDepth(parsed);
+    // Chunk row ids are unique across spaces, so ties keep a stable order by id.
+    const best = (list: Ranked[] | null) => list?.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, depth) ?? null;
+    return this.#fuseAndRead({ bm25: best(merged.bm25), dense: best(merged.dense) }, spaces, parsed);
+  }
+
+  async reindex(space: string, onProgress?: (done: number, total: number) => void): Promise<SpaceRecord> {
+    this.#open();
+    const row = this.#space(space);
+    if (!this.#needsReindex(row)) return this.#spaceRecord(row);
+    // New vectors go to a side table batch by batch and replace the old ones in one transaction,
+    // so searches never see two embedders' vectors in one space, and a crash loses only progress.
+    this.#store.transaction(() => this.#store.clearReindexVectors(row.id));
+    const total = row.chunk_count;
+    let done = 0;
+    let after = 0;
+    for (;;) {
+      const current = this.#currentSpace(row);
+      if (!this.#needsReindex(current)) return this.#spaceRecord(current);
+      // One pass in row id order, then whatever is still without a vector (nothing, unless the
+      // space changed while embedding): the swap happens only when that finds none.
+      let batch = this.#store.chunksAfter(row.id, after, EMBED_BATCH);
+      if (batch.length === 0) batch = this.#store.chunksWithoutReindexVector(row.id, EMBED_BATCH);
+      else after = batch[batch.length - 1]!.id;
+      if (batch.length === 0) {
+        // No await between this check and the swap: every chunk has its new vector.
+        const now = new Date().toISOString();
+        this.#store.transaction(() => this.#store.swapReindexVectors(row.id, this.#embedder.id, this.#embedder.dimensions, now));
+        this.#indexes.delete(row.id);
+        return this.#spaceRecord(this.#currentSpace(row));
+      }
+      const vectors = await this.#embed(batch.map((chunk) => chunk.text));
+      this.#open();
+      this.#store.transaction(() => {
+        this.#currentSpace(row);
+        this.#store.putReindexVectors(row.id, batch.map((chunk, i) => ({ id: chunk.id, vector: vectors[i]! })));
+      });
+      done += batch.length;
+      onProgress?.(Math.min(done, total), Math.max(done, total));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#indexes.clear();
+    this.#store.close();
+  }
+
+  // --- search ---
+
+  /** The query vector from a model embedder (the same for every space); null for the built-in one, which weighs words by each space's idf. */
+  async #modelQueryVector(request: ParsedSearchRequest): Promise<Float32Array | null> {
+    if (request.mode === 'bm25' || this.#embedder instanceof HashedEmbedder) return null;
+    const [vector] = await this.#embedder.embed([request.query], 'query');
+    if (vector === undefined || vector.length !== this.#embedder.dimensions) throw new Error(`embedder ${this.#embedder.id} returned no vector of ${this.#embedder.dimensions} for the query`);
+    return vector;
+  }
+
+  /** A space's BM25 and dense lists (null: not in this mode), best first; synchronous, so one state of the store. */
+  #rankSpace(row: SpaceRow, request: ParsedSearchRequest, modelVector: Float32Array | null): RankedLists {
+    const { mode } = request;
+    if (mode !== 'bm25') this.#requireCurrentEmbedder(row);
+    const lists: RankedLists = { bm25: mode === 'dense' ? null : [], dense: mode === 'bm25' ? null : [] };
+    let documentIds: number[] | null = null;
+    if (request.documentIds !== null || request.metadata.length > 0) {
+      documentIds = this.#store.filterDocuments(row.id, request.documentIds, request.metadata.map(([key, value]) => [key, metadataValueKey(value)]));
+      if (documentIds.length === 0) return lists;
+    }
+    const depth = searchDepth(request);
+    const words = [...new Set(foldedWords(request.query))];
+    const frequencies = this.#store.documentFrequencies(row.id, words);
+    const frequency = (word: string) => frequencies.get(word) ?? 0;
+    if (lists.bm25 !== null) {
+      const expression = bm25Expression(selectiveTerms(queryTerms(request.query), frequency, row.chunk_count));
+      if (expression !== null) lists.bm25 = this.#store.bm25(row.id, expression, depth, documentIds);
+    }
+    if (lists.dense !== null) {
+      const vector = modelVector ?? this.#hashedQueryVector(row, request.query, frequency);
+      // A query without a single word has no direction: nothing is near it.
+      if (vector.some((value) => value !== 0)) {
+        const accept = documentIds === null ? undefined : membership(this.#store.chunkIdsOfDocuments(documentIds));
+        lists.dense = this.#index(row).search(vector, depth, accept).map((hit) => ({ id: hit.id, score: hit.similarity }));
+      }
+    }
+    return lists;
+  }
+
+  /**
+   * Reciprocal rank fusion of the lists, then the winners read from the store by row id: a
+   * chunk replaced or deleted since an index saw it is simply not there, so its old text can
+   * never come back (the next candidates take its place).
+   */
+  #fuseAndRead(lists: RankedLists, spaces: ReadonlyMap<number, SpaceRow>, request: ParsedSearchRequest): SearchResult[] {
+    const inputs = [lists.bm25, lists.dense].filter((list) => list !== null);
+    const fused = fuseRanks(inputs.map((list) => list.map((item) => item.id)));
+    const bm25At = lists.bm25 === null ? -1 : 0;
+    const denseAt = lists.dense === null ? -1 : inputs.length - 1;
+    const spaceOf = new Map<number, SpaceRow>();
+    for (const list of inputs) for (const item of list) if (item.space !== undefined) spaceOf.set(item.id, spaces.get(item.space)!);
+    const terms = queryTerms(request.query);
+    const results: SearchResult[] = [];
+    const topK = request.top_k;
+    for (let from = 0; from < fused.length && results.length < topK; from += topK) {
+      const candidates = fused.slice(from, from + topK);
+      const rows = new Map<number, { chunk: ChunkRow; space: SpaceRow }>();
+      for (const space of spaces.values()) {
+        const ids = candidates.map((item) => item.key).filter((id) => (spaceOf.get(id) ?? space) === space);
+        for (const chunk of this.#store.chunksByIds(space.id, ids)) rows.set(chunk.id, { chunk, space });
+      }
+      for (const item of candidates) {
+        const found = rows.get(item.key);
+        if (found === undefined || results.length === topK) continue;
+        const bm25Rank = bm25At < 0 ? null : item.ranks[bm25At]!;
+        const denseRank = denseAt < 0 ? null : item.ranks[denseAt]!;
+        results.push(searchResult(found.space.name, found.chunk, terms, item.score, bm25Rank, denseRank));
+      }
+    }
+    return results;
+  }
+
+  /** The built-in embedder's query vector with each word weighed by its idf in this space (hashed-embedder.ts says why). */
+  #hashedQueryVector(row: SpaceRow, query: string, frequency: (word: string) => number): Float32Array {
+    const chunks = row.chunk_count;
+    return (this.#embedder as HashedEmbedder).embedText(query, (word) => {
+      const df = frequency(word);
+      return Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
+    });
+  }
+
+  #index(row: SpaceRow): VectorIndex {
+    let index = this.#indexes.get(row.id);
+    if (index === undefined) {
+      index = this.#indexFactory(row.dimensions);
+      index.upsert(this.#store.vectors(row.id));
+      this.#indexes.set(row.id, index);
+    }
+    return index;
+  }
+
+  // --- helpers ---
+
+  async #embedChunks(parsed: ParsedDocumentInput): Promise<ChunkWrite[]> {
+    const vectors = await this.#embed(parsed.chunks.map((chunk) => chunk.text));
+    return parsed.chunks.map((chunk, i) => ({ ...chunk, publicId: newId('chunk_', 20), vector: vectors[i]! }));
+  }
+
+  async #embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += EMBED_BATCH) {
+      // The built-in embedder never waits on anything, so its promise alone would not let
+      // requests in between batches: give the event loop a turn.
+      if (start > 0) await yieldToEventLoop();
+      const batch = texts.slice(start, start + EMBED_BATCH);
+      const batchVectors = await this.#embedder.embed(batch, 'document');
+      if (batchVectors.length !== batch.length || batchVectors.some((vector) => vector.length !== this.#embedder.dimensions)) {
+        throw new Error(`embedder ${this.#embedder.id} returned ${batchVectors.length} vectors for ${batch.length} texts, or vectors not of ${this.#embedder.dimensions}`);
+      }
+      vectors.push(...batchVectors);
+    }
+    return vectors;
+  }
+
+  /** Throws once closed; drops the vector indexes when another process has written the store since (they may be stale). */
+  #open(): void {
+    if (this.#closed) throw new Error('space library: closed');
+    const version = this.#store.dataVersion();
+    if (version !== this.#dataVersion) {
+      this.#dataVersion = version;
+      this.#indexes.clear();
+    }
+  }
+
+  #space(name: string): SpaceRow {
+    const valid = parseSpaceName(name, 'space');
+    const row = this.#store.spaceByKey(spaceNameKey(valid));
+    if (row === undefined) throw ApiError.notFound(`No space named ${quoteInput(valid)}.`, 'space_not_found', 'space');
+    return row;
+  }
+
+  /** The space's row now, by row id (a space deleted and created again under its name is another space). */
+  #currentSpace(row: SpaceRow): SpaceRow {
+    const current = this.#store.spaceById(row.id);
+    if (current === undefined) throw ApiError.notFound(`No space named ${quoteInput(row.name)}.`, 'space_not_found', 'space');
+    return current;
+  }
+
+  #document(row: SpaceRow, documentId: string): DocumentRow {
+    const document = typeof documentId === 'string' ? this.#store.documentByPublicId(row.id, documentId) : undefined;
+    if (document === undefined) throw ApiError.notFound(`No document ${quoteInput(documentId)} in space ${quoteInput(row.name)}.`, 'document_not_found', 'document_id');
+    return document;
+  }
+
+  #requireUniqueText(row: SpaceRow, documentId: string, contentHash: string): void {
+    const other = this.#store.documentByHash(row.id, contentHash);
+    if (other !== undefined && other.public_id !== documentId) {
+      throw conflict(`Document ${quoteInput(other.public_id)} in space ${quoteInput(row.name)} already holds this text.`, 'duplicate_document', 'text');
+    }
+  }
+
+  #needsReindex(row: SpaceRow): boolean {
+    return row.embedder !== this.#embedder.id || row.dimensions !== this.#embedder.dimensions;
+  }
+
+  #requireCurrentEmbedder(row: SpaceRow): void {
+    if (this.#needsReindex(row)) {
+      throw reindexRequired(`Space ${quoteInput(row.name)} holds vectors of ${quoteInput(row.embedder)} (${row.dimensions} dimensions), not of ${quoteInput(this.#embedder.id)}: reindex it first (BM25 search still works).`);
+    }
+  }
+
+  #spaceRecord(row: SpaceRow): SpaceRecord {
+    return {
+      name: row.name,
+      embedder: row.embedder,
+      dimensions: row.dimensions,
+      document_count: row.document_count,
+      chunk_count: row.chunk_count,
+      text_bytes: row.text_bytes,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      reindex_required: this.#needsReindex(row),
+    };
+  }
+}
+
+/** A chunk row id with a larger-is-better score (BM25, cosine); `space` set when lists of several spaces merge. */
+interface Ranked {
+  id: number;
+  score: number;
+  space?: number;
+}
+
+interface RankedLists {
+  bm25: Ranked[] | null;
+  dense: Ranked[] | null;
+}
+
+/** How deep each list goes: hybrid fuses deep lists so a passage ranked well by one list alone still surfaces. */
+function searchDepth(request: ParsedSearchRequest): number {
+  return request.mode === 'hybrid' ? Math.max(HYBRID_DEPTH, 4 * request.top_k) : request.top_k;
+}
+
+function conflict(message: string, code: string, param: string | null = null): ApiError {
+  return new ApiError({ status: 409, type: 'invalid_request_error', code, message, param });
+}
+
+function reindexRequired(message: string): ApiError {
+  return conflict(message, 'reindex_required', 'space');
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function documentWrite(parsed: ParsedDocumentInput, contentHash: string): DocumentWrite {
+  return {
+    title: parsed.title,
+    source: parsed.source,
+    format: parsed.format,
+    // fromEntries defines keys (never assigns them), so a `__proto__` key stays an ordinary key.
+    metadata: JSON.stringify(Object.fromEntries(parsed.metadata)),
+    metadataValues: parsed.metadata.map(([key, value]) => [key, metadataValueKey(value)]),
+    contentHash,
+    text: parsed.text,
+    textBytes: Buffer.byteLength(parsed.text, 'utf8'),
+    pages: parsed.pages,
+  };
+}
+
+function documentRecord(row: DocumentRow, space: string): DocumentRecord {
+  return {
+    id: row.public_id,
+    space,
+    title: row.title,
+    source: row.source,
+    format: row.format,
+    metadata: JSON.parse(row.metadata) as DocumentRecord['metadata'],
+    content_hash: row.content_hash,
+    chunk_count: row.chunk_count,
+    text_bytes: row.text_bytes,
+    pages: row.pages,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function searchResult(space: string, chunk: ChunkRow, terms: readonly string[], score: number, bm25Rank: number | null, denseRank: number | null): SearchResult {
+  return {
+    space,
+    chunk_id: chunk.public_id,
+    document_id: chunk.document_public_id,
+    title: chunk.title,
+    source: chunk.source,
+    page: chunk.page,
+    heading_path: JSON.parse(chunk.heading_path) as string[],
+    text: chunk.text,
+    // FTS5 matches Porter stems, so the snippet marks words by their stem too.
+    snippet: searchSnippet(chunk.text, terms, { matchKey: stemmer }),
+    score,
+    bm25_rank: bm25Rank,
+    dense_rank: denseRank,
+  };
+}
+
+function membership(ids: readonly number[]): (id: number) => boolean {
+  const set = new Set(ids);
+  return (id) => set.has(id);
+}
+
+function uniqueById(rows: SpaceRow[]): SpaceRow[] {
+  const seen = new Set<number>();
+  return rows.filter((row) => !seen.has(row.id) && (seen.add(row.id), true));
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { MAX_FILTER_DOCUMENTS, MAX_PAGE_LIMIT, MAX_QUERY_CHARS, MAX_TOP_K, metadataObjectSchema } from './space-input.ts';
+import { SEARCH_MODES } from './space-types.ts';
+
+/**
+ * Request bodies of the spaces API, one zod source for routes and CLI. Objects are strict: an
+ * unknown field is a 400 naming it (as the OpenAI routes answer), never silently ignored.
+ */
+/** The library's own metadata check (it keeps a `__proto__` key as the key it is, where z.record would drop it). */
+export const metadataSchema = metadataObjectSchema;
+
+export const createSpaceSchema = z.strictObject({ name: z.string() });
+
+/** `text` documents are plain text or Markdown; files go through multipart uploads. */
+export const addTextDocumentSchema = z.strictObject({
+  text: z.string(),
+  title: z.string().max(500).nullish(),
+  source: z.string().max(2000).nullish(),
+  format: z.enum(['text', 'markdown']).nullish(),
+  metadata: metadataSchema.nullish(),
+});
+export type AddTextDocument = z.infer<typeof addTextDocumentSchema>;
+
+
+const searchFields = {
+  query: z.string().max(MAX_QUERY_CHARS, `query is at most ${MAX_QUERY_CHARS} characters`),
+  mode: z.enum(SEARCH_MODES).nullish(),
+  top_k: z.number().int().min(1).max(MAX_TOP_K).nullish(),
+  filter: z
+    .strictObject({
+      document_ids: z.array(z.string().max(100)).max(MAX_FILTER_DOCUMENTS).nullish(),
+      metadata: metadataSchema.nullish(),
+    })
+    .nullish(),
+};
+
+export const searchSchema = z.strictObject(searchFields);
+export const searchAllSchema = z.strictObject({ ...searchFields, spaces: z.array(z.string()).min(1).max(100).nullish() });
+
+export const listDocumentsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+  after: z.string().max(100).optional(),
+});
+
+export const getDocumentQuerySchema = z.strictObject({
+  include: z.enum(['text']).optional(),
+});
+
+export const uploadQuerySchema = z.strictObject({
+  wait: z.enum(['true', 'false']).optional(),
+});

@@ -1,0 +1,496 @@
+import { mkdirSync } from 'node:fs';
+import { endianness } from 'node:os';
+import { dirname } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { ChunkDraft, DocumentFormat } from './space-document.ts';
+import { foldedWords } from './word-tokens.ts';
+
+/**
+ * The knowledge spaces' SQLite file: every space, document, chunk, chunk vector (the truth the
+ * in-memory vector indexes are filled from), per-space word statistics and, per space, an FTS5
+ * table over its chunks. Synchronous on purpose: node:sqlite is, and a write must never yield
+ * between BEGIN and COMMIT (a search in the gap would see half a document), so the library
+ * embeds first and then calls one of these methods inside `transaction`.
+ *
+ * Row ids never come back (AUTOINCREMENT): an id a stale vector index still holds can only
+ * miss, never name another chunk.
+ */
+
+const SCHEMA_VERSION = 1;
+const BUSY_TIMEOUT_MS = 5000;
+/** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
+export const MAX_COUNTED_WORD = 64;
+
+const SCHEMA = `
+CREATE TABLE spaces (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  name_key TEXT NOT NULL UNIQUE,
+  embedder TEXT NOT NULL,
+  dimensions INTEGER NOT NULL,
+  document_count INTEGER NOT NULL DEFAULT 0,
+  chunk_count INTEGER NOT NULL DEFAULT 0,
+  text_bytes INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE documents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  public_id TEXT NOT NULL UNIQUE,
+  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  title TEXT,
+  source TEXT,
+  format TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  text TEXT NOT NULL,
+  pages INTEGER,
+  chunk_count INTEGER NOT NULL,
+  text_bytes INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (space_id, content_hash)
+);
+CREATE INDEX documents_space ON documents(space_id, id);
+CREATE TABLE document_metadata (
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (document_id, key)
+) WITHOUT ROWID;
+CREATE INDEX document_metadata_value ON document_metadata(key, value);
+CREATE TABLE chunks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  public_id TEXT NOT NULL UNIQUE,
+  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  page INTEGER,
+  heading_path TEXT NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE (document_id, position)
+);
+CREATE INDEX chunks_space ON chunks(space_id);
+CREATE TABLE chunk_vectors (
+  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+  space_id INTEGER NOT NULL,
+  vector BLOB NOT NULL
+);
+CREATE INDEX chunk_vectors_space ON chunk_vectors(space_id);
+CREATE TABLE space_words (
+  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  word TEXT NOT NULL,
+  df INTEGER NOT NULL,
+  PRIMARY KEY (space_id, word)
+) WITHOUT ROWID;
+CREATE TABLE reindex_vectors (
+  chunk_id INTEGER PRIMARY KEY,
+  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  vector BLOB NOT NULL
+);
+CREATE INDEX reindex_vectors_space ON reindex_vectors(space_id);
+`;
+
+/**
+ * FTS5 over one space's chunk text, contentless (the text is in `chunks`) with
+ * contentless_delete so a chunk leaves by rowid. Porter stemming over unicode61: on the
+ * known-item test in hashed-embedder.ts it found 68.0% in the top 10 against 65.5% without.
+ */
+function ftsTableSql(table: string): string {
+  return `CREATE VIRTUAL TABLE ${table} USING fts5(text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`;
+}
+
+export interface SpaceRow {
+  id: number;
+  name: string;
+  embedder: string;
+  dimensions: number;
+  document_count: number;
+  chunk_count: number;
+  text_bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentRow {
+  id: number;
+  public_id: string;
+  space_id: number;
+  title: string | null;
+  source: string | null;
+  format: DocumentFormat;
+  /** JSON of the metadata object. */
+  metadata: string;
+  content_hash: string;
+  pages: number | null;
+  chunk_count: number;
+  text_bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChunkRow {
+  id: number;
+  public_id: string;
+  position: number;
+  page: number | null;
+  /** JSON array of headings. */
+  heading_path: string;
+  text: string;
+  document_public_id: string;
+  title: string | null;
+  source: string | null;
+}
+
+export interface DocumentWrite {
+  title: string | null;
+  source: string | null;
+  format: DocumentFormat;
+  metadata: string;
+  /** Each metadata key with its value as JSON (what filters compare). */
+  metadataValues: [string, string][];
+  contentHash: string;
+  text: string;
+  textBytes: number;
+  pages: number | null;
+}
+
+export interface ChunkWrite extends ChunkDraft {
+  publicId: string;
+  vector: Float32Array;
+}
+
+const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at';
+const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metadata, content_hash, pages, chunk_count, text_bytes, created_at, updated_at';
+
+export class SpaceStore {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /** Opens (creating if needed) the store at `path` and brings its schema up to date. */
+  static open(path: string): SpaceStore {
+    // Vectors are stored as the raw bytes of Float32Arrays, which are little-endian on every
+    // platform Node supports; refuse to write anything else into a file another machine may read.
+    if (endianness() !== 'LE') throw new Error('space store: big-endian machines are not supported');
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
+    try {
+      // WAL + synchronous=NORMAL: a commit is in the WAL before it returns, so a killed process
+      // loses nothing it answered (only a power loss can drop the last commits).
+      // 8 KiB pages hold a 384-float vector (1.5 KiB) in its row; with 4 KiB pages it spills to an
+      // overflow page and filling a space's index from 100,000 vectors took three times as long.
+      // (Only a new file takes the size; WAL fixes it after.)
+      db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+      const store = new SpaceStore(db);
+      store.#migrate();
+      return store;
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.#statements.clear();
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #migrate(): void {
+    const version = Number((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+    if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
+    if (version === SCHEMA_VERSION) return;
+    this.transaction(() => {
+      this.#db.exec(SCHEMA);
+      this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    });
+  }
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `fn` in one write transaction: all of it commits or none of it does. `fn` must not be async. */
+  transaction<T>(fn: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Changes when another connection commits to the file (never for this connection's own writes). */
+  dataVersion(): number {
+    return Number((this.#prepare('PRAGMA data_version').get() as { data_version: number }).data_version);
+  }
+
+  // --- spaces ---
+
+  /** The new space's row, or null when its name key is taken. */
+  insertSpace(name: string, nameKey: string, embedder: string, dimensions: number, now: string): SpaceRow | null {
+    const row = this.#prepare(
+      `INSERT INTO spaces (name, name_key, embedder, dimensions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name_key) DO NOTHING RETURNING ${SPACE_COLUMNS}`,
+    ).get(name, nameKey, embedder, dimensions, now, now) as SpaceRow | undefined;
+    if (row === undefined) return null;
+    this.#db.exec(ftsTableSql(ftsTable(row.id)));
+    return row;
+  }
+
+  spaceByKey(nameKey: string): SpaceRow | undefined {
+    return this.#prepare(`SELECT ${SPACE_COLUMNS} FROM spaces WHERE name_key = ?`).get(nameKey) as SpaceRow | undefined;
+  }
+
+  spaceById(id: number): SpaceRow | undefined {
+    return this.#prepare(`SELECT ${SPACE_COLUMNS} FROM spaces WHERE id = ?`).get(id) as SpaceRow | undefined;
+  }
+
+  listSpaces(): SpaceRow[] {
+    return this.#prepare(`SELECT ${SPACE_COLUMNS} FROM spaces ORDER BY name_key`).all() as unknown as SpaceRow[];
+  }
+
+  deleteSpace(id: number): void {
+    const table = ftsTable(id);
+    this.#db.exec(`DROP TABLE IF EXISTS ${table}`);
+    this.#prepare('DELETE FROM spaces WHERE id = ?').run(id);
+    for (const sql of this.#statements.keys()) if (sql.includes(table)) this.#statements.delete(sql);
+  }
+
+  // --- documents ---
+
+  documentByPublicId(spaceId: number, publicId: string): DocumentRow | undefined {
+    return this.#prepare(`SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE public_id = ? AND space_id = ?`).get(publicId, spaceId) as DocumentRow | undefined;
+  }
+
+  documentByHash(spaceId: number, contentHash: string): DocumentRow | undefined {
+    return this.#prepare(`SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE space_id = ? AND content_hash = ?`).get(spaceId, contentHash) as DocumentRow | undefined;
+  }
+
+  documentText(documentId: number): string {
+    return (this.#prepare('SELECT text FROM documents WHERE id = ?').get(documentId) as { text: string }).text;
+  }
+
+  /** Documents in the order they were added, after the row id `afterId`. */
+  listDocuments(spaceId: number, afterId: number, limit: number): DocumentRow[] {
+    return this.#prepare(`SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE space_id = ? AND id > ? ORDER BY id LIMIT ?`).all(spaceId, afterId, limit) as unknown as DocumentRow[];
+  }
+
+  /** Inserts a document with its chunks (call inside `transaction`); returns the row and the chunks' row ids in order. */
+  insertDocument(space: SpaceRow, publicId: string, document: DocumentWrite, chunks: readonly ChunkWrite[], now: string): { row: DocumentRow; chunkIds: number[] } {
+    const row = this.#prepare(
+      `INSERT INTO documents (public_id, space_id, title, source, format, metadata, content_hash, text, pages, chunk_count, text_bytes, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${DOCUMENT_COLUMNS}`,
+    ).get(publicId, space.id, document.title, document.source, document.format, document.metadata, document.contentHash, document.text, document.pages, chunks.length, document.textBytes, now, now) as unknown as DocumentRow;
+    this.#insertMetadata(row.id, document.metadataValues);
+    const chunkIds = this.#insertChunks(space.id, row.id, chunks);
+    this.#adjustSpace(space.id, 1, chunks.length, document.textBytes, now);
+    return { row, chunkIds };
+  }
+
+  /**
+   * Replaces a document's fields and chunks (call inside `transaction`): the old chunks leave
+   * the chunk table, the FTS table and the word statistics together with the new ones' arrival.
+   */
+  replaceDocument(space: SpaceRow, old: DocumentRow, document: DocumentWrite, chunks: readonly ChunkWrite[], now: string): { row: DocumentRow; chunkIds: number[]; removedIds: number[] } {
+    const removedIds = this.#deleteChunks(space.id, old.id);
+    this.#prepare('DELETE FROM document_metadata WHERE document_id = ?').run(old.id);
+    const row = this.#prepare(
+      `UPDATE documents SET title = ?, source = ?, format = ?, metadata = ?, content_hash = ?, text = ?, pages = ?, chunk_count = ?, text_bytes = ?, updated_at = ?
+       WHERE id = ? RETURNING ${DOCUMENT_COLUMNS}`,
+    ).get(document.title, document.source, document.format, document.metadata, document.contentHash, document.text, document.pages, chunks.length, document.textBytes, now, old.id) as unknown as DocumentRow;
+    this.#insertMetadata(old.id, document.metadataValues);
+    const chunkIds = this.#insertChunks(space.id, old.id, chunks);
+    this.#adjustSpace(space.id, 0, chunks.length - old.chunk_count, document.textBytes - old.text_bytes, now);
+    return { row, chunkIds, removedIds };
+  }
+
+  /** Deletes a document and its chunks (call inside `transaction`); returns the chunks' row ids. */
+  deleteDocument(space: SpaceRow, document: DocumentRow, now: string): number[] {
+    const removedIds = this.#deleteChunks(space.id, document.id);
+    this.#prepare('DELETE FROM documents WHERE id = ?').run(document.id);
+    this.#adjustSpace(space.id, -1, -document.chunk_count, -document.text_bytes, now);
+    return removedIds;
+  }
+
+  #insertMetadata(documentId: number, values: readonly [string, string][]): void {
+    const insert = this.#prepare('INSERT INTO document_metadata (document_id, key, value) VALUES (?, ?, ?)');
+    for (const [key, value] of values) insert.run(documentId, key, value);
+  }
+
+  #insertChunks(spaceId: number, documentId: number, chunks: readonly ChunkWrite[]): number[] {
+    const insert = this.#prepare('INSERT INTO chunks (public_id, space_id, document_id, position, page, heading_path, text) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id');
+    const insertVector = this.#prepare('INSERT INTO chunk_vectors (chunk_id, space_id, vector) VALUES (?, ?, ?)');
+    const insertText = this.#prepare(`INSERT INTO ${ftsTable(spaceId)} (rowid, text) VALUES (?, ?)`);
+    const ids: number[] = [];
+    for (const chunk of chunks) {
+      const { id } = insert.get(chunk.publicId, spaceId, documentId, chunk.position, chunk.page, JSON.stringify(chunk.headingPath), chunk.text) as { id: number };
+      insertVector.run(id, spaceId, vectorBytes(chunk.vector));
+      insertText.run(id, chunk.text);
+      ids.push(id);
+    }
+    this.#adjustWords(spaceId, chunks.map((chunk) => chunk.text), 1);
+    return ids;
+  }
+
+  #deleteChunks(spaceId: number, documentId: number): number[] {
+    const rows = this.#prepare('SELECT id, text FROM chunks WHERE document_id = ?').all(documentId) as { id: number; text: string }[];
+    const deleteText = this.#prepare(`DELETE FROM ${ftsTable(spaceId)} WHERE rowid = ?`);
+    for (const { id } of rows) deleteText.run(id);
+    this.#prepare('DELETE FROM chunks WHERE document_id = ?').run(documentId);
+    this.#adjustWords(spaceId, rows.map((row) => row.text), -1);
+    return rows.map((row) => row.id);
+  }
+
+  #adjustSpace(spaceId: number, documents: number, chunks: number, textBytes: number, now: string): void {
+    this.#prepare(
+      'UPDATE spaces SET document_count = document_count + ?, chunk_count = chunk_count + ?, text_bytes = text_bytes + ?, updated_at = ? WHERE id = ?',
+    ).run(documents, chunks, textBytes, now, spaceId);
+  }
+
+  /** Adds (sign 1) or removes (sign -1) the chunks' words to the space's document frequencies: each word once per chunk. */
+  #adjustWords(spaceId: number, texts: readonly string[], sign: 1 | -1): void {
+    const counts = new Map<string, number>();
+    for (const text of texts) {
+      for (const word of new Set(foldedWords(text))) {
+        if (word.length <= MAX_COUNTED_WORD) counts.set(word, (counts.get(word) ?? 0) + 1);
+      }
+    }
+    if (sign === 1) {
+      const upsert = this.#prepare('INSERT INTO space_words (space_id, word, df) VALUES (?, ?, ?) ON CONFLICT (space_id, word) DO UPDATE SET df = df + excluded.df');
+      for (const [word, count] of counts) upsert.run(spaceId, word, count);
+    } else {
+      const lower = this.#prepare('UPDATE space_words SET df = df - ? WHERE space_id = ? AND word = ? RETURNING df');
+      const drop = this.#prepare('DELETE FROM space_words WHERE space_id = ? AND word = ?');
+      for (const [word, count] of counts) {
+        const row = lower.get(count, spaceId, word) as { df: number } | undefined;
+        if (row !== undefined && row.df <= 0) drop.run(spaceId, word);
+      }
+    }
+  }
+
+  /** How many of the space's chunks hold each word (absent: none). */
+  documentFrequencies(spaceId: number, words: readonly string[]): Map<string, number> {
+    const select = this.#prepare('SELECT df FROM space_words WHERE space_id = ? AND word = ?');
+    const result = new Map<string, number>();
+    for (const word of words) {
+      if (word.length > MAX_COUNTED_WORD) continue;
+      const row = select.get(spaceId, word) as { df: number } | undefined;
+      if (row !== undefined) result.set(word, row.df);
+    }
+    return result;
+  }
+
+  // --- search ---
+
+  /**
+   * Row ids of the documents in the space that pass a filter: public ids (null: any) and
+   * metadata key/value-JSON pairs that must all be present.
+   */
+  filterDocuments(spaceId: number, publicIds: readonly string[] | null, metadata: readonly [string, string][]): number[] {
+    let sql = 'SELECT d.id FROM documents d WHERE d.space_id = ?';
+    const params: SQLInputValue[] = [spaceId];
+    if (publicIds !== null) {
+      sql += ' AND d.public_id IN (SELECT value FROM json_each(?))';
+      params.push(JSON.stringify(publicIds));
+    }
+    for (const [key, value] of metadata) {
+      sql += ' AND EXISTS (SELECT 1 FROM document_metadata m WHERE m.document_id = d.id AND m.key = ? AND m.value = ?)';
+      params.push(key, value);
+    }
+    return (this.#prepare(sql).all(...params) as { id: number }[]).map((row) => row.id);
+  }
+
+  chunkIdsOfDocuments(documentIds: readonly number[]): number[] {
+    return (this.#prepare('SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?))').all(JSON.stringify(documentIds)) as { id: number }[]).map((row) => row.id);
+  }
+
+  /**
+   * The best `limit` chunks by FTS5's BM25 for a MATCH expression, best first, within
+   * `documentIds` when given; `score` is BM25 as a larger-is-better number (FTS5's rank negated).
+   */
+  bm25(spaceId: number, expression: string, limit: number, documentIds: readonly number[] | null): { id: number; score: number }[] {
+    const table = ftsTable(spaceId);
+    const rows = documentIds === null
+      ? this.#prepare(`SELECT rowid AS id, -rank AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY rank LIMIT ?`).all(expression, limit)
+      : this.#prepare(
+        `SELECT ${table}.rowid AS id, -${table}.rank AS score FROM ${table} JOIN chunks c ON c.id = ${table}.rowid
+         WHERE ${table} MATCH ? AND c.document_id IN (SELECT value FROM json_each(?)) ORDER BY ${table}.rank LIMIT ?`,
+      ).all(expression, JSON.stringify(documentIds), limit);
+    return rows as { id: number; score: number }[];
+  }
+
+  /** The chunks of the space among `ids` that still exist, with their document's citation fields (any order). */
+  chunksByIds(spaceId: number, ids: readonly number[]): ChunkRow[] {
+    return this.#prepare(
+      `SELECT c.id, c.public_id, c.position, c.page, c.heading_path, c.text, d.public_id AS document_public_id, d.title, d.source
+       FROM chunks c JOIN documents d ON d.id = c.document_id
+       WHERE c.id IN (SELECT value FROM json_each(?)) AND c.space_id = ?`,
+    ).all(JSON.stringify(ids), spaceId) as unknown as ChunkRow[];
+  }
+
+  /** Every chunk vector of the space, for filling its vector index. */
+  *vectors(spaceId: number): Generator<{ id: number; vector: Float32Array }> {
+    for (const row of this.#prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE space_id = ?').iterate(spaceId)) {
+      const { chunk_id: id, vector } = row as { chunk_id: number; vector: Uint8Array };
+      yield { id, vector: bytesVector(vector) };
+    }
+  }
+
+  // --- reindex (vectors of another embedder written aside, then swapped in at once) ---
+
+  clearReindexVectors(spaceId: number): void {
+    this.#prepare('DELETE FROM reindex_vectors WHERE space_id = ?').run(spaceId);
+  }
+
+  /** Up to `limit` chunks of the space after row id `afterId`, in row id order. */
+  chunksAfter(spaceId: number, afterId: number, limit: number): { id: number; text: string }[] {
+    return this.#prepare('SELECT id, text FROM chunks WHERE space_id = ? AND id > ? ORDER BY id LIMIT ?').all(spaceId, afterId, limit) as { id: number; text: string }[];
+  }
+
+  /** Up to `limit` chunks of the space that have no new vector yet. */
+  chunksWithoutReindexVector(spaceId: number, limit: number): { id: number; text: string }[] {
+    return this.#prepare(
+      `SELECT c.id, c.text FROM chunks c WHERE c.space_id = ? AND NOT EXISTS (SELECT 1 FROM reindex_vectors r WHERE r.chunk_id = c.id) ORDER BY c.id LIMIT ?`,
+    ).all(spaceId, limit) as { id: number; text: string }[];
+  }
+
+  putReindexVectors(spaceId: number, entries: readonly { id: number; vector: Float32Array }[]): void {
+    const insert = this.#prepare('INSERT OR REPLACE INTO reindex_vectors (chunk_id, space_id, vector) VALUES (?, ?, ?)');
+    for (const { id, vector } of entries) insert.run(id, spaceId, vectorBytes(vector));
+  }
+
+  /** Moves the new vectors into the chunks and records the embedder (call inside `transaction`, after checking none is missing). */
+  swapReindexVectors(spaceId: number, embedder: string, dimensions: number, now: string): void {
+    this.#prepare('UPDATE chunk_vectors SET vector = (SELECT r.vector FROM reindex_vectors r WHERE r.chunk_id = chunk_vectors.chunk_id) WHERE space_id = ?').run(spaceId);
+    this.#prepare('UPDATE spaces SET embedder = ?, dimensions = ?, updated_at = ? WHERE id = ?').run(embedder, dimensions, now, spaceId);
+    this.clearReindexVectors(spaceId);
+  }
+}
+
+function ftsTable(spaceId: number): string {
+  if (!Number.isSafeInteger(spaceId) || spaceId < 1) throw new RangeError(`space store: bad space id ${spaceId}`);
+  return `space_text_${spaceId}`;
+}
+
+function vectorBytes(vector: Float32Array): Uint8Array {
+  return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function bytesVector(bytes: Uint8Array): Float32Array {
+  // A view when the bytes are aligned for floats, a copy when not.
+  if (bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  return new Float32Array(bytes.slice().buffer);
+}

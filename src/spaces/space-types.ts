@@ -1,0 +1,121 @@
+import type { ChunkDraft, DocumentFormat } from './space-document.ts';
+
+/**
+ * The records a knowledge space hands out and the library's surface (space-library.ts
+ * implements it; the HTTP routes, the CLI, chat retrieval and the evaluation harness use it).
+ * Field names are the wire names: routes send these records as they are.
+ */
+
+/** A space as listed: what it holds and which embedder made its vectors. */
+export interface SpaceRecord {
+  name: string;
+  /** The embedder whose vectors the space holds (e.g. `svc-hashed-embed-v1`, or a GGUF model id). */
+  embedder: string;
+  dimensions: number;
+  document_count: number;
+  chunk_count: number;
+  /** Bytes of extracted text held (what search runs over), not of the original files. */
+  text_bytes: number;
+  created_at: string;
+  updated_at: string;
+  /** Set when the configured embedder differs from the space's: search keeps using the old vectors' embedder only if it is still available; `svc spaces reindex` (or POST …/reindex) moves the space. */
+  reindex_required?: boolean;
+}
+
+export interface DocumentRecord {
+  id: string;
+  space: string;
+  title: string | null;
+  /** Where the text came from: a file name, a URL, whatever the caller said. */
+  source: string | null;
+  format: DocumentFormat;
+  /** The caller's metadata, a flat object of strings, numbers and booleans. */
+  metadata: Record<string, string | number | boolean>;
+  /** sha256 of the extracted text, hex: re-adding the same text to the same space is idempotent. */
+  content_hash: string;
+  chunk_count: number;
+  text_bytes: number;
+  pages: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What the library is given to add or replace a document: already extracted and chunked. */
+export interface DocumentInput {
+  title?: string | null;
+  source?: string | null;
+  format: DocumentFormat;
+  metadata?: Record<string, string | number | boolean>;
+  /** The whole extracted text, for the content hash and for `GET …/documents/:id?text=1`. */
+  text: string;
+  chunks: ChunkDraft[];
+  pages?: number | null;
+}
+
+export const SEARCH_MODES = ['hybrid', 'bm25', 'dense'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+export interface SearchFilter {
+  /** Only chunks of these document ids. */
+  document_ids?: string[];
+  /** Only documents whose metadata has each of these key/value pairs (exact match). */
+  metadata?: Record<string, string | number | boolean>;
+}
+
+export interface SearchRequest {
+  query: string;
+  mode?: SearchMode;
+  /** How many results; default 8, at most 100. */
+  top_k?: number;
+  filter?: SearchFilter;
+}
+
+export interface SearchResult {
+  space: string;
+  chunk_id: string;
+  document_id: string;
+  title: string | null;
+  source: string | null;
+  page: number | null;
+  heading_path: string[];
+  /** The chunk's whole text. */
+  text: string;
+  /** A short passage around the best match with matched terms wrapped in «» (plain text, no HTML). */
+  snippet: string;
+  /** The fused score (hybrid: reciprocal rank fusion, k = 60), larger is better. */
+  score: number;
+  /** Ranks in each list before fusion (null: not in that list). */
+  bm25_rank: number | null;
+  dense_rank: number | null;
+}
+
+/** Turns text into unit-length vectors. The built-in embedder and GGUF embedding models implement it. */
+export interface Embedder {
+  /** The id recorded on a space and served by `/v1/embeddings` (`svc-hashed-embed-v1`, a model id). */
+  readonly id: string;
+  readonly dimensions: number;
+  /** One L2-normalized vector per text, in order. */
+  embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]>;
+}
+
+/** The knowledge-space library: persistent, transactional, free of HTTP. Errors are ApiErrors. */
+export interface SpaceLibrary {
+  createSpace(name: string): Promise<SpaceRecord>;
+  listSpaces(): Promise<SpaceRecord[]>;
+  getSpace(name: string): Promise<SpaceRecord>;
+  deleteSpace(name: string): Promise<void>;
+  /** Adds a document; the same text already in the space returns the existing record, `created: false`. */
+  addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }>;
+  /** Replaces a document's text and chunks in one transaction: its old chunks are never seen again. */
+  replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord>;
+  deleteDocument(space: string, documentId: string): Promise<void>;
+  listDocuments(space: string, page?: { limit?: number; after?: string }): Promise<{ documents: DocumentRecord[]; next: string | null }>;
+  /** A document's record; with `includeText`, its whole extracted text too. */
+  getDocument(space: string, documentId: string, options?: { includeText?: boolean }): Promise<DocumentRecord & { text?: string }>;
+  search(space: string, request: SearchRequest): Promise<SearchResult[]>;
+  /** Searches several spaces (all when `spaces` is absent) and fuses the lists by rank. */
+  searchAll(request: SearchRequest & { spaces?: string[] }): Promise<SearchResult[]>;
+  /** Re-embeds every chunk of a space with the library's current embedder. */
+  reindex(space: string, onProgress?: (done: number, total: number) => void): Promise<SpaceRecord>;
+  close(): Promise<void>;
+}

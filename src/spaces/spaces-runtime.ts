@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify';
+import type { ModelRegistry } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { EmbedderModelRegistry } from './embedder-model-registry.ts';
+import { HashedEmbedder } from './hashed-embedder.ts';
+import { IngestJobs } from './ingest-jobs.ts';
+import { sharedExtractionWorker } from './extraction-worker.ts';
+import { DEFAULT_MAX_DOCUMENT_BYTES } from './extract-document.ts';
+import { ModelEmbedder } from './model-embedder.ts';
+import { openSpaceLibrary } from './space-library.ts';
+import { spacesRoutes } from './spaces-routes.ts';
+import type { Embedder, SpaceLibrary } from './space-types.ts';
+
+/**
+ * Knowledge spaces inside the daemon: the library on the data dir, the ingest queue, the
+ * `/api` routes, the built-in embedder as a model, and the retrieval part of `/health`.
+ */
+export interface SpacesRuntime {
+  library: SpaceLibrary;
+  embedder: Embedder;
+  /** The built-in embedder, listed in /v1/models and served by /v1/embeddings. */
+  models: ModelRegistry;
+  /** Registers the spaces routes (the daemon mounts it under `/api`). */
+  plugin(api: FastifyInstance): Promise<void>;
+  /** Reachability of the spaces store and search, for `/health` (`retrieval`). */
+  health(): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** One file in an upload, and one JSON document body: 32 MiB, like Open WebUI's default cap per file. */
+export const SPACES_MAX_FILE_BYTES = DEFAULT_MAX_DOCUMENT_BYTES;
+const SPACES_MAX_FILES = 100;
+/** All files of one upload together: they are held in memory while they are extracted. */
+const SPACES_MAX_UPLOAD_BYTES = 128 * 1024 * 1024;
+/** Uploads waiting to be ingested, in bytes, before new ones are refused with 503. */
+const SPACES_MAX_QUEUED_BYTES = 512 * 1024 * 1024;
+
+export class SpacesEmbedderError extends Error {}
+
+/**
+ * Which embedder new spaces use: the built-in one, or `--spaces-embedder <id>`, a model the
+ * daemon serves that can embed (its width read from the GGUF header, or asked once).
+ */
+async function chooseEmbedder(id: string | undefined, models: ModelRegistry, builtin: HashedEmbedder): Promise<Embedder> {
+  if (id === undefined || id === builtin.id) return builtin;
+  const model = models.model(id);
+  if (model === undefined) throw new SpacesEmbedderError(`--spaces-embedder ${id}: no such model (svc models list shows the ids; the built-in one is ${builtin.id})`);
+  const descriptor = models.list().find((m) => m.id === id);
+  // As /v1/embeddings, any model llama.cpp can embed with is accepted (a decoder too), not only
+  // those whose header declares pooling (model-capabilities.ts).
+  let dimensions = descriptor?.embeddingLength ?? undefined;
+  if (dimensions == null) dimensions = (await model.embed(['dimensions']).catch((error: unknown) => {
+    throw new SpacesEmbedderError(`--spaces-embedder ${id}: the model could not embed (${(error as Error).message})`);
+  })).vectors[0]?.length;
+  if (dimensions === undefined || dimensions < 1) throw new SpacesEmbedderError(`--spaces-embedder ${id}: the model returned no vector`);
+  return new ModelEmbedder(model, dimensions);
+}
+
+export async function openSpacesRuntime(options: { dataDir: string; embedder?: string | undefined; models: ModelRegistry }): Promise<SpacesRuntime> {
+  const builtin = new HashedEmbedder();
+  const builtinModels = new EmbedderModelRegistry(builtin);
+  const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin);
+  const library = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
+  const jobs = new IngestJobs({ maxQueuedBytes: SPACES_MAX_QUEUED_BYTES });
+  return {
+    library,
+    embedder,
+    models: builtinModels,
+    async plugin(api) {
+      await api.register(spacesRoutes, { library, jobs, maxFileBytes: SPACES_MAX_FILE_BYTES, maxFiles: SPACES_MAX_FILES, maxUploadBytes: SPACES_MAX_UPLOAD_BYTES, maxJsonBytes: SPACES_MAX_FILE_BYTES });
+    },
+    async health() {
+      const embedderInfo = { id: embedder.id, dimensions: embedder.dimensions, source: embedder === builtin ? 'builtin' : 'model' };
+      try {
+        const spaces = await library.listSpaces();
+        const stale = spaces.filter((s) => s.reindex_required === true).map((s) => s.name);
+        return {
+          // The spaces API is part of this daemon: the bridge is reachable whenever /health is.
+          bridge: 'ok',
+          memory_search: 'ok',
+          unified_search: 'ok',
+          spaces: spaces.length,
+          embedder: embedderInfo,
+          ...(stale.length > 0 ? { reindex_required: stale } : {}),
+          modes: { launch_default: 'hybrid', available: ['hybrid', 'bm25', 'dense'] },
+        };
+      } catch (error) {
+        const reason = error instanceof ApiError ? error.message : 'the spaces store did not answer';
+        return { bridge: 'ok', memory_search: 'unavailable', unified_search: 'unavailable', embedder: embedderInfo, error: reason };
+      }
+    },
+    async close() {
+      await jobs.close();
+      // An extraction still running would otherwise hold the process until its time limit.
+      await sharedExtractionWorker().close();
+      await library.close();
+    },
+  };
+}

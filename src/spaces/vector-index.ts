@@ -1,0 +1,32 @@
+import { Int8VectorIndex } from './int8-vector-index.ts';
+
+/**
+ * The dense half of a space's search. The space store (SQLite) keeps every vector as the truth;
+ * a VectorIndex is derived state in memory, filled from the store when a space opens and updated
+ * after each committed transaction. Search results are always looked up in the store by id
+ * afterwards, so an entry the index still holds for a deleted chunk can never surface its text.
+ */
+export interface VectorHit {
+  id: number;
+  /** Cosine similarity (vectors are unit length, so the dot product), larger is nearer. */
+  similarity: number;
+}
+
+export interface VectorIndex {
+  readonly dimensions: number;
+  readonly size: number;
+  /** Adds or replaces vectors by id (a chunk's row id). Each vector has `dimensions` entries, unit length. */
+  upsert(entries: Iterable<{ id: number; vector: Float32Array }>): void;
+  remove(ids: Iterable<number>): void;
+  /** The `k` nearest, best first; `accept` (document and metadata filters) drops ids before they count. */
+  search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[];
+}
+
+export type VectorIndexFactory = (dimensions: number) => VectorIndex;
+
+/**
+ * The index a space gets unless told otherwise: an exact int8 scan in usearch's native kernel
+ * (the same index scanning in JS where usearch has no prebuilt binary). Chosen by measurement:
+ * docs/BENCHMARKS.md, "Knowledge spaces: vector index".
+ */
+export const defaultVectorIndex: VectorIndexFactory = (dimensions) => new Int8VectorIndex(dimensions);

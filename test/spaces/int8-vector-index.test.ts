@@ -1,0 +1,170 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
+import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
+import { defaultVectorIndex, type VectorIndex } from '../../src/spaces/vector-index.ts';
+import { randomVectors, unit } from '../helpers/random-vectors.ts';
+
+const kernel = loadExactSearchKernel();
+const variants: { name: string; make: (dims: number) => Int8VectorIndex; skip: string | false }[] = [
+  { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, kernel), skip: kernel === null ? 'usearch did not load here' : false },
+  { name: 'JS scan', make: (dims) => new Int8VectorIndex(dims, null), skip: false },
+];
+
+/** How far the index's similarities may be from float32's: its rows keep 15 bits (1e-5 measured). */
+const TOLERANCE = 1e-4;
+
+/**
+ * The exact scan's k nearest, in its order, with its similarities, up to ties: two neighbours
+ * closer than TOLERANCE may come in either order, and at the k-th place either may be kept.
+ */
+function assertSameAsExact(index: VectorIndex, exact: ExactVectorIndex, queries: Float32Array[], k: number, accept?: (id: number) => boolean): void {
+  for (const query of queries) {
+    const expected = exact.search(query, k, accept);
+    const hits = index.search(query, k, accept);
+    assert.equal(hits.length, expected.length);
+    const expectedIds = new Set(expected.map((e) => e.id));
+    const kth = expected.at(-1)?.similarity ?? 0;
+    for (const [i, hit] of hits.entries()) {
+      assert.ok(Math.abs(hit.similarity - expected[i]!.similarity) < TOLERANCE, `place ${i}: similarity ${hit.similarity} vs ${expected[i]!.similarity}`);
+      if (!expectedIds.has(hit.id)) assert.ok(Math.abs(hit.similarity - kth) < TOLERANCE, `id ${hit.id} is not among the exact ${k} nearest`);
+    }
+    // Ties aside, the very same ids: count the places where the order differs by more than a swap of near-equals.
+    const differing = hits.filter((hit, i) => hit.id !== expected[i]!.id && Math.abs(hit.similarity - expected[i]!.similarity) >= TOLERANCE);
+    assert.deepEqual(differing, []);
+  }
+}
+
+for (const { name, make, skip } of variants) {
+  test(`int8 index (${name}): the same k nearest, in the same order, with the same similarities as the exact scan`, { skip }, () => {
+    for (const dims of [16, 256]) {
+      const vectors = randomVectors(3000, dims, 7 + dims);
+      const index = make(dims);
+      const exact = new ExactVectorIndex(dims);
+      const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+      index.upsert(entries);
+      exact.upsert(entries);
+      assert.equal(index.size, 3000);
+      assertSameAsExact(index, exact, randomVectors(40, dims, 99), 10);
+      assertSameAsExact(index, exact, randomVectors(10, dims, 98), 50);
+      // A stored vector is its own nearest neighbour.
+      assert.equal(index.search(vectors[1234]!, 1)[0]!.id, 1235);
+    }
+  });
+
+  test(`int8 index (${name}): removed ids never come back, replaced vectors move, accept filters`, { skip }, () => {
+    const index = make(2);
+    index.upsert([
+      { id: 1, vector: unit([1, 0]) },
+      { id: 2, vector: unit([1, 0.1]) },
+      { id: 3, vector: unit([0, 1]) },
+    ]);
+    index.remove([1, 42]);
+    assert.equal(index.size, 2);
+    assert.deepEqual(index.search(unit([1, 0]), 3).map((h) => h.id), [2, 3]);
+    index.upsert([{ id: 3, vector: unit([1, 0]) }]);
+    assert.equal(index.size, 2);
+    assert.deepEqual(index.search(unit([1, 0]), 1).map((h) => h.id), [3]);
+    assert.deepEqual(index.search(unit([1, 0]), 3, (id) => id !== 3).map((h) => h.id), [2]);
+    assert.deepEqual(index.search(unit([1, 0]), 0), []);
+    index.remove([2, 3]);
+    assert.equal(index.size, 0);
+    assert.deepEqual(index.search(unit([1, 0]), 5), []);
+    assert.throws(() => index.upsert([{ id: 9, vector: new Float32Array(3) }]), RangeError);
+    assert.throws(() => index.search(new Float32Array(3), 1), RangeError);
+  });
+
+  test(`int8 index (${name}): filters return k results whenever k pass, broad or narrow, equal to the exact filtered search`, { skip }, () => {
+    const dims = 32;
+    const vectors = randomVectors(4000, dims, 5);
+    const index = make(dims);
+    const exact = new ExactVectorIndex(dims);
+    const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+    index.upsert(entries);
+    exact.upsert(entries);
+    const queries = randomVectors(15, dims, 6);
+    // About half pass; one in ten (still found among the widened nearest); one in a hundred and
+    // one in a thousand (both need the scan of the accepted rows alone).
+    for (const every of [2, 10, 100, 1000]) {
+      const accept = (id: number) => id % every === 0;
+      const passing = Math.floor(4000 / every);
+      const k = Math.min(20, passing);
+      for (const query of queries) assert.equal(index.search(query, 20, accept).length, k);
+      assertSameAsExact(index, exact, queries, 20, accept);
+    }
+    assert.deepEqual(index.search(queries[0]!, 10, () => false), []);
+  });
+
+  test(`int8 index (${name}): grows past its first capacity and keeps every row; removals really remove`, { skip }, () => {
+    const index = make(8);
+    const exact = new ExactVectorIndex(8);
+    const vectors = randomVectors(5000, 8, 3);
+    const entries = vectors.map((vector, i) => ({ id: i, vector }));
+    index.upsert(entries);
+    exact.upsert(entries);
+    const evens = Array.from({ length: 2500 }, (_, i) => i * 2);
+    index.remove(evens);
+    exact.remove(evens);
+    assert.equal(index.size, 2500);
+    // Rows moved into the removed slots keep their vectors exactly.
+    assertSameAsExact(index, exact, randomVectors(20, 8, 4), 25);
+    for (const probe of [1, 999, 4999]) assert.equal(index.search(vectors[probe]!, 1)[0]!.id, probe);
+    // A removed row's own vector finds something else, never the removed id.
+    for (const removed of [0, 1000, 4998]) assert.ok(index.search(vectors[removed]!, 50).every((h) => h.id % 2 === 1));
+    // Re-adding a removed id brings it back exactly once.
+    index.upsert([{ id: 1000, vector: vectors[1000]! }]);
+    assert.equal(index.size, 2501);
+    const hits = index.search(vectors[1000]!, 50);
+    assert.equal(hits[0]!.id, 1000);
+    assert.equal(hits.filter((h) => h.id === 1000).length, 1);
+  });
+
+  test(`int8 index (${name}): ids up to 2^53, and only safe integers`, { skip }, () => {
+    const index = make(4);
+    const big = [2 ** 53 - 1, 2 ** 40 + 3, 2 ** 31, 1];
+    index.upsert(big.map((id, i) => ({ id, vector: unit([i === 0 ? 1 : 0, i === 1 ? 1 : 0, i === 2 ? 1 : 0, i === 3 ? 1 : 0]) })));
+    assert.equal(index.search(unit([1, 0, 0, 0]), 1)[0]!.id, 2 ** 53 - 1);
+    assert.equal(index.search(unit([0, 1, 0, 0]), 1)[0]!.id, 2 ** 40 + 3);
+    assert.equal(index.search(unit([0, 0, 1, 0]), 1)[0]!.id, 2 ** 31);
+    index.remove([2 ** 53 - 1]);
+    assert.ok(index.search(unit([1, 0, 0, 0]), 4).every((h) => h.id !== 2 ** 53 - 1));
+    for (const bad of [2 ** 53, 1.5, Number.NaN]) assert.throws(() => index.upsert([{ id: bad, vector: unit([1, 0, 0, 0]) }]), RangeError);
+  });
+
+  test(`int8 index (${name}): zero vectors are orthogonal to everything`, { skip }, () => {
+    const index = make(3);
+    index.upsert([
+      { id: 1, vector: new Float32Array(3) },
+      { id: 2, vector: unit([1, 1, 0]) },
+      { id: 3, vector: unit([-1, 0, 0]) },
+    ]);
+    const hits = index.search(unit([1, 0, 0]), 3);
+    assert.deepEqual(hits.map((h) => h.id), [2, 1, 3]);
+    assert.equal(hits[1]!.similarity, 0);
+    const zero = index.search(new Float32Array(3), 2, (id) => id !== 1);
+    assert.deepEqual(zero.map((h) => h.similarity), [0, 0]);
+  });
+}
+
+test('int8 index: the native kernel and the JS scan agree', { skip: kernel === null ? 'usearch did not load here' : false }, () => {
+  const dims = 64;
+  const vectors = randomVectors(2000, dims, 21);
+  const native = new Int8VectorIndex(dims, kernel);
+  const js = new Int8VectorIndex(dims, null);
+  const entries = vectors.map((vector, i) => ({ id: (i + 1) * 7, vector }));
+  native.upsert(entries);
+  js.upsert(entries);
+  for (const query of randomVectors(20, dims, 22)) {
+    assert.deepEqual(native.search(query, 30), js.search(query, 30));
+    assert.deepEqual(native.search(query, 30, (id) => id % 3 === 0), js.search(query, 30, (id) => id % 3 === 0));
+  }
+});
+
+test('defaultVectorIndex: the int8 index, on the native kernel where usearch ships a prebuilt binary', () => {
+  const index = defaultVectorIndex(256);
+  assert.ok(index instanceof Int8VectorIndex);
+  assert.equal(index.dimensions, 256);
+  // usearch ships prebuilt binaries for these; anywhere else the JS scan is the expected fallback.
+  const prebuilt = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64'].includes(`${process.platform}-${process.arch}`);
+  if (prebuilt) assert.equal(index.native, true);
+});
