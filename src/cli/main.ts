@@ -6,6 +6,7 @@ import { registerHostedCommand } from './hosted-command.ts';
 import { registerModelsCommand } from './models-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
+import { registerSpacesCommand } from './spaces-command.ts';
 
 const program = new Command('svc')
   .description('svc: a local-first AI runtime — an OpenAI-compatible daemon on llama.cpp, and quantum solvers')
@@ -19,6 +20,7 @@ registerHostedCommand(program);
 registerAdminCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);
+registerSpacesCommand(program);
 
 // The command that is running ("models list"), to name it in an error report.
 let running = '';

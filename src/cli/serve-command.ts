@@ -65,6 +65,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--require-developer-key', 'refuse requests without a valid developer key (401); needs --developer-keys [default: off]').env('SVC_REQUIRE_DEVELOPER_KEY'))
     .addOption(new Option('--developer-key-rate <n>', 'requests per second each developer key may sustain [default: 100]').env('SVC_DEVELOPER_KEY_RATE'))
     .addOption(new Option('--developer-key-burst <n>', 'requests each developer key may send at once [default: 500]').env('SVC_DEVELOPER_KEY_BURST'))
+    .addOption(new Option('--spaces-embedder <model>', 'the model whose embeddings knowledge spaces use (an id from svc models list) [default: svc-hashed-embed-v1, built in]').env('SVC_SPACES_EMBEDDER'))
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.

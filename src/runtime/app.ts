@@ -1,6 +1,7 @@
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
+import type { SpaceLibrary } from '../spaces/space-types.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { comingSoonRoutes } from './coming-soon-routes.ts';
 import { completionsRoute } from './completions-route.ts';
@@ -40,6 +41,8 @@ export interface LocalAppOptions {
   offThread: OffThread;
   /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Knowledge spaces, for chat requests that name `spaces`. */
+  spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
   developerKeys?: DeveloperKeyGuardOptions | undefined;
 }
@@ -82,7 +85,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   await app.register(cors, { origin: true, maxAge: 600 });
 
   await app.register(healthRoute, { report: options.health });
-  const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint };
+  const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint, spaces: options.spaces };
   await app.register(
     async (v1) => {
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });

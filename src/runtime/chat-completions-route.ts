@@ -8,11 +8,15 @@ import { requestBody } from './request-body.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
 import { chatCompletionRequestSchema, type ChatCompletionRequest } from './openai-schemas.ts';
 import { samplingFrom } from './sampling-from.ts';
+import { retrieveForChat, type RetrievalExtension } from '../spaces/chat-retrieval.ts';
+import type { SpaceLibrary } from '../spaces/space-types.ts';
 
 export interface ChatRouteOptions {
   models: ModelRegistry;
   shutdownSignal: AbortSignal;
   fingerprint: string;
+  /** Knowledge spaces for `spaces: [...]` retrieval; absent, a request naming spaces is refused. */
+  spaces?: SpaceLibrary | undefined;
 }
 
 export function refuseUnsupported(body: ChatCompletionRequest): void {
@@ -48,10 +52,22 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
   app.post('/chat/completions', async (request, reply) => {
     const body = requestBody(chatCompletionRequestSchema, request.body);
     refuseUnsupported(body);
-    const messages = toChatMessages(body.messages);
+    let messages = toChatMessages(body.messages);
     const chatOptions = toChatOptions(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
+    let retrieval: { svc_retrieval: RetrievalExtension } | undefined;
+    if (body.retrieval != null && body.spaces == null) throw ApiError.invalidRequest('retrieval applies to the spaces a request names: send spaces too.', 'retrieval');
+    if (body.spaces != null) {
+      if (options.spaces === undefined) throw ApiError.unsupported('spaces', 'Knowledge spaces are not available here.');
+      const found = await retrieveForChat(options.spaces, messages, { spaces: body.spaces, topK: body.retrieval?.top_k ?? undefined, mode: body.retrieval?.mode ?? undefined });
+      messages = found.messages;
+      retrieval = { svc_retrieval: found.extension };
+      if (found.extension.status === 'retrieval_unavailable') {
+        // The failure class the contract names; the cause stays in this log, never in the answer.
+        request.log.warn({ failure_class: 'retrieval_unavailable', spaces: found.extension.spaces, err: found.failure }, 'retrieval unavailable: answering without sources');
+      }
+    }
     const id = newId('chatcmpl-');
     const created = Math.floor(Date.now() / 1000);
     const head = { id, created, model: model.id, system_fingerprint: options.fingerprint };
@@ -68,7 +84,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
             shape: {
               start: () => chunk({ delta: { role: 'assistant', content: '' } }),
               part: (_i, part) => chunk({ delta: deltaOf(part) }),
-              finish: (_i, reason) => chunk({ delta: {}, finish_reason: reason }),
+              finish: (_i, reason) => ({ ...chunk({ delta: {}, finish_reason: reason }), ...retrieval }),
               usage: (usage) => ({ ...head, object: 'chat.completion.chunk', choices: [], usage }),
             },
           }
@@ -85,6 +101,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
         finish_reason: openAIFinishReason(r.finishReason),
       })),
       usage: toOpenAIUsage(results),
+      ...retrieval,
     };
   });
 }

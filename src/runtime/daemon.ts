@@ -18,6 +18,7 @@ import { openDeveloperKeyVerifier } from '../hosted/developer-keys/open-develope
 import { DeveloperKeyFileError } from '../hosted/developer-keys/file-key-verifier.ts';
 import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
 import { ConfigError } from './runtime-config.ts';
+import { openSpacesRuntime, SpacesEmbedderError, type SpacesRuntime } from '../spaces/spaces-runtime.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -95,9 +96,18 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   // upstream models are listed from the first request when the upstreams answer promptly.
   const discovery = upstreams.start(UPSTREAM_DISCOVERY_WAIT_MS);
   // Local models win an id both have; the upstream's model is then unreachable, said once.
-  const registry = new MergedModelRegistry([engine, upstreams], (id, owners) => {
+  const served = new MergedModelRegistry([engine, upstreams], (id, owners) => {
     log.warn({ model: id, owners }, `model id '${id}' is served by ${owners[0]}; the same id from upstream '${owners[1]}' is hidden`);
   });
+  let spaces: SpacesRuntime;
+  try {
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served });
+  } catch (error) {
+    await Promise.all([engine.close(), upstreams.close()]);
+    throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
+  }
+  // The built-in embedder is a model too (last: a served model with the same id would win).
+  const registry = new MergedModelRegistry([served, spaces.models]);
   // One intake worker parses every large body, for the OpenAI routes and the solve endpoints.
   const offThread = new OffThread();
   const solver = createSolveService({ offThread });
@@ -107,7 +117,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const urls: string[] = [];
   const app = await buildLocalApp({
     models: registry,
-    loadedModels: () => engine.loadedModels(),
+    // The built-in embedder is always in memory.
+    loadedModels: () => [...engine.loadedModels(), ...spaces.models.list().map((m) => m.id)],
     drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,
@@ -115,11 +126,12 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     offThread,
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
-    apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }],
+    apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
+    spaces: spaces.library,
     developerKeys: developerKeys === undefined || config.developerKeys === undefined
       ? undefined
       : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit },
-    health: () => ({
+    health: async () => ({
       version: SVC_VERSION,
       model: {
         engine: 'llama.cpp',
@@ -138,6 +150,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       outbound_connections: upstreams.outboundConnections(),
       upstreams: upstreams.health(),
       cpus: availableParallelism(),
+      retrieval: await spaces.health(),
       // Where keys come from and how many, never a path, URL or hash.
       ...(developerKeys === undefined
         ? {}
@@ -150,7 +163,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -193,7 +206,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   }
 
   await discovery;
-  const models = registry.list().map((m) => m.id);
+  // The built-in embedder is always there; "no model" means nothing that chats or a GGUF embedder.
+  const models = served.list().map((m) => m.id);
   log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
@@ -202,7 +216,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   } else if (models.length === 0) {
     log.warn(
       { modelsDir: join(config.dataDir, 'models') },
-      'no model configured: chat, completions and embeddings answer 404 until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
+      'no model configured: chat and completions answer 404 (embeddings have only the built-in svc-hashed-embed-v1) until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
@@ -234,7 +248,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await serversClosed;
       clearTimeout(grace);
       await app.close();
-      await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close()]);
+      await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
       log.info('stopped');
     })();
     return closing;

@@ -4,10 +4,13 @@ import { quoteInput } from '../shared/quote-input.ts';
 
 /** 404 `model_not_found` that says which models there are, or how to add one. */
 export function modelNotFound(registry: ModelRegistry, id: string): ApiError {
-  const available = registry.list().map((m) => m.id);
-  const hint = available.length > 0
+  const models = registry.list();
+  const available = models.map((m) => m.id);
+  // Built-in models (the spaces embedder) are always there; they do not make a daemon "configured".
+  const builtin = models.filter((m) => m.source === 'builtin').map((m) => m.id);
+  const hint = available.length > builtin.length
     ? `Available models: ${available.join(', ')}.`
-    : 'No model is configured: start the daemon with `svc serve --model /path/to/model.gguf`, or put a .gguf file in the data directory\'s models/ folder (models in Ollama\'s store, the Hugging Face cache and LM Studio\'s folder are found too unless --discover turns that off).';
+    : `No model is configured: start the daemon with \`svc serve --model /path/to/model.gguf\`, or put a .gguf file in the data directory's models/ folder (models in Ollama's store, the Hugging Face cache and LM Studio's folder are found too unless --discover turns that off).${builtin.length > 0 ? ` Built in: ${builtin.join(', ')} (embeddings only).` : ''}`;
   return new ApiError({
     status: 404,
     type: 'invalid_request_error',

@@ -135,6 +135,13 @@ export const chatCompletionRequestSchema = z.strictObject({
   // The deprecated forms of tools; refused in the route with a pointer to `tools`.
   functions: nullish(z.array(z.unknown())),
   function_call: nullish(z.unknown()),
+  // svc's extension: retrieval from knowledge spaces (docs/spaces.md). OpenAI clients send it
+  // as an extra body field; the hosted tier refuses it (spaces live on the user's machine).
+  spaces: nullish(z.array(z.string().min(1).max(64)).min(1, 'spaces names at least one space').max(16, 'at most 16 spaces')),
+  retrieval: nullish(z.strictObject({
+    top_k: nullish(z.number().int().min(1).max(20)),
+    mode: nullish(z.enum(['hybrid', 'bm25', 'dense'])),
+  })),
   ...compatibilityFields,
 });
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;

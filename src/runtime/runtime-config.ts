@@ -45,6 +45,8 @@ export interface RuntimeConfig {
   upstreams: UpstreamSpec[];
   /** `--developer-keys`: where keys are checked; undefined means keys are not looked at. */
   developerKeys: DeveloperKeysConfig | undefined;
+  /** `--spaces-embedder`: the model id whose embeddings knowledge spaces use; undefined, the built-in embedder. */
+  spacesEmbedder: string | undefined;
 }
 
 export interface DeveloperKeysConfig {
@@ -94,6 +96,7 @@ export interface RawRuntimeOptions {
   requireDeveloperKey?: boolean | undefined;
   developerKeyRate?: string | undefined;
   developerKeyBurst?: string | undefined;
+  spacesEmbedder?: string | undefined;
 }
 
 /** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
@@ -225,5 +228,6 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     telemetry: 'none',
     upstreams: upstreamsFrom(raw, env),
     developerKeys: developerKeysFrom(raw),
+    spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),
   };
 }

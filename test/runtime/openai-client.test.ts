@@ -22,7 +22,8 @@ describe('models', () => {
   test('lists the configured model', async () => {
     const page = await client.models.list();
     const ids = page.data.map((m) => m.id);
-    assert.deepEqual(ids, ['tiny']);
+    // The configured model, then the built-in embedder of knowledge spaces.
+    assert.deepEqual(ids, ['tiny', 'svc-hashed-embed-v1']);
     assert.equal(page.data[0]!.object, 'model');
     assert.equal(typeof page.data[0]!.created, 'number');
   });

@@ -7,6 +7,7 @@ import { chatCompletionRequestSchema } from '../../runtime/openai-schemas.ts';
 import { requestBody, ValidatedBody } from '../../runtime/request-body.ts';
 import { samplingFrom } from '../../runtime/sampling-from.ts';
 import { LazySseStream } from '../../runtime/sse-stream.ts';
+import { ApiError } from '../../shared/api-error.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
@@ -155,6 +156,9 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const rawBody = request.body instanceof ValidatedBody ? request.body.value : request.body;
       const body = requestBody(chatCompletionRequestSchema, request.body);
       refuseUnsupported(body);
+      if (body.spaces != null || body.retrieval != null) {
+        throw ApiError.unsupported(body.spaces != null ? 'spaces' : 'retrieval', 'Knowledge spaces live on your machine: send spaces to the local daemon (svc serve), not to the hosted tier.');
+      }
       const messages = toChatMessages(body.messages);
       const chatOptions = toChatOptions(body);
       const headers = parseRouteHeaders(request.headers);
