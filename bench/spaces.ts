@@ -1,0 +1,194 @@
+/**
+ * Knowledge spaces: retrieval quality and speed, through the library's public surface.
+ *  (a) the labelled set (src/spaces/eval/labelled-set.ts): recall@5/@10, MRR@10, answer support
+ *      and latency per mode, stale-memory rejection, on a fresh space;
+ *  (b) ingest throughput with the built-in embedder: a few MB of generated documents, addDocument
+ *      one after another (and the embedder alone on the same chunks, to show where time goes);
+ *  (c) search latency at scale: the labelled documents plus generated ones until the space holds
+ *      `--chunks` chunks, then every labelled query in each mode (`--rounds` times), with recall
+ *      at that scale; then the library is closed and reopened (what a daemon start costs).
+ *
+ * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --rounds 2 --seed 1 --json]
+ * (`--chunks 0` skips (c)). Progress goes to stderr.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { HashedEmbedder } from '../src/spaces/hashed-embedder.ts';
+import { openSpaceLibrary } from '../src/spaces/space-library.ts';
+import type { SpaceLibrary } from '../src/spaces/space-types.ts';
+import { evaluateSpace, fusionReport, ingestDocuments, runLabelledQueries } from '../src/spaces/eval/evaluate-space.ts';
+import type { EvalReport, FusionReport, IngestReport, ModeReport } from '../src/spaces/eval/evaluate-space.ts';
+import { formatEvalReport, formatFusion, formatIngest, formatKindTable, formatQualityTable } from '../src/spaces/eval/format-eval-report.ts';
+import { generateBulkDocuments, generateLabelledSet } from '../src/spaces/eval/labelled-set.ts';
+import type { LabelledDocument } from '../src/spaces/eval/labelled-set.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '100000' },
+    'ingest-mb': { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '2' },
+    seed: { type: 'string', default: '1' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const TARGET_CHUNKS = Number(flags.chunks);
+const INGEST_MB = Number(flags['ingest-mb']);
+const ROUNDS = Number(flags.rounds);
+const SEED = /^\d+$/.test(flags.seed) ? Number(flags.seed) : flags.seed;
+
+const log = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+function commit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function rssMb(): number {
+  return Math.round(process.memoryUsage().rss / 2 ** 20);
+}
+
+/** Generated documents, after the ones in `first`, until `enough(chunks so far)` says stop. */
+function* documentsUntil(first: readonly LabelledDocument[], reserved: readonly string[], enough: (chunks: number, bytes: number) => boolean): Generator<LabelledDocument> {
+  let chunks = 0;
+  let bytes = 0;
+  for (const doc of first) {
+    yield doc;
+    chunks += doc.input.chunks.length;
+    bytes += Buffer.byteLength(doc.input.text);
+  }
+  for (const doc of generateBulkDocuments({ seed: SEED, reserved })) {
+    if (enough(chunks, bytes)) return;
+    yield doc;
+    chunks += doc.input.chunks.length;
+    bytes += Buffer.byteLength(doc.input.text);
+  }
+}
+
+interface IngestBench {
+  library: IngestReport;
+  /** The embedder alone on the same chunk texts (bytes of chunk text, which overlaps a little). */
+  embedder: { bytes: number; seconds: number; mbPerSecond: number; dimensions: number };
+}
+
+async function benchIngest(library: SpaceLibrary, reserved: readonly string[]): Promise<IngestBench> {
+  await library.createSpace('bench-ingest');
+  const docs = [...documentsUntil([], reserved, (_, bytes) => bytes >= INGEST_MB * 1e6)];
+  const { report } = await ingestDocuments(library, 'bench-ingest', docs);
+  const embedder = new HashedEmbedder();
+  const texts = docs.flatMap((doc) => doc.input.chunks.map((chunk) => chunk.text));
+  const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+  const start = performance.now();
+  for (let i = 0; i < texts.length; i += 64) await embedder.embed(texts.slice(i, i + 64), 'document');
+  const seconds = (performance.now() - start) / 1000;
+  await library.deleteSpace('bench-ingest');
+  return { library: report, embedder: { bytes, seconds, mbPerSecond: bytes / 1e6 / seconds, dimensions: embedder.dimensions } };
+}
+
+interface ScaleBench {
+  chunks: number;
+  documents: number;
+  ingest: IngestReport;
+  rounds: number;
+  modes: ModeReport[];
+  fusion: FusionReport[];
+  reopen: { openMs: number; firstSearchMs: number };
+  rssMb: number;
+}
+
+async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ scale: ScaleBench; library: SpaceLibrary }> {
+  const set = generateLabelledSet({ seed: SEED });
+  await library.createSpace('bench-scale');
+  const started = performance.now();
+  let nextReport = 10_000;
+  const { ids, report } = await ingestDocuments(
+    library, 'bench-scale', documentsUntil(set.documents, set.names, (chunks) => chunks >= TARGET_CHUNKS),
+    (documents, chunks) => {
+      if (chunks < nextReport) return;
+      nextReport += 10_000;
+      log(`  scale: ${chunks.toLocaleString('en-US')} chunks in ${documents.toLocaleString('en-US')} documents, ${((performance.now() - started) / 1000).toFixed(0)} s, RSS ${rssMb()} MB`);
+    },
+  );
+  log(`  scale: ${formatIngest(report)}`);
+  const modes = await runLabelledQueries(library, 'bench-scale', set, ids, { rounds: ROUNDS, onProgress: (line) => log(`  scale: ${line}`) });
+  const rss = rssMb();
+  await library.close();
+  const openStart = performance.now();
+  const reopened = await openSpaceLibrary({ dataDir });
+  const openMs = performance.now() - openStart;
+  const searchStart = performance.now();
+  await reopened.search('bench-scale', { query: set.queries[0]!.text, mode: 'hybrid', top_k: 10 });
+  const firstSearchMs = performance.now() - searchStart;
+  const space = await reopened.getSpace('bench-scale');
+  return {
+    scale: { chunks: space.chunk_count, documents: space.document_count, ingest: report, rounds: ROUNDS, modes, fusion: fusionReport(modes), reopen: { openMs, firstSearchMs }, rssMb: rss },
+    library: reopened,
+  };
+}
+
+const machine = {
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  node: process.version,
+  commit: commit(),
+  loadAverageStart: loadavg().map((x) => Number(x.toFixed(2))),
+  loadAverageEnd: [] as number[],
+  startedAt: new Date().toISOString(),
+};
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-spaces-'));
+let evalReport: EvalReport;
+let ingest: IngestBench;
+let scale: ScaleBench | null = null;
+try {
+  let library = await openSpaceLibrary({ dataDir });
+  try {
+    log('(a) labelled set');
+    const set = generateLabelledSet({ seed: SEED });
+    evalReport = await evaluateSpace(library, set, { space: 'bench-eval', onProgress: (line) => log(`  eval: ${line}`) });
+    await library.deleteSpace('bench-eval');
+    log(`(b) ingest, ${INGEST_MB} MB`);
+    ingest = await benchIngest(library, set.names);
+    log(`  ingest: ${formatIngest(ingest.library)}; embedder alone ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s`);
+    if (TARGET_CHUNKS > 0) {
+      log(`(c) scale, ${TARGET_CHUNKS.toLocaleString('en-US')} chunks`);
+      const result = await benchScale(dataDir, library);
+      scale = result.scale;
+      library = result.library;
+    }
+  } finally {
+    await library.close();
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
+machine.loadAverageEnd = loadavg().map((x) => Number(x.toFixed(2)));
+
+if (flags.json) {
+  console.log(JSON.stringify({ machine, eval: evalReport, ingest, scale }, null, 2));
+} else {
+  console.log(`Knowledge spaces bench: ${machine.cores} x ${machine.cpu}, Node ${machine.node}, commit ${machine.commit ?? '?'}, load average ${machine.loadAverageStart.join(' ')} -> ${machine.loadAverageEnd.join(' ')}`);
+  console.log('\n(a) labelled set\n');
+  console.log(formatEvalReport(evalReport));
+  console.log('\n(b) ingest with the built-in embedder\n');
+  console.log(`library: ${formatIngest(ingest.library)}`);
+  console.log(`embedder alone (${ingest.embedder.dimensions} dimensions): ${(ingest.embedder.bytes / 1e6).toFixed(2)} MB of chunk text in ${ingest.embedder.seconds.toFixed(2)} s: ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s`);
+  if (scale) {
+    console.log(`\n(c) ${scale.chunks.toLocaleString('en-US')} chunks in ${scale.documents.toLocaleString('en-US')} documents; ${scale.rounds} rounds of the labelled queries per mode\n`);
+    console.log(`ingest: ${formatIngest(scale.ingest)}; RSS after the queries ${scale.rssMb} MB`);
+    console.log('');
+    console.log(formatQualityTable(scale.modes));
+    console.log('');
+    console.log(formatKindTable(scale.modes));
+    console.log(`\n${formatFusion(scale.fusion)}`);
+    console.log(`\nreopen: openSpaceLibrary ${scale.reopen.openMs.toFixed(0)} ms, first hybrid search ${scale.reopen.firstSearchMs.toFixed(0)} ms`);
+  }
+}
