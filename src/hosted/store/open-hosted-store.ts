@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, sql, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
@@ -10,6 +10,7 @@ import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
 import { hostedMigrationProvider } from './hosted-migrations.ts';
 import { KyselyHostedStore } from './kysely-hosted-store.ts';
+import { SchemaScopedPostgresDialect } from './schema-scoped-postgres-dialect.ts';
 
 export interface OpenHostedStoreOptions {
   /** The svc data dir: the embedded store lives at `<dataDir>/hosted/hosted.db`. */
@@ -91,19 +92,23 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Ho
   });
   // An idle connection dropped by the server must not crash the process: the next query reconnects.
   pool.on('error', () => {});
-  const db = new Kysely<HostedDatabase>({ dialect: new PostgresDialect({ pool }) });
   // Kysely's migrator, given no schema, takes a migration table in ANY schema of the database as
   // its own (and then fails to find it on the search path): name the schema tables are created
   // in, the first of the connection's search path (which a URL's `options` may have set).
   let migrationSchema = schema;
   if (migrationSchema === undefined) {
     try {
-      migrationSchema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
+      migrationSchema = (await pool.query<{ schema: string | null }>('select current_schema() as schema')).rows[0]?.schema ?? undefined;
     } catch (error) {
-      await db.destroy();
+      await pool.end();
       throw error;
     }
+    if (migrationSchema === undefined) {
+      await pool.end();
+      throw new Error('the hosted database has no schema to create tables in: none on the search path exists (set search_path in the URL options)');
+    }
   }
+  const db = new Kysely<HostedDatabase>({ dialect: new SchemaScopedPostgresDialect({ pool }, migrationSchema) });
   await migrate(db, 'postgres', migrationSchema);
   return new KyselyHostedStore(db, 'postgres');
 }
