@@ -22,6 +22,13 @@ import { openSpacesRuntime, SpacesEmbedderError, type SpacesRuntime } from '../s
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
+/**
+ * After the grace period, stopped generations still answer 503 before their sockets close; this
+ * is how long they get before every connection is cut. It only delays an exit that would otherwise
+ * cut a response short (a client that stopped reading, a decode stuck in native code): at 1 s, a
+ * busy 2-core machine sometimes cut the 503s themselves.
+ */
+const CUT_CONNECTIONS_AFTER_ABORT_MS = 5_000;
 
 export interface Daemon {
   /** `http://127.0.0.1:11435`, `http://[::1]:11435`, … */
@@ -242,7 +249,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
         shutdown.abort(new Error('daemon shutting down'));
         setTimeout(() => {
           for (const s of servers) s.closeAllConnections();
-        }, 1000).unref();
+        }, CUT_CONNECTIONS_AFTER_ABORT_MS).unref();
       }, Number.isFinite(config.shutdownGraceMs) ? config.shutdownGraceMs : 2 ** 31 - 1);
       grace.unref();
       await serversClosed;
