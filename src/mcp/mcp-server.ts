@@ -153,16 +153,32 @@ function registerPrompt(server: McpServer, runtime: LocalRuntimeClient): void {
   });
 }
 
+/**
+ * The tool-call lines (tool, duration, outcome: never arguments or results) go to the MCP
+ * client as log notifications too, at the level it chose with `logging/setLevel`.
+ */
+function alsoToClient(server: McpServer, log: McpLogger): McpLogger {
+  const send = (level: 'info' | 'warning', fields: Record<string, unknown>, message: string): void => {
+    if (!server.isConnected()) return;
+    void server.sendLoggingMessage({ level, logger: 'svc', data: { message, ...fields } }, server.server.transport?.sessionId).catch(() => {});
+  };
+  return {
+    info: (fields, message) => { log.info(fields, message); send('info', fields, message); },
+    warn: (fields, message) => { log.warn(fields, message); send('warning', fields, message); },
+  };
+}
+
 /** A new server with every tool, the resources and the prompt; the caller connects a transport. */
 export function buildMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: 'svc', title: 'svc local runtime', version: SVC_VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, prompts: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, prompts: { listChanged: false }, logging: {} },
       instructions: 'svc runs models, knowledge-space search and solvers on this machine. Every tool stays local: the chat tool refuses models served off this machine.',
     },
   );
-  for (const tool of LOCAL_TOOLS) registerTool(server, tool, options);
+  const log = alsoToClient(server, options.log);
+  for (const tool of LOCAL_TOOLS) registerTool(server, tool, { ...options, log });
   registerResources(server, options.runtime);
   registerPrompt(server, options.runtime);
   const unsubscribe = options.changes.subscribe(() => {
