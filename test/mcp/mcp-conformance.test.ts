@@ -1,18 +1,19 @@
 /**
  * The MCP project's own conformance suite (`@modelcontextprotocol/conformance`, its active
- * server scenarios) run by its CLI against the real daemon's `/mcp`, as SDK maintainers run it.
- * The baseline (conformance-baseline.yml) lists only scenarios that need the suite's fixture
- * tools, resources or prompts, or a capability svc does not offer; the CLI fails the run on any
- * other failure or warning, and on a baseline entry that passes. See docs/mcp-conformance.md.
+ * server scenarios) run by its CLI against the real daemon's `/mcp`, as SDK maintainers run it:
+ * once with sessions (the default) and once with `--mcp-stateless`. The baseline
+ * (conformance-baseline.yml) lists only scenarios that need the suite's fixture tools, resources
+ * or prompts, or a capability svc does not offer; the CLI fails the run on any other failure or
+ * warning, and on a baseline entry that passes. See docs/mcp-conformance.md.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 const BASELINE = fileURLToPath(new URL('conformance-baseline.yml', import.meta.url));
@@ -56,12 +57,17 @@ function baselineScenarios(): Set<string> {
   return names;
 }
 
-/** Runs the CLI (node from `process.execPath`) with its results and working directory in a temp dir. */
-async function runSuite(url: string): Promise<SuiteRun> {
+/**
+ * Runs the CLI (node from `process.execPath`) with its results and working directory in a temp
+ * dir; `expected` is the baseline for this run (the file's, plus what a mode rules out).
+ */
+async function runSuite(url: string, expected: ReadonlySet<string>): Promise<SuiteRun> {
   const work = mkdtempSync(join(tmpdir(), 'svc-mcp-conformance-'));
   try {
     const results = join(work, 'results');
-    const child = spawn(process.execPath, [CLI, 'server', '--url', url, '--expected-failures', BASELINE, '--output-dir', results], {
+    const baseline = join(work, 'baseline.yml');
+    writeFileSync(baseline, `server:\n${[...expected].map((name) => `  - ${name}\n`).join('')}`);
+    const child = spawn(process.execPath, [CLI, 'server', '--url', url, '--expected-failures', baseline, '--output-dir', results], {
       cwd: work,
     });
     let output = '';
@@ -88,40 +94,51 @@ function problems(checks: readonly Check[]): string[] {
     .map((c) => `${c.status} ${c.name}: ${c.errorMessage ?? c.description}`);
 }
 
-let daemon: DaemonProcess;
-let run: SuiteRun;
+const MODES = [
+  { name: 'with sessions (the default)', args: [], notApplicable: [] },
+  // Without sessions there are no streams to multiplex: the scenario finds no session id and
+  // warns, which the CLI counts as a failure.
+  { name: 'stateless (--mcp-stateless)', args: ['--mcp-stateless'], notApplicable: ['server-sse-multiple-streams'] },
+];
 
-before(async () => {
-  daemon = await startDaemon();
-  run = await runSuite(`${daemon.url}/mcp`);
-});
+for (const mode of MODES) {
+  describe(`conformance ${mode.name}`, () => {
+    const expected = new Set([...baselineScenarios(), ...mode.notApplicable]);
+    let daemon: DaemonProcess;
+    let run: SuiteRun;
 
-after(async () => {
-  await daemon.stop();
-});
+    before(async () => {
+      daemon = await startDaemon({ args: mode.args });
+      run = await runSuite(`${daemon.url}/mcp`, expected);
+    });
 
-test('the conformance CLI passes against /mcp with only non-applicable scenarios in the baseline', () => {
-  const expected = baselineScenarios();
-  const unexpected: string[] = [];
-  const stale: string[] = [];
-  for (const [name, checks] of run.scenarios) {
-    const failed = problems(checks);
-    if (failed.length > 0 && !expected.has(name)) unexpected.push(`${name}: ${failed.join('; ')}`);
-    if (failed.length === 0 && expected.has(name)) stale.push(name);
-  }
-  const summary = run.output.slice(run.output.indexOf('=== SUMMARY ==='));
-  assert.deepEqual({ unexpected, stale }, { unexpected: [], stale: [] }, `unexpected failures: ${unexpected.join('\n')}\nstale baseline entries: ${stale.join(', ')}\n${summary}`);
-  assert.equal(run.code, 0, summary);
-});
+    after(async () => {
+      await daemon.stop();
+    });
 
-test('every protocol scenario (not a fixture) ran and passed', () => {
-  for (const name of MUST_PASS) {
-    const checks = run.scenarios.get(name);
-    assert.ok(checks && checks.some((c) => c.status === 'SUCCESS'), `${name} did not run or had no passing check`);
-    assert.deepEqual(problems(checks), [], name);
-  }
-});
+    test('the conformance CLI passes against /mcp with only non-applicable scenarios in the baseline', () => {
+      const unexpected: string[] = [];
+      const stale: string[] = [];
+      for (const [name, checks] of run.scenarios) {
+        const failed = problems(checks);
+        if (failed.length > 0 && !expected.has(name)) unexpected.push(`${name}: ${failed.join('; ')}`);
+        if (failed.length === 0 && expected.has(name)) stale.push(name);
+      }
+      const summary = run.output.slice(run.output.indexOf('=== SUMMARY ==='));
+      assert.deepEqual({ unexpected, stale }, { unexpected: [], stale: [] }, `unexpected failures: ${unexpected.join('\n')}\nstale baseline entries: ${stale.join(', ')}\n${summary}`);
+      assert.equal(run.code, 0, summary);
+    });
 
-test('every baseline entry names a scenario the suite ran', () => {
-  for (const name of baselineScenarios()) assert.ok(run.scenarios.has(name), `baseline names ${name}, which the active suite did not run`);
-});
+    test('every protocol scenario (not a fixture) ran and passed', () => {
+      for (const name of MUST_PASS.filter((n) => !expected.has(n))) {
+        const checks = run.scenarios.get(name);
+        assert.ok(checks && checks.some((c) => c.status === 'SUCCESS'), `${name} did not run or had no passing check`);
+        assert.deepEqual(problems(checks), [], name);
+      }
+    });
+
+    test('every baseline entry names a scenario the suite ran', () => {
+      for (const name of baselineScenarios()) assert.ok(run.scenarios.has(name), `baseline names ${name}, which the active suite did not run`);
+    });
+  });
+}
