@@ -10,6 +10,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { answer, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
@@ -111,6 +113,27 @@ describe('to a model a remote upstream serves', () => {
     assert.equal(cloud.requests.length, 0);
   });
 
+  test("the output of svc's MCP search tool, fed to a remote model as its result, is refused", async () => {
+    // What an agent does: it calls svc over MCP, then hands the result to its (remote) model.
+    const mcp = new Client({ name: 'agent', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`)));
+    const args = { space: 'notes', query: 'safe code' };
+    const result = await mcp.callTool({ name: TOOL_NAMES.searchSpace, arguments: args });
+    await mcp.close();
+    const output = (result.content as { type: string; text: string }[])[0]!.text;
+    assert.ok(output.includes(SECRET), 'the search found the note');
+    await refusal(client.chat.completions.create({
+      model: 'cloud/gpt',
+      tools: [weatherTool],
+      messages: [
+        ...ask,
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: TOOL_NAMES.searchSpace, arguments: JSON.stringify(args) } }] },
+        { role: 'tool', tool_call_id: 'call_9', content: output },
+      ],
+    }), 'messages[1].tool_calls[0].function.name');
+    assert.equal(cloud.requests.length, 0);
+  });
+
   test('a tool result that names an svc tool is refused, and the upstream receives nothing', async () => {
     const messages = [
       { role: 'user', content: 'What is the safe code?' },
@@ -121,7 +144,7 @@ describe('to a model a remote upstream serves', () => {
     assert.equal(cloud.requests.length, 0);
   });
 
-  test('retrieval from spaces is refused before the spaces are searched, and the upstream receives nothing', async () => {
+  test('retrieval from spaces is refused, and the upstream receives nothing', async () => {
     await refusal(client.chat.completions.create({ model: 'cloud/gpt', messages: ask, spaces: ['notes'] } as WithSpaces), 'spaces');
     assert.equal(cloud.requests.length, 0);
   });
