@@ -3,8 +3,6 @@
  * own loopback listener inside `svc serve`, `SVC_URL` in the stdio bridge), so a tool does
  * exactly what the same request from any client would, through the same validation and limits.
  */
-export const DEFAULT_LOCAL_BASE_URL = 'http://127.0.0.1:11435';
-
 /** Long enough for a chat with a model that must load first on a CPU. */
 const DEFAULT_TIMEOUT_MS = 300_000;
 
@@ -36,6 +34,8 @@ export interface LocalRuntimeClientOptions {
   /** `http://127.0.0.1:11435`, or a function read at each call (the daemon knows its port only after listening). */
   baseUrl: string | (() => string);
   timeoutMs?: number;
+  /** Sent with every request: the MCP caller's `Authorization`, so developer keys apply to tools too. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -53,11 +53,18 @@ function errorOf(answer: RuntimeAnswer, method: string, path: string): RuntimeAn
 export class LocalRuntimeClient {
   readonly #baseUrl: () => string;
   readonly #timeoutMs: number;
+  readonly #headers: Readonly<Record<string, string>>;
 
   constructor(options: LocalRuntimeClientOptions) {
     const base = options.baseUrl;
     this.#baseUrl = typeof base === 'string' ? () => base : base;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#headers = options.headers ?? {};
+  }
+
+  /** The same runtime, with `headers` on each request as well. */
+  withHeaders(headers: Readonly<Record<string, string>>): LocalRuntimeClient {
+    return new LocalRuntimeClient({ baseUrl: this.#baseUrl, timeoutMs: this.#timeoutMs, headers: { ...this.#headers, ...headers } });
   }
 
   get baseUrl(): string {
@@ -72,7 +79,7 @@ export class LocalRuntimeClient {
     try {
       response = await fetch(`${base}${path}`, {
         method,
-        headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { ...this.#headers, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
       });

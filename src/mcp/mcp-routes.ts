@@ -6,6 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/api-error.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
+import { drainRequest, LINGER_MS } from '../runtime/openai-error-handler.ts';
 import { buildMcpServer, type McpLogger } from './mcp-server.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import { openAITools } from './openai-tools.ts';
@@ -122,8 +123,11 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   // JSON-RPC bodies only; the daemon's own JSON parser (OpenAI envelope errors) stays off this scope.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => done(null, body));
-  app.setErrorHandler((error: FastifyError | ApiError | JsonRpcHttpError, _request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | ApiError | JsonRpcHttpError, request, reply) => {
     const rpc = toJsonRpcError(error);
+    // As on every route: read the rest of a refused upload, or the client gets a reset, not the 413.
+    if (rpc.status === 413 && !request.raw.readableEnded) await drainRequest(request, LINGER_MS);
+    if (rpc.status === 500) options.log.warn({ err_name: (error as Error).name }, 'mcp request failed');
     return sendJsonRpcError(reply, rpc.status, rpc.rpcCode, rpc.message, rpc.headers);
   });
 

@@ -50,8 +50,14 @@ function toolResult(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
+/** The runtime as this caller may use it: an HTTP caller's Authorization goes along (developer keys). */
+function runtimeFor(runtime: LocalRuntimeClient, extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): LocalRuntimeClient {
+  const authorization = extra.requestInfo?.headers?.authorization;
+  return typeof authorization === 'string' ? runtime.withHeaders({ authorization }) : runtime;
+}
+
 function registerTool(server: McpServer, tool: LocalTool, options: McpServerOptions): void {
-  const { runtime, log, changes } = options;
+  const { log, changes } = options;
   server.registerTool(tool.name, {
     title: tool.title,
     description: tool.description,
@@ -62,9 +68,9 @@ function registerTool(server: McpServer, tool: LocalTool, options: McpServerOpti
     const started = performance.now();
     try {
       const structured = await tool.run(args, {
-        runtime,
+        runtime: runtimeFor(options.runtime, extra),
         signal: extra.signal,
-        onDocumentAdded: (space, documentId) => changes.documentAdded(space, documentId),
+        onDocumentAdded: () => changes.changed(),
       });
       log.info({ tool: tool.name, ms: Math.round(performance.now() - started), ok: true }, 'mcp tool call');
       return toolResult(structured);
@@ -105,7 +111,7 @@ function variable(value: string | string[] | undefined): string {
 
 function registerResources(server: McpServer, runtime: LocalRuntimeClient): void {
   const template = new ResourceTemplate('svc://spaces/{space}/{document}', {
-    list: async (extra) => listDocuments(runtime, extra.signal),
+    list: async (extra) => listDocuments(runtimeFor(runtime, extra), extra.signal),
   });
   server.registerResource('space-document', template, {
     title: 'Knowledge-space document',
@@ -113,7 +119,7 @@ function registerResources(server: McpServer, runtime: LocalRuntimeClient): void
   }, async (uri, variables, extra): Promise<ReadResourceResult> => {
     const space = variable(variables.space);
     const id = variable(variables.document);
-    const document = await runtime.json('GET', `/api/spaces/${encodeURIComponent(space)}/documents/${encodeURIComponent(id)}?include=text`, undefined, extra.signal);
+    const document = await runtimeFor(runtime, extra).json('GET', `/api/spaces/${encodeURIComponent(space)}/documents/${encodeURIComponent(id)}?include=text`, undefined, extra.signal);
     if (!isRecord(document) || typeof document.text !== 'string') throw new Error(`Document ${uri.href} has no text.`);
     return { contents: [{ uri: uri.href, mimeType: document.format === 'markdown' ? 'text/markdown' : 'text/plain', text: document.text }] };
   });
@@ -144,7 +150,7 @@ function registerPrompt(server: McpServer, runtime: LocalRuntimeClient): void {
     description: 'Searches a knowledge space for the question and asks for an answer from the passages found, citing them as [n].',
     argsSchema: { space: z.string().describe('the knowledge space to search'), question: z.string().describe('what to answer') },
   }, async ({ space, question }, extra): Promise<GetPromptResult> => {
-    const body = await runtime.json('POST', `/api/spaces/${encodeURIComponent(space)}/search`, { query: question, top_k: PROMPT_PASSAGES }, extra.signal);
+    const body = await runtimeFor(runtime, extra).json('POST', `/api/spaces/${encodeURIComponent(space)}/search`, { query: question, top_k: PROMPT_PASSAGES }, extra.signal);
     const passages = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];
     return {
       description: `Answer from knowledge space '${space}' with citations`,

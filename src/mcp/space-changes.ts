@@ -21,7 +21,8 @@ export class SpaceChanges {
     return this.#listeners.size;
   }
 
-  documentAdded(_space: string, _documentId: string): void {
+  /** Documents were added, replaced or deleted. */
+  changed(): void {
     if (this.#timer !== undefined || this.#listeners.size === 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;

@@ -103,8 +103,10 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     log.warn({ model: id, owners }, `model id '${id}' is served by ${owners[0]}; the same id from upstream '${owners[1]}' is hidden`);
   });
   let spaces: SpacesRuntime;
+  // Told of every document change, whoever made it, for MCP clients' resource lists.
+  const spaceChanges = new SpaceChanges();
   try {
-    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served });
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed() });
   } catch (error) {
     await Promise.all([engine.close(), upstreams.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
@@ -118,7 +120,6 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
-  const spaceChanges = new SpaceChanges();
   // MCP tool handlers call this daemon over its own loopback listener, as any client would.
   const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0' });
   const mcpLog = log.child({ component: 'mcp' });
