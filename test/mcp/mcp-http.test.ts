@@ -171,7 +171,7 @@ describe('tool calls against the daemon', () => {
     assert.match(await callError(TOOL_NAMES.addToSpace, { space: 'notes', text: 'x', surprise: 1 }), /surprise|unrecognized/i);
     // Past the schema, the runtime's own checks answer (a 4xx becomes the tool error).
     assert.match(await callError(TOOL_NAMES.solve, { solver: 'qaoa', problem: { type: 'qrng', bits: 8 } }), /solves 'route_optimization'.*HTTP 422/);
-    assert.match(await callError(TOOL_NAMES.searchSpace, { space: 'absent', query: 'x' }), /absent.*HTTP 404|HTTP 404/);
+    assert.match(await callError(TOOL_NAMES.searchSpace, { space: 'absent', query: 'x' }), /^svc_search_space: No space named .absent.\. \(space_not_found, HTTP 404\)$/);
     assert.match(await callError(TOOL_NAMES.chat, { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] }), /No model 'no-such-model'/);
     // The session still works afterwards.
     assert.equal((await call(TOOL_NAMES.health, {})).status, 'ok');
