@@ -57,12 +57,11 @@ function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: LocalToo
  * written as a record, and the runtime still checks what arrives with its own.
  */
 const toolMetadataSchema = z
-  .record(
-    z.string().min(1).max(MAX_METADATA_KEY_CHARS),
-    z.union([z.string().max(MAX_METADATA_VALUE_CHARS), z.number(), z.boolean()]),
-  )
+  // Key lengths in a refinement: grammar engines refuse `propertyNames` (see openai-tools.ts).
+  .record(z.string(), z.union([z.string().max(MAX_METADATA_VALUE_CHARS), z.number(), z.boolean()]))
   .refine((value) => Object.keys(value).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
-  .describe('a flat object of strings, numbers and booleans');
+  .refine((value) => Object.keys(value).every((key) => key.length >= 1 && key.length <= MAX_METADATA_KEY_CHARS), `keys are 1-${MAX_METADATA_KEY_CHARS} characters`)
+  .describe(`a flat object of strings, numbers and booleans (at most ${MAX_METADATA_KEYS} keys of 1-${MAX_METADATA_KEY_CHARS} characters)`);
 
 const spaceNameField = z.string().min(1).max(64).describe('the space\'s name (svc_list_spaces lists them)');
 

@@ -108,7 +108,7 @@ export interface RawRuntimeOptions {
   developerKeyRate?: string | undefined;
   developerKeyBurst?: string | undefined;
   spacesEmbedder?: string | undefined;
-  mcpStateless?: boolean | string | undefined;
+  mcpStateless?: boolean | undefined;
   mcpMaxSessions?: string | undefined;
   mcpSessionIdle?: string | undefined;
 }
@@ -253,9 +253,9 @@ export const DEFAULT_MCP_MAX_SESSIONS = 100;
 function mcpFrom(raw: RawRuntimeOptions): McpConfig {
   const idle = parseDuration(raw.mcpSessionIdle ?? '30m', '--mcp-session-idle');
   if (idle < 1000) throw new ConfigError(`--mcp-session-idle: '${raw.mcpSessionIdle}' is shorter than a second; sessions would close between requests.`);
-  const stateless = raw.mcpStateless;
   return {
-    stateless: stateless === true || (typeof stateless === 'string' && /^(1|true|yes|on)$/i.test(stateless.trim())),
+    // As --require-developer-key: commander sets a flag's environment variable as true, whatever its value.
+    stateless: raw.mcpStateless === true,
     maxSessions: integer(raw.mcpMaxSessions, '--mcp-max-sessions', 1, 100_000) ?? DEFAULT_MCP_MAX_SESSIONS,
     sessionIdleMs: idle,
   };

@@ -171,7 +171,7 @@ describe('tool calls against the daemon', () => {
     assert.match(await callError(TOOL_NAMES.addToSpace, { space: 'notes', text: 'x', surprise: 1 }), /surprise|unrecognized/i);
     // Past the schema, the runtime's own checks answer (a 4xx becomes the tool error).
     assert.match(await callError(TOOL_NAMES.solve, { solver: 'qaoa', problem: { type: 'qrng', bits: 8 } }), /solves 'route_optimization'.*HTTP 422/);
-    assert.match(await callError(TOOL_NAMES.searchSpace, { space: 'absent', query: 'x' }), /absent.*HTTP 404|HTTP 404/);
+    assert.match(await callError(TOOL_NAMES.searchSpace, { space: 'absent', query: 'x' }), /^svc_search_space: No space named .absent.\. \(space_not_found, HTTP 404\)$/);
     assert.match(await callError(TOOL_NAMES.chat, { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] }), /No model 'no-such-model'/);
     // The session still works afterwards.
     assert.equal((await call(TOOL_NAMES.health, {})).status, 'ok');
@@ -230,7 +230,7 @@ describe('resources and the prompt', () => {
 });
 
 describe('/openai-tools', () => {
-  test('the same tools as OpenAI functions, with valid names and top-level object parameters', async () => {
+  test('the same tools as OpenAI functions: valid names, the MCP descriptions and fields, bounds as text', async () => {
     const response = await fetch(`${daemon.url}/openai-tools`);
     assert.equal(response.status, 200);
     const body = await response.json() as { tools: { type: string; function: { name: string; description: string; parameters: Record<string, unknown> } }[] };
@@ -238,13 +238,22 @@ describe('/openai-tools', () => {
     for (const tool of body.tools) {
       assert.equal(tool.type, 'function');
       assert.match(tool.function.name, /^[a-zA-Z0-9_-]{1,64}$/);
-      assert.equal(tool.function.parameters.type, 'object');
-      assert.equal(tool.function.parameters.$schema, undefined);
+      const parameters = tool.function.parameters as { type: string; properties: Record<string, unknown>; required?: string[]; $schema?: string };
+      assert.equal(parameters.type, 'object');
+      assert.equal(parameters.$schema, undefined);
       const listed = tools.get(tool.function.name)!;
       assert.equal(tool.function.description, listed.description);
-      const { $schema: _drop, ...mcpSchema } = listed.inputSchema as Record<string, unknown>;
-      assert.deepEqual(tool.function.parameters, mcpSchema, tool.function.name);
+      assert.deepEqual(Object.keys(parameters.properties), Object.keys(listed.inputSchema.properties ?? {}), tool.function.name);
+      assert.deepEqual(parameters.required ?? [], listed.inputSchema.required ?? [], tool.function.name);
+      // Bounds that grammar-constrained engines refuse are stated in descriptions instead.
+      // (A keyword's value is a number or a string; a property of that name holds a schema object.)
+      assert.doesNotMatch(JSON.stringify(parameters), /"(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf)":-?\d|"pattern":"/, tool.function.name);
     }
+    const solve = body.tools.find((t) => t.function.name === TOOL_NAMES.solve)!.function.parameters as { properties: { shots: { description: string } } };
+    assert.match(solve.properties.shots.description, /at least 1, at most 65536/);
+    // The MCP listing keeps the bounds, and calls are checked against them.
+    assert.equal((tools.get(TOOL_NAMES.solve)!.inputSchema.properties as { shots: { maximum: number } }).shots.maximum, 65536);
+    assert.match(await callError(TOOL_NAMES.solve, { solver: 'grover', problem: { type: 'qrng', bits: 8 }, shots: 70000 }), /shots/);
   });
 });
 
