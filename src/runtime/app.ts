@@ -41,6 +41,8 @@ export interface LocalAppOptions {
   offThread: OffThread;
   /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Extra plugins mounted at the root (the MCP server's `/mcp` and `/openai-tools`). */
+  rootPlugins?: ((app: FastifyInstance) => Promise<void>)[];
   /** Knowledge spaces, for chat requests that name `spaces`. */
   spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
@@ -98,5 +100,6 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     { prefix: '/v1' },
   );
   for (const plugin of options.apiPlugins ?? []) await app.register(plugin, { prefix: '/api' });
+  for (const plugin of options.rootPlugins ?? []) await app.register(plugin);
   return app;
 }

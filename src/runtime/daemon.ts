@@ -19,6 +19,9 @@ import { DeveloperKeyFileError } from '../hosted/developer-keys/file-key-verifie
 import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
 import { ConfigError } from './runtime-config.ts';
 import { openSpacesRuntime, SpacesEmbedderError, type SpacesRuntime } from '../spaces/spaces-runtime.ts';
+import { LocalRuntimeClient } from '../mcp/local-runtime-client.ts';
+import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
+import { SpaceChanges } from '../mcp/space-changes.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -107,8 +110,10 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     log.warn({ model: id, owners }, `model id '${id}' is served by ${owners[0]}; the same id from upstream '${owners[1]}' is hidden`);
   });
   let spaces: SpacesRuntime;
+  // Told of every document change, whoever made it, for MCP clients' resource lists.
+  const spaceChanges = new SpaceChanges();
   try {
-    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served });
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed() });
   } catch (error) {
     await Promise.all([engine.close(), upstreams.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
@@ -122,6 +127,9 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
+  // MCP tool handlers call this daemon over its own loopback listener, as any client would.
+  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0' });
+  const mcpLog = log.child({ component: 'mcp' });
   const app = await buildLocalApp({
     models: registry,
     // The built-in embedder is always in memory.
@@ -134,6 +142,16 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
+    rootPlugins: [async (root) => {
+      await root.register(mcpRoutes, {
+        runtime: mcpRuntime,
+        log: { info: (fields, message) => mcpLog.info(fields, message), warn: (fields, message) => mcpLog.warn(fields, message) },
+        changes: spaceChanges,
+        ...config.mcp,
+        bodyLimit: Math.min(config.bodyLimit, DEFAULT_MCP_BODY_LIMIT),
+        drainingSignal: draining.signal,
+      });
+    }],
     spaces: spaces.library,
     developerKeys: developerKeys === undefined || config.developerKeys === undefined
       ? undefined
@@ -255,6 +273,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await serversClosed;
       clearTimeout(grace);
       await app.close();
+      spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
       log.info('stopped');
     })();

@@ -47,6 +47,17 @@ export interface RuntimeConfig {
   developerKeys: DeveloperKeysConfig | undefined;
   /** `--spaces-embedder`: the model id whose embeddings knowledge spaces use; undefined, the built-in embedder. */
   spacesEmbedder: string | undefined;
+  /** The MCP server on `/mcp` (src/mcp, docs/mcp.md). */
+  mcp: McpConfig;
+}
+
+export interface McpConfig {
+  /** `--mcp-stateless`: no sessions; each POST is served by a fresh server (no GET stream, no notifications). */
+  stateless: boolean;
+  /** `--mcp-max-sessions`: open sessions at most; one more is refused with 503. */
+  maxSessions: number;
+  /** `--mcp-session-idle`: a session without requests for this long is closed, ms. */
+  sessionIdleMs: number;
 }
 
 export interface DeveloperKeysConfig {
@@ -97,6 +108,9 @@ export interface RawRuntimeOptions {
   developerKeyRate?: string | undefined;
   developerKeyBurst?: string | undefined;
   spacesEmbedder?: string | undefined;
+  mcpStateless?: boolean | undefined;
+  mcpMaxSessions?: string | undefined;
+  mcpSessionIdle?: string | undefined;
 }
 
 /** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
@@ -229,5 +243,20 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     upstreams: upstreamsFrom(raw, env),
     developerKeys: developerKeysFrom(raw),
     spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),
+    mcp: mcpFrom(raw),
+  };
+}
+
+/** Sessions a daemon holds at once by default: many editors and agents, each with a few. */
+export const DEFAULT_MCP_MAX_SESSIONS = 100;
+
+function mcpFrom(raw: RawRuntimeOptions): McpConfig {
+  const idle = parseDuration(raw.mcpSessionIdle ?? '30m', '--mcp-session-idle');
+  if (idle < 1000) throw new ConfigError(`--mcp-session-idle: '${raw.mcpSessionIdle}' is shorter than a second; sessions would close between requests.`);
+  return {
+    // As --require-developer-key: commander sets a flag's environment variable as true, whatever its value.
+    stateless: raw.mcpStateless === true,
+    maxSessions: integer(raw.mcpMaxSessions, '--mcp-max-sessions', 1, 100_000) ?? DEFAULT_MCP_MAX_SESSIONS,
+    sessionIdleMs: idle,
   };
 }
