@@ -8,7 +8,7 @@ import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
-import { buildLocalApp } from './app.ts';
+import { allowLoopbackOrigins, buildBaseApp, buildLocalApp } from './app.ts';
 import { createHttpServer } from './http-server.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
@@ -130,6 +130,19 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   // MCP tool handlers call this daemon over its own loopback listener, as any client would.
   const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0' });
   const mcpLog = log.child({ component: 'mcp' });
+  const mcpPlugin = async (root: FastifyInstance): Promise<void> => {
+    await root.register(mcpRoutes, {
+      runtime: mcpRuntime,
+      log: { info: (fields, message) => mcpLog.info(fields, message), warn: (fields, message) => mcpLog.warn(fields, message) },
+      changes: spaceChanges,
+      ...config.mcp,
+      bodyLimit: Math.min(config.bodyLimit, DEFAULT_MCP_BODY_LIMIT),
+      drainingSignal: draining.signal,
+    });
+  };
+  const developerKeyOptions = developerKeys === undefined || config.developerKeys === undefined
+    ? undefined
+    : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit };
   const app = await buildLocalApp({
     models: registry,
     // The built-in embedder is always in memory.
@@ -142,20 +155,10 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
-    rootPlugins: [async (root) => {
-      await root.register(mcpRoutes, {
-        runtime: mcpRuntime,
-        log: { info: (fields, message) => mcpLog.info(fields, message), warn: (fields, message) => mcpLog.warn(fields, message) },
-        changes: spaceChanges,
-        ...config.mcp,
-        bodyLimit: Math.min(config.bodyLimit, DEFAULT_MCP_BODY_LIMIT),
-        drainingSignal: draining.signal,
-      });
-    }],
+    // `/mcp` shares this listener unless --mcp-port gives it its own (below).
+    rootPlugins: config.mcp.port === undefined ? [mcpPlugin] : [],
     spaces: spaces.library,
-    developerKeys: developerKeys === undefined || config.developerKeys === undefined
-      ? undefined
-      : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit },
+    developerKeys: developerKeyOptions,
     health: async () => ({
       version: SVC_VERSION,
       model: {
@@ -169,7 +172,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       },
       substrate: 'local',
       quantum: { ...solver.capability(), ...solver.load },
-      network: { listen: urls, loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
+      // `mcp`: where MCP clients connect (the daemon's own addresses unless --mcp-port).
+      network: { listen: urls, mcp: (mcpUrls.length > 0 ? mcpUrls : urls).map((u) => `${u}/mcp`), loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
       // Only configured upstreams are ever dialled (telemetry is off); remote ones count here.
       outbound_connections: upstreams.outboundConnections(),
@@ -183,11 +187,20 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     }),
   });
   await app.ready();
+  let mcpApp: FastifyInstance | undefined;
+  if (config.mcp.port !== undefined) {
+    mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions });
+    await allowLoopbackOrigins(mcpApp);
+    await mcpApp.register(mcpPlugin);
+    await mcpApp.ready();
+  }
+  const mcpUrls: string[] = [];
 
   // Every (port, host) pair gets its own http.Server sharing Fastify's router.
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await mcpApp?.close();
     await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close()]);
     throw error;
   };
@@ -230,10 +243,30 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     }
   }
 
+  if (mcpApp !== undefined && config.mcp.port !== undefined) {
+    // Its own port on every host the daemon binds; 0 picks one free port for all of them.
+    let port = config.mcp.port;
+    for (const [i, host] of config.hosts.entries()) {
+      const server = i === 0 ? mcpApp.server : createHttpServer(requestTimeoutMs, mcpApp.routing);
+      try {
+        port = await listen(server, port, host);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) continue;
+        return fail(error);
+      }
+      servers.push(server);
+      mcpUrls.push(urlOf(host, port));
+    }
+  }
+
   await discovery;
   // The built-in embedder is always there; "no model" means nothing that chats or a GGUF embedder.
   const models = served.list().map((m) => m.id);
-  log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
+  log.info(
+    { addresses: urls, ...(mcpUrls.length > 0 ? { mcp_addresses: mcpUrls } : {}), models, dataDir: config.dataDir, threads: config.threads },
+    `svc ${SVC_VERSION} listening on ${urls.join(', ')}${mcpUrls.length > 0 ? `; MCP on ${mcpUrls.map((u) => `${u}/mcp`).join(', ')}` : ''}`,
+  );
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   if (models.length === 0 && upstreams.size > 0) {
@@ -273,6 +306,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await serversClosed;
       clearTimeout(grace);
       await app.close();
+      await mcpApp?.close();
       spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
       log.info('stopped');

@@ -156,6 +156,11 @@ describe('tool calls against the daemon', () => {
     const all = await call(TOOL_NAMES.searchSpaces, { query: 'impeller', mode: 'bm25' }) as { mode: string; results: { space: string }[] };
     assert.equal(all.mode, 'bm25');
     assert.equal(all.results[0]?.space, 'notes');
+
+    // Chat grounded in the space: the passages it was given come back as numbered citations.
+    const grounded = await call(TOOL_NAMES.chat, { model: 'tiny', messages: [{ role: 'user', content: 'How often is the impeller seal replaced?' }], spaces: ['notes'], max_tokens: 4 }) as { citations?: { index: number; document_id: string }[] };
+    assert.equal(grounded.citations?.[0]?.index, 1);
+    assert.equal(grounded.citations[0].document_id, added.document.id);
   });
 
   test('solve and solve batch on the simulator', async () => {

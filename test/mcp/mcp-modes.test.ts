@@ -99,3 +99,37 @@ describe('session cap and idle sessions', () => {
     await old.text();
   });
 });
+
+describe('--mcp-port: /mcp on its own listener', () => {
+  let daemon: DaemonProcess;
+  let mcpUrl: string;
+  before(async () => {
+    daemon = await startDaemon({ args: ['--mcp-port', '0'], withModel: false });
+    const started = daemon.logs.find((entry) => Array.isArray(entry.mcp_addresses));
+    assert.ok(started !== undefined, 'the start-up line names the MCP addresses');
+    mcpUrl = (started.mcp_addresses as string[])[0]!;
+  });
+  after(async () => {
+    assert.equal(await daemon.stop(), 0);
+  });
+
+  test('tools work there and call the daemon; the daemon\'s port no longer serves /mcp, nor the MCP port the API', async () => {
+    assert.notEqual(new URL(mcpUrl).port, String(daemon.port));
+    const client = await connect(mcpUrl);
+    try {
+      const result = (await client.callTool({ name: TOOL_NAMES.listModels, arguments: {} })) as CallToolResult;
+      assert.deepEqual((result.structuredContent as { models: { id: string }[] }).models.map((m) => m.id), ['svc-hashed-embed-v1']);
+    } finally {
+      await client.close();
+    }
+    assert.equal((await fetch(`${mcpUrl}/openai-tools`)).status, 200);
+    const health = await (await fetch(`${daemon.url}/health`)).json() as { network: { mcp: string[]; loopback_only: boolean } };
+    assert.equal(health.network.mcp[0], `${mcpUrl}/mcp`);
+    assert.equal(health.network.loopback_only, true);
+    assert.equal((await fetch(`${daemon.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: initialize })).status, 404);
+    assert.equal((await fetch(`${mcpUrl}/v1/models`)).status, 404);
+    // The same loopback guard.
+    const foreign = await fetch(`${mcpUrl}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: initialize });
+    assert.equal(foreign.status, 403);
+  });
+});
