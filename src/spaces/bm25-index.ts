@@ -14,8 +14,9 @@ import { foldedWords } from './word-tokens.ts';
  * store's chunk text on a space's first BM25 search and updated after each committed write,
  * and results are read back from the store by id, so a chunk deleted since never shows.
  *
- * Ids are chunk row ids (safe integers). Memory: about 10 bytes per distinct (term, chunk)
- * pair plus the vocabulary.
+ * Ids are chunk row ids (safe integers). Memory: 6 bytes per distinct (term, chunk) pair in
+ * postings that grow by doubling, 4 more for the chunk's own term list, plus the vocabulary:
+ * about 140 MB at 100,000 chunks of 44 MB of text.
  */
 
 const K1 = 1.2;

@@ -314,12 +314,13 @@ class LocalSpaceLibrary implements SpaceLibrary {
     const words = [...new Set(foldedWords(request.query))];
     const frequencies = this.#store.documentFrequencies(row.id, words);
     const frequency = (word: string) => frequencies.get(word) ?? 0;
-    const accept = documentIds === null ? undefined : membership(this.#store.chunkIdsOfDocuments(documentIds));
+    const textIndex = lists.bm25 === null ? null : this.#textIndex(row);
+    // The in-memory indexes filter by chunk id; FTS5 joins the documents itself.
+    const accept = documentIds === null || (textIndex === null && lists.dense === null) ? undefined : membership(this.#store.chunkIdsOfDocuments(documentIds));
     if (lists.bm25 !== null) {
       const terms = queryTerms(request.query);
-      const index = this.#textIndex(row);
-      if (index !== null) {
-        lists.bm25 = index.search(selectiveTerms(terms, frequency, row.chunk_count, INDEX_ROW_BUDGET), depth, accept);
+      if (textIndex !== null) {
+        lists.bm25 = textIndex.search(selectiveTerms(terms, frequency, row.chunk_count, INDEX_ROW_BUDGET), depth, accept);
       } else {
         const expression = bm25Expression(selectiveTerms(terms, frequency, row.chunk_count));
         if (expression !== null) lists.bm25 = this.#store.bm25(row.id, expression, depth, documentIds);
