@@ -69,6 +69,10 @@ export class Bm25Index {
     return this.#slotOf.size;
   }
 
+  has(id: number): boolean {
+    return this.#slotOf.has(id);
+  }
+
   /** Adds chunks (or replaces them, by id) with their text. */
   upsert(entries: Iterable<{ id: number; text: string }>): void {
     for (const { id, text } of entries) {

@@ -390,8 +390,21 @@ class LocalSpaceLibrary implements SpaceLibrary {
 
   /** The space's BM25 index once it is full; null while it fills (starting the fill on first call). */
   #textIndex(row: SpaceRow): Bm25Index | null {
-    const fill = this.#textIndexes.get(row.id) ?? this.#startTextIndex(row.id);
+    let fill = this.#textIndexes.get(row.id) ?? this.#startTextIndex(row.id);
+    if (fill.full && !this.#textIndexCurrent(row, fill.index)) fill = this.#startTextIndex(row.id);
     return fill.full ? fill.index : null;
+  }
+
+  /**
+   * Whether the index holds what the store does, as far as a write could have changed it: an
+   * add makes a chunk newer than any the index has, a delete alone lowers the count. Every
+   * write path updates the index; this only makes one that forgot cost a refill, never a
+   * passage missing from BM25.
+   */
+  #textIndexCurrent(row: SpaceRow, index: Bm25Index): boolean {
+    if (index.size !== row.chunk_count) return false;
+    const newest = this.#store.newestChunkId(row.id);
+    return newest === null || index.has(newest);
   }
 
   #startTextIndex(spaceId: number): TextIndexFill {
