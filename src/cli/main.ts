@@ -3,6 +3,7 @@ import { SVC_VERSION } from '../shared/version.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { debugRequested, reportCliError } from './cli-errors.ts';
 import { registerHostedCommand } from './hosted-command.ts';
+import { registerMcpCommand } from './mcp-command.ts';
 import { registerModelsCommand } from './models-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
@@ -21,6 +22,7 @@ registerAdminCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);
 registerSpacesCommand(program);
+registerMcpCommand(program);
 
 // The command that is running ("models list"), to name it in an error report.
 let running = '';

@@ -1,3 +1,5 @@
+import type { ModelPlane } from './model-plane.ts';
+
 /**
  * The engine-facing interface the HTTP layer talks to (after vercel/ai's provider split):
  * a model can generate chat or plain-text completions, whole or streamed as typed parts, and
@@ -126,6 +128,8 @@ export interface EmbedResult {
 
 export interface LanguageModel {
   readonly id: string;
+  /** `remote` for a model an upstream off this machine serves (model-plane.ts); absent means local. */
+  readonly plane?: ModelPlane | undefined;
   chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult>;
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult>;
   /** Each input is text, or token ids of this model's vocabulary (as OpenAI accepts). */
@@ -154,6 +158,8 @@ export interface ModelDescriptor {
   embeddingLength?: number | null;
   /** What the model is built for (model-capabilities.ts). */
   capabilities?: readonly ('chat' | 'embeddings')[];
+  /** `remote` for a model an upstream off this machine serves (model-plane.ts); absent means local. */
+  plane?: ModelPlane | undefined;
 }
 
 /** Where the HTTP layer finds models: the list it shows and the model behind an id. */

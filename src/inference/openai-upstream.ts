@@ -364,12 +364,14 @@ function toolFields(options: ChatOptions): Record<string, unknown> {
 export class UpstreamModel implements LanguageModel {
   readonly id: string;
   readonly upstreamId: string;
+  readonly plane: UpstreamKind;
   readonly #upstream: OpenAIUpstream;
 
   constructor(upstream: OpenAIUpstream, upstreamId: string, publicId: string) {
     this.#upstream = upstream;
     this.upstreamId = upstreamId;
     this.id = publicId;
+    this.plane = upstream.kind;
   }
 
   chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult> {

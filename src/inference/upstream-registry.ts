@@ -98,7 +98,7 @@ export class UpstreamRegistry implements ModelRegistry {
     for (const entry of this.#entries.values()) {
       this.#refreshIfStale(entry);
       for (const info of entry.models.values()) {
-        out.push({ id: `${entry.spec.name}/${info.id}`, created: info.created ?? entry.since, ownedBy: entry.spec.name });
+        out.push({ id: `${entry.spec.name}/${info.id}`, created: info.created ?? entry.since, ownedBy: entry.spec.name, plane: entry.spec.kind });
       }
     }
     return out;

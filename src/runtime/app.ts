@@ -41,17 +41,22 @@ export interface LocalAppOptions {
   offThread: OffThread;
   /** Extra plugins (quantum solve, spaces) mounted under `/api`. */
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Extra plugins mounted at the root (the MCP server's `/mcp` and `/openai-tools`). */
+  rootPlugins?: ((app: FastifyInstance) => Promise<void>)[];
   /** Knowledge spaces, for chat requests that name `spaces`. */
   spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
   developerKeys?: DeveloperKeyGuardOptions | undefined;
 }
 
+/** What every listener of the daemon shares: its server settings, error envelope, guards and log. */
+export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys'>;
+
 /**
- * Assembles the local runtime from plugins (after fastify/demo: this file builds, server.ts
- * listens). The loopback guard and error envelope cover every route.
+ * A Fastify app with what every listener of the daemon needs before its routes: the error
+ * envelope, the loopback guard, the request log, draining and developer keys.
  */
-export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
+export function buildBaseApp(options: BaseAppOptions): FastifyInstance {
   const app = Fastify({
     ...(options.logger !== undefined ? { loggerInstance: options.logger } : { logger: false }),
     // Fastify's two lines per request are replaced by request-log.ts's one.
@@ -69,7 +74,6 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     frameworkErrors: (error, _request, reply) => sendApiError(reply, toApiError(error)),
   });
   installOpenAIErrorHandler(app);
-  installJsonBodyParser(app, options.offThread);
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);
@@ -77,12 +81,25 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     const guard = installDeveloperKeyGuard(app, options.developerKeys);
     app.addHook('onClose', async () => guard.close());
   }
+  return app;
+}
+
+/** Browser apps served from a loopback origin may call the daemon (the guard has already refused every other origin), as Ollama allows for localhost by default. */
+export async function allowLoopbackOrigins(app: FastifyInstance): Promise<void> {
+  await app.register(cors, { origin: true, maxAge: 600 });
+}
+
+/**
+ * Assembles the local runtime from plugins (after fastify/demo: this file builds, server.ts
+ * listens). The loopback guard and error envelope cover every route.
+ */
+export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
+  const app = buildBaseApp(options);
+  installJsonBodyParser(app, options.offThread);
   installCharsetGuard(app);
   installHttpOptions(app);
   installMemoryRelief(app);
-  // Browser apps served from a loopback origin may call the daemon (the guard has already
-  // refused every other origin), as Ollama allows for localhost by default.
-  await app.register(cors, { origin: true, maxAge: 600 });
+  await allowLoopbackOrigins(app);
 
   await app.register(healthRoute, { report: options.health });
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint, spaces: options.spaces };
@@ -98,5 +115,6 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     { prefix: '/v1' },
   );
   for (const plugin of options.apiPlugins ?? []) await app.register(plugin, { prefix: '/api' });
+  for (const plugin of options.rootPlugins ?? []) await app.register(plugin);
   return app;
 }

@@ -3,6 +3,7 @@ import type { GenerateResult, GenerationPart, ModelRegistry } from '../inference
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
 import { toChatMessages, toChatOptions } from './chat-request.ts';
+import { localContextInChat, refuseLocalContext } from './local-context-guard.ts';
 import { lookupModel } from './model-lookup.ts';
 import { requestBody } from './request-body.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
@@ -56,6 +57,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
     const chatOptions = toChatOptions(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
+    refuseLocalContext(model, () => localContextInChat(body));
     let retrieval: { svc_retrieval: RetrievalExtension } | undefined;
     if (body.retrieval != null && body.spaces == null) throw ApiError.invalidRequest('retrieval applies to the spaces a request names: send spaces too.', 'retrieval');
     if (body.spaces != null) {

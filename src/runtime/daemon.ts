@@ -8,7 +8,7 @@ import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
-import { buildLocalApp } from './app.ts';
+import { allowLoopbackOrigins, buildBaseApp, buildLocalApp } from './app.ts';
 import { createHttpServer } from './http-server.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
@@ -19,6 +19,9 @@ import { DeveloperKeyFileError } from '../hosted/developer-keys/file-key-verifie
 import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
 import { ConfigError } from './runtime-config.ts';
 import { openSpacesRuntime, SpacesEmbedderError, type SpacesRuntime } from '../spaces/spaces-runtime.ts';
+import { LocalRuntimeClient } from '../mcp/local-runtime-client.ts';
+import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
+import { SpaceChanges } from '../mcp/space-changes.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -107,8 +110,10 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     log.warn({ model: id, owners }, `model id '${id}' is served by ${owners[0]}; the same id from upstream '${owners[1]}' is hidden`);
   });
   let spaces: SpacesRuntime;
+  // Told of every document change, whoever made it, for MCP clients' resource lists.
+  const spaceChanges = new SpaceChanges();
   try {
-    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served });
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed() });
   } catch (error) {
     await Promise.all([engine.close(), upstreams.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
@@ -122,6 +127,22 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
+  // MCP tool handlers call this daemon over its own loopback listener, as any client would.
+  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0' });
+  const mcpLog = log.child({ component: 'mcp' });
+  const mcpPlugin = async (root: FastifyInstance): Promise<void> => {
+    await root.register(mcpRoutes, {
+      runtime: mcpRuntime,
+      log: { info: (fields, message) => mcpLog.info(fields, message), warn: (fields, message) => mcpLog.warn(fields, message) },
+      changes: spaceChanges,
+      ...config.mcp,
+      bodyLimit: Math.min(config.bodyLimit, DEFAULT_MCP_BODY_LIMIT),
+      drainingSignal: draining.signal,
+    });
+  };
+  const developerKeyOptions = developerKeys === undefined || config.developerKeys === undefined
+    ? undefined
+    : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit };
   const app = await buildLocalApp({
     models: registry,
     // The built-in embedder is always in memory.
@@ -134,10 +155,10 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
+    // `/mcp` shares this listener unless --mcp-port gives it its own (below).
+    rootPlugins: config.mcp.port === undefined ? [mcpPlugin] : [],
     spaces: spaces.library,
-    developerKeys: developerKeys === undefined || config.developerKeys === undefined
-      ? undefined
-      : { verifier: developerKeys, required: config.developerKeys.required, limit: config.developerKeys.limit },
+    developerKeys: developerKeyOptions,
     health: async () => ({
       version: SVC_VERSION,
       model: {
@@ -151,7 +172,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       },
       substrate: 'local',
       quantum: { ...solver.capability(), ...solver.load },
-      network: { listen: urls, loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
+      // `mcp`: where MCP clients connect (the daemon's own addresses unless --mcp-port).
+      network: { listen: urls, mcp: (mcpUrls.length > 0 ? mcpUrls : urls).map((u) => `${u}/mcp`), loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
       // Only configured upstreams are ever dialled (telemetry is off); remote ones count here.
       outbound_connections: upstreams.outboundConnections(),
@@ -165,11 +187,20 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     }),
   });
   await app.ready();
+  let mcpApp: FastifyInstance | undefined;
+  if (config.mcp.port !== undefined) {
+    mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions });
+    await allowLoopbackOrigins(mcpApp);
+    await mcpApp.register(mcpPlugin);
+    await mcpApp.ready();
+  }
+  const mcpUrls: string[] = [];
 
   // Every (port, host) pair gets its own http.Server sharing Fastify's router.
   const servers: Server[] = [];
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await mcpApp?.close();
     await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close()]);
     throw error;
   };
@@ -212,10 +243,30 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     }
   }
 
+  if (mcpApp !== undefined && config.mcp.port !== undefined) {
+    // Its own port on every host the daemon binds; 0 picks one free port for all of them.
+    let port = config.mcp.port;
+    for (const [i, host] of config.hosts.entries()) {
+      const server = i === 0 ? mcpApp.server : createHttpServer(requestTimeoutMs, mcpApp.routing);
+      try {
+        port = await listen(server, port, host);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) continue;
+        return fail(error);
+      }
+      servers.push(server);
+      mcpUrls.push(urlOf(host, port));
+    }
+  }
+
   await discovery;
   // The built-in embedder is always there; "no model" means nothing that chats or a GGUF embedder.
   const models = served.list().map((m) => m.id);
-  log.info({ addresses: urls, models, dataDir: config.dataDir, threads: config.threads }, `svc ${SVC_VERSION} listening on ${urls.join(', ')}`);
+  log.info(
+    { addresses: urls, ...(mcpUrls.length > 0 ? { mcp_addresses: mcpUrls } : {}), models, dataDir: config.dataDir, threads: config.threads },
+    `svc ${SVC_VERSION} listening on ${urls.join(', ')}${mcpUrls.length > 0 ? `; MCP on ${mcpUrls.map((u) => `${u}/mcp`).join(', ')}` : ''}`,
+  );
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   if (models.length === 0 && upstreams.size > 0) {
@@ -255,6 +306,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await serversClosed;
       clearTimeout(grace);
       await app.close();
+      await mcpApp?.close();
+      spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
       log.info('stopped');
     })();

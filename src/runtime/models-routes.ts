@@ -25,6 +25,8 @@ function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
     embedding_length: m.embeddingLength ?? null,
     capabilities: m.capabilities ?? [],
     state: loaded.has(m.id) ? 'loaded' : 'not-loaded',
+    // Where it runs: `remote` models never receive local-context data (MCP tools, privacy rule).
+    plane: m.plane ?? 'local',
   };
 }
 

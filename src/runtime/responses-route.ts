@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { runGeneration, toOpenAIUsage } from './generation-run.ts';
+import { localContextInResponse, refuseLocalContext } from './local-context-guard.ts';
 import { lookupModel } from './model-lookup.ts';
 import { responseRequestSchema } from './openai-schemas.ts';
 import { requestBody } from './request-body.ts';
@@ -25,6 +26,7 @@ export async function responsesRoute(app: FastifyInstance, options: ResponsesRou
     const chatOptions = toResponseOptions(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
+    refuseLocalContext(model, () => localContextInResponse(body));
     const sampling = samplingFrom(body, body.max_output_tokens);
     const response = new ResponseBuilder({
       model: model.id,

@@ -47,6 +47,19 @@ export interface RuntimeConfig {
   developerKeys: DeveloperKeysConfig | undefined;
   /** `--spaces-embedder`: the model id whose embeddings knowledge spaces use; undefined, the built-in embedder. */
   spacesEmbedder: string | undefined;
+  /** The MCP server on `/mcp` (src/mcp, docs/mcp.md). */
+  mcp: McpConfig;
+}
+
+export interface McpConfig {
+  /** `--mcp-port`: `/mcp` and `/openai-tools` on their own port (every host); undefined, on the daemon's ports. */
+  port: number | undefined;
+  /** `--mcp-stateless`: no sessions; each POST is served by a fresh server (no GET stream, no notifications). */
+  stateless: boolean;
+  /** `--mcp-max-sessions`: open sessions at most; one more is refused with 503. */
+  maxSessions: number;
+  /** `--mcp-session-idle`: a session without requests for this long is closed, ms. */
+  sessionIdleMs: number;
 }
 
 export interface DeveloperKeysConfig {
@@ -97,6 +110,10 @@ export interface RawRuntimeOptions {
   developerKeyRate?: string | undefined;
   developerKeyBurst?: string | undefined;
   spacesEmbedder?: string | undefined;
+  mcpPort?: string | undefined;
+  mcpStateless?: boolean | undefined;
+  mcpMaxSessions?: string | undefined;
+  mcpSessionIdle?: string | undefined;
 }
 
 /** A flag or environment value the daemon cannot use; the CLI exits 2 with its message. */
@@ -217,7 +234,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
   if (telemetry !== 'none') {
     throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
   }
-  return {
+  const config: RuntimeConfig = {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
     ...resolveEngineSettings(raw, resolve(raw.dataDir ?? join(homedir(), '.svc'))),
@@ -229,5 +246,25 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     upstreams: upstreamsFrom(raw, env),
     developerKeys: developerKeysFrom(raw),
     spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),
+    mcp: mcpFrom(raw),
+  };
+  if (config.mcp.port !== undefined && config.mcp.port !== 0 && config.ports.includes(config.mcp.port)) {
+    throw new ConfigError(`--mcp-port ${config.mcp.port}: the daemon already serves that port (with /mcp on it); pick another, or leave --mcp-port out to share it.`);
+  }
+  return config;
+}
+
+/** Sessions a daemon holds at once by default: many editors and agents, each with a few. */
+export const DEFAULT_MCP_MAX_SESSIONS = 100;
+
+function mcpFrom(raw: RawRuntimeOptions): McpConfig {
+  const idle = parseDuration(raw.mcpSessionIdle ?? '30m', '--mcp-session-idle');
+  if (idle < 1000) throw new ConfigError(`--mcp-session-idle: '${raw.mcpSessionIdle}' is shorter than a second; sessions would close between requests.`);
+  return {
+    port: integer(raw.mcpPort, '--mcp-port', 0, 65535),
+    // As --require-developer-key: commander sets a flag's environment variable as true, whatever its value.
+    stateless: raw.mcpStateless === true,
+    maxSessions: integer(raw.mcpMaxSessions, '--mcp-max-sessions', 1, 100_000) ?? DEFAULT_MCP_MAX_SESSIONS,
+    sessionIdleMs: idle,
   };
 }

@@ -8,6 +8,7 @@ import { sharedExtractionWorker } from './extraction-worker.ts';
 import { DEFAULT_MAX_DOCUMENT_BYTES } from './extract-document.ts';
 import { ModelEmbedder } from './model-embedder.ts';
 import { openSpaceLibrary } from './space-library.ts';
+import { withChangeHook } from './library-change-hook.ts';
 import { spacesRoutes } from './spaces-routes.ts';
 import type { Embedder, SpaceLibrary } from './space-types.ts';
 
@@ -56,11 +57,12 @@ async function chooseEmbedder(id: string | undefined, models: ModelRegistry, bui
   return new ModelEmbedder(model, dimensions);
 }
 
-export async function openSpacesRuntime(options: { dataDir: string; embedder?: string | undefined; models: ModelRegistry }): Promise<SpacesRuntime> {
+export async function openSpacesRuntime(options: { dataDir: string; embedder?: string | undefined; models: ModelRegistry; onDocumentsChanged?: (space: string) => void }): Promise<SpacesRuntime> {
   const builtin = new HashedEmbedder();
   const builtinModels = new EmbedderModelRegistry(builtin);
   const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin);
-  const library = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
+  const opened = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
+  const library = options.onDocumentsChanged === undefined ? opened : withChangeHook(opened, options.onDocumentsChanged);
   const jobs = new IngestJobs({ maxQueuedBytes: SPACES_MAX_QUEUED_BYTES });
   return {
     library,

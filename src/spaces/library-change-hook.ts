@@ -1,0 +1,38 @@
+import type { SpaceLibrary } from './space-types.ts';
+
+/**
+ * The library, telling `onChanged` after each change to the set of documents (added, replaced,
+ * deleted, or gone with their space), whoever made it: a route, an ingest job, chat. The MCP
+ * server turns it into `notifications/resources/list_changed`.
+ */
+export function withChangeHook(library: SpaceLibrary, onChanged: (space: string) => void): SpaceLibrary {
+  return {
+    createSpace: (name) => library.createSpace(name),
+    listSpaces: () => library.listSpaces(),
+    getSpace: (name) => library.getSpace(name),
+    async deleteSpace(name) {
+      await library.deleteSpace(name);
+      onChanged(name);
+    },
+    async addDocument(space, input) {
+      const added = await library.addDocument(space, input);
+      if (added.created) onChanged(space);
+      return added;
+    },
+    async replaceDocument(space, documentId, input) {
+      const replaced = await library.replaceDocument(space, documentId, input);
+      onChanged(space);
+      return replaced;
+    },
+    async deleteDocument(space, documentId) {
+      await library.deleteDocument(space, documentId);
+      onChanged(space);
+    },
+    listDocuments: (space, page) => library.listDocuments(space, page),
+    getDocument: (space, documentId, options) => library.getDocument(space, documentId, options),
+    search: (space, request) => library.search(space, request),
+    searchAll: (request) => library.searchAll(request),
+    reindex: (space, onProgress) => library.reindex(space, onProgress),
+    close: () => library.close(),
+  };
+}

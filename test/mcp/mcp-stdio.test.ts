@@ -1,0 +1,110 @@
+/**
+ * `svc mcp`, the stdio bridge, spawned as editors spawn it, driven by the SDK's own stdio
+ * client: the same tools as `/mcp`, each calling the daemon at SVC_URL; with no daemon there,
+ * tool calls are errors that say so and the bridge keeps running.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { TOOL_NAMES } from '../../src/mcp/tool-names.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+/** `svc mcp` with SVC_URL set, connected; stderr collected (stdout is the protocol's). */
+async function bridge(url: string): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, 'mcp', '--log-level', 'info'],
+    cwd: join(MAIN, '../../..'),
+    env: { ...process.env, SVC_URL: url } as Record<string, string>,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const client = new Client({ name: 'svc-stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+function textOf(result: CallToolResult): string {
+  const text = result.content.find((c) => c.type === 'text');
+  return text?.type === 'text' ? text.text : '';
+}
+
+describe('svc mcp with a daemon', () => {
+  let daemon: DaemonProcess;
+  let client: Client;
+  let stderr: () => string;
+
+  before(async () => {
+    daemon = await startDaemon();
+    ({ client, stderr } = await bridge(daemon.url));
+  });
+  after(async () => {
+    await client.close();
+    assert.equal(await daemon.stop(), 0);
+  });
+
+  test('lists the same tools and prompt as /mcp', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), Object.values(TOOL_NAMES).sort());
+    const openai = await (await fetch(`${daemon.url}/openai-tools`)).json() as { tools: { function: { name: string } }[] };
+    assert.deepEqual(tools.map((t) => t.name), openai.tools.map((t) => t.function.name));
+    assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['svc_answer_from_space']);
+  });
+
+  test('calls each kind of tool through the daemon', async () => {
+    const health = (await client.callTool({ name: TOOL_NAMES.health, arguments: {} })) as CallToolResult;
+    assert.equal((health.structuredContent as { status: string }).status, 'ok');
+
+    const chat = (await client.callTool({ name: TOOL_NAMES.chat, arguments: { model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 } })) as CallToolResult;
+    assert.notEqual(chat.isError, true, textOf(chat));
+    assert.equal((chat.structuredContent as { model: string }).model, 'tiny');
+
+    const created = await fetch(`${daemon.url}/api/spaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bridge' }) });
+    assert.equal(created.status, 201);
+    const changed = new Promise<void>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()));
+    const added = (await client.callTool({ name: TOOL_NAMES.addToSpace, arguments: { space: 'bridge', text: 'Stdio bridges speak JSON-RPC on stdout.' } })) as CallToolResult;
+    assert.equal((added.structuredContent as { created: boolean }).created, true);
+    await changed;
+    const found = (await client.callTool({ name: TOOL_NAMES.searchSpace, arguments: { space: 'bridge', query: 'stdout' } })) as CallToolResult;
+    assert.match((found.structuredContent as { results: { text: string }[] }).results[0]?.text ?? '', /JSON-RPC on stdout/);
+    const { resources } = await client.listResources();
+    assert.ok(resources.some((r) => r.uri.startsWith('svc://spaces/bridge/')));
+
+    const solved = (await client.callTool({ name: TOOL_NAMES.solve, arguments: { solver: 'grover', problem: { type: 'qrng', bits: 8 }, shots: 1 } })) as CallToolResult;
+    assert.equal((solved.structuredContent as { status: string }).status, 'completed');
+  });
+
+  test('logs go to stderr, by tool name and outcome only, never arguments', async () => {
+    await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v1', input: 'a secret-looking sentence' } });
+    // The log line is written after the answer; wait for it (a few ms).
+    for (let i = 0; i < 200 && !stderr().includes('"tool":"svc_embed"'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.match(stderr(), /"tool":"svc_embed"/);
+    assert.doesNotMatch(stderr(), /secret-looking/);
+  });
+});
+
+describe('svc mcp without a daemon', () => {
+  test('tool calls are errors that say the daemon is unreachable, and the bridge keeps serving', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const { client } = await bridge(url);
+    try {
+      for (const name of [TOOL_NAMES.health, TOOL_NAMES.listSpaces]) {
+        const result = (await client.callTool({ name, arguments: {} })) as CallToolResult;
+        assert.equal(result.isError, true);
+        assert.match(textOf(result), new RegExp(`daemon at ${url.replace(/\./g, '\\.')} is unreachable`));
+        assert.match(textOf(result), /svc serve/);
+      }
+      assert.equal((await client.listTools()).tools.length, Object.keys(TOOL_NAMES).length);
+    } finally {
+      await client.close();
+    }
+  });
+});
