@@ -28,8 +28,8 @@ export interface SpaceLibraryOptions {
 
 /** Chunks embedded per embedder call: big enough for a model's batching, small enough to yield to searches between calls. */
 const EMBED_BATCH = 128;
-/** Chunks read into a BM25 index per event-loop turn: about 50 ms on a busy 2-core machine. */
-const TEXT_INDEX_SLICE = 500;
+/** Chunks read into a BM25 index per event-loop turn: about 20 ms of work (1 µs a word), what a request may wait behind. */
+const TEXT_INDEX_SLICE = 200;
 /**
  * The in-memory BM25 index adds a posting in a few ns where FTS5 scored a row in 1–2 µs, so it
  * affords 10 times FTS5's row budget (bm25-query.ts): common words stay in the query unless
