@@ -36,6 +36,11 @@ const NO_WEIGHT_SHARE = 0.5;
 const ROW_BUDGET_SHARE = 0.2;
 const MIN_ROW_BUDGET = 5_000;
 const MAX_ROW_BUDGET = 20_000;
+/** The rows FTS5 may score for one query in a space of `chunkCount` chunks. */
+export function fts5RowBudget(chunkCount: number): number {
+  return Math.min(Math.max(ROW_BUDGET_SHARE * chunkCount, MIN_ROW_BUDGET), MAX_ROW_BUDGET);
+}
+
 /** Terms in at most this share of the chunks always stay: a rare word is what a query is about. */
 const ALWAYS_KEPT_SHARE = 0.02;
 
@@ -48,10 +53,14 @@ const ALWAYS_KEPT_SHARE = 0.02;
  * fifth without the floor) the first step changed nothing and the second cost 0.011 of MRR@10
  * (0.457 → 0.447) for a third of the rows scored.
  * `documentFrequency` is of the unstemmed word, a lower bound of FTS5's stem counts.
+ * `rowBudget` is FTS5's unless told: the in-memory BM25 index (bm25-index.ts) affords more.
  */
-export function selectiveTerms(terms: readonly string[], documentFrequency: (term: string) => number, chunkCount: number): string[] {
+export function selectiveTerms(
+  terms: readonly string[], documentFrequency: (term: string) => number, chunkCount: number,
+  rowBudget: (chunkCount: number) => number = fts5RowBudget,
+): string[] {
   if (terms.length <= 1) return [...terms];
-  const budget = Math.min(Math.max(ROW_BUDGET_SHARE * chunkCount, MIN_ROW_BUDGET), MAX_ROW_BUDGET);
+  const budget = rowBudget(chunkCount);
   // Cheap enough as it is: every term counts (in a small space every word of a query can be in
   // over half the chunks, and dropping them would find nothing).
   if (terms.reduce((sum, term) => sum + documentFrequency(term), 0) <= budget) return [...terms];

@@ -32,6 +32,7 @@ export function withChangeHook(library: SpaceLibrary, onChanged: (space: string)
     getDocument: (space, documentId, options) => library.getDocument(space, documentId, options),
     search: (space, request) => library.search(space, request),
     searchAll: (request) => library.searchAll(request),
+    warmUp: (space) => library.warmUp(space),
     reindex: (space, onProgress) => library.reindex(space, onProgress),
     close: () => library.close(),
   };

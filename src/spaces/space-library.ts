@@ -5,6 +5,7 @@ import { stemmer } from 'stemmer';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
 import { quoteInput } from '../shared/quote-input.ts';
+import { Bm25Index } from './bm25-index.ts';
 import { bm25Expression, queryTerms, selectiveTerms } from './bm25-query.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
 import { fuseRanks } from './rank-fusion.ts';
@@ -27,6 +28,14 @@ export interface SpaceLibraryOptions {
 
 /** Chunks embedded per embedder call: big enough for a model's batching, small enough to yield to searches between calls. */
 const EMBED_BATCH = 128;
+/** Chunks read into a BM25 index per event-loop turn: about 20 ms of work (1 µs a word), what a request may wait behind. */
+const TEXT_INDEX_SLICE = 200;
+/**
+ * The in-memory BM25 index adds a posting in a few ns where FTS5 scored a row in 1–2 µs, so it
+ * affords 10 times FTS5's row budget (bm25-query.ts): common words stay in the query unless
+ * they would add more than twice the space's chunk count.
+ */
+const INDEX_ROW_BUDGET = (chunks: number) => Math.max(2 * chunks, 5_000);
 /** How many of each list hybrid search fuses: deep enough that a passage ranked well by one list alone still surfaces. */
 const HYBRID_DEPTH = 50;
 
@@ -50,6 +59,12 @@ class LocalSpaceLibrary implements SpaceLibrary {
   readonly #indexFactory: VectorIndexFactory;
   /** Vector indexes of the spaces searched so far, by space row id: derived from the store, filled on first dense search. */
   readonly #indexes = new Map<number, VectorIndex>();
+  /**
+   * BM25 indexes of the spaces searched so far, by space row id: derived from the store like the
+   * vector indexes, filled in slices between other work from a space's first BM25 search on
+   * (FTS5 answers until then). Writes update one while it fills too.
+   */
+  readonly #textIndexes = new Map<number, TextIndexFill>();
   #dataVersion: number;
   #closed = false;
 
@@ -84,6 +99,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     const row = this.#space(name);
     this.#store.transaction(() => this.#store.deleteSpace(row.id));
     this.#indexes.delete(row.id);
+    this.#textIndexes.delete(row.id);
   }
 
   async addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }> {
@@ -107,6 +123,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     });
     if (outcome.chunkIds === null) return { document: documentRecord(outcome.row, row.name), created: false };
     this.#indexes.get(row.id)?.upsert(outcome.chunkIds.map((id, i) => ({ id, vector: chunks[i]!.vector })));
+    this.#textIndexes.get(row.id)?.index.upsert(outcome.chunkIds.map((id, i) => ({ id, text: chunks[i]!.text })));
     return { document: documentRecord(outcome.row, row.name), created: true };
   }
 
@@ -134,6 +151,11 @@ class LocalSpaceLibrary implements SpaceLibrary {
       index.remove(outcome.removedIds);
       index.upsert(outcome.chunkIds.map((id, i) => ({ id, vector: chunks[i]!.vector })));
     }
+    const textIndex = this.#textIndexes.get(row.id)?.index;
+    if (textIndex !== undefined) {
+      textIndex.remove(outcome.removedIds);
+      textIndex.upsert(outcome.chunkIds.map((id, i) => ({ id, text: chunks[i]!.text })));
+    }
     return documentRecord(outcome.row, row.name);
   }
 
@@ -143,6 +165,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     const now = new Date().toISOString();
     const removed = this.#store.transaction(() => this.#store.deleteDocument(row, this.#document(row, documentId), now));
     this.#indexes.get(row.id)?.remove(removed);
+    this.#textIndexes.get(row.id)?.index.remove(removed);
   }
 
   async listDocuments(space: string, page?: { limit?: number; after?: string }): Promise<{ documents: DocumentRecord[]; next: string | null }> {
@@ -215,6 +238,14 @@ class LocalSpaceLibrary implements SpaceLibrary {
     return this.#fuseAndRead({ bm25: best(merged.bm25), dense: best(merged.dense) }, spaces, parsed);
   }
 
+  async warmUp(space: string): Promise<void> {
+    this.#open();
+    const row = this.#space(space);
+    if (!this.#needsReindex(row)) this.#index(row);
+    this.#textIndex(row);
+    await this.#textIndexes.get(row.id)?.done;
+  }
+
   async reindex(space: string, onProgress?: (done: number, total: number) => void): Promise<SpaceRecord> {
     this.#open();
     const row = this.#space(space);
@@ -255,6 +286,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     if (this.#closed) return;
     this.#closed = true;
     this.#indexes.clear();
+    this.#textIndexes.clear();
     this.#store.close();
   }
 
@@ -282,15 +314,22 @@ class LocalSpaceLibrary implements SpaceLibrary {
     const words = [...new Set(foldedWords(request.query))];
     const frequencies = this.#store.documentFrequencies(row.id, words);
     const frequency = (word: string) => frequencies.get(word) ?? 0;
+    const textIndex = lists.bm25 === null ? null : this.#textIndex(row);
+    // The in-memory indexes filter by chunk id; FTS5 joins the documents itself.
+    const accept = documentIds === null || (textIndex === null && lists.dense === null) ? undefined : membership(this.#store.chunkIdsOfDocuments(documentIds));
     if (lists.bm25 !== null) {
-      const expression = bm25Expression(selectiveTerms(queryTerms(request.query), frequency, row.chunk_count));
-      if (expression !== null) lists.bm25 = this.#store.bm25(row.id, expression, depth, documentIds);
+      const terms = queryTerms(request.query);
+      if (textIndex !== null) {
+        lists.bm25 = textIndex.search(selectiveTerms(terms, frequency, row.chunk_count, INDEX_ROW_BUDGET), depth, accept);
+      } else {
+        const expression = bm25Expression(selectiveTerms(terms, frequency, row.chunk_count));
+        if (expression !== null) lists.bm25 = this.#store.bm25(row.id, expression, depth, documentIds);
+      }
     }
     if (lists.dense !== null) {
       const vector = modelVector ?? this.#hashedQueryVector(row, request.query, frequency);
       // A query without a single word has no direction: nothing is near it.
       if (vector.some((value) => value !== 0)) {
-        const accept = documentIds === null ? undefined : membership(this.#store.chunkIdsOfDocuments(documentIds));
         lists.dense = this.#index(row).search(vector, depth, accept).map((hit) => ({ id: hit.id, score: hit.similarity }));
       }
     }
@@ -349,6 +388,56 @@ class LocalSpaceLibrary implements SpaceLibrary {
     return index;
   }
 
+  /** The space's BM25 index once it is full; null while it fills (starting the fill on first call). */
+  #textIndex(row: SpaceRow): Bm25Index | null {
+    let fill = this.#textIndexes.get(row.id) ?? this.#startTextIndex(row.id);
+    if (fill.full && !this.#textIndexCurrent(row, fill.index)) fill = this.#startTextIndex(row.id);
+    return fill.full ? fill.index : null;
+  }
+
+  /**
+   * Whether the index holds what the store does, as far as a write could have changed it: an
+   * add makes a chunk newer than any the index has, a delete alone lowers the count. Every
+   * write path updates the index; this only makes one that forgot cost a refill, never a
+   * passage missing from BM25.
+   */
+  #textIndexCurrent(row: SpaceRow, index: Bm25Index): boolean {
+    if (index.size !== row.chunk_count) return false;
+    const newest = this.#store.newestChunkId(row.id);
+    return newest === null || index.has(newest);
+  }
+
+  #startTextIndex(spaceId: number): TextIndexFill {
+    const fill: TextIndexFill = { index: new Bm25Index(), full: false, done: Promise.resolve() };
+    this.#textIndexes.set(spaceId, fill);
+    fill.done = this.#fillTextIndex(spaceId, fill).catch(() => {
+      // FTS5 goes on answering (it is the truth the index is read from); the next search tries again.
+      if (this.#textIndexes.get(spaceId) === fill) this.#textIndexes.delete(spaceId);
+    });
+    return fill;
+  }
+
+  /**
+   * Reads the space's chunks into the index in row id order, a slice per event-loop turn, so a
+   * big space never holds up other requests for long. Writes meanwhile go to the index as
+   * well: a new chunk has a higher id than any read so far (upsert replaces it when the read
+   * reaches it), a removed one is either out already or never read. Stops when the index is
+   * dropped (space deleted, another process wrote the store, library closed).
+   */
+  async #fillTextIndex(spaceId: number, fill: TextIndexFill): Promise<void> {
+    for (let after = 0; ;) {
+      await yieldToEventLoop();
+      if (this.#closed || this.#textIndexes.get(spaceId) !== fill) return;
+      const batch = this.#store.chunksAfter(spaceId, after, TEXT_INDEX_SLICE);
+      if (batch.length === 0) {
+        fill.full = true;
+        return;
+      }
+      fill.index.upsert(batch);
+      after = batch[batch.length - 1]!.id;
+    }
+  }
+
   // --- helpers ---
 
   async #embedChunks(parsed: ParsedDocumentInput): Promise<ChunkWrite[]> {
@@ -379,6 +468,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     if (version !== this.#dataVersion) {
       this.#dataVersion = version;
       this.#indexes.clear();
+      this.#textIndexes.clear();
     }
   }
 
@@ -439,6 +529,14 @@ interface Ranked {
   id: number;
   score: number;
   space?: number;
+}
+
+interface TextIndexFill {
+  index: Bm25Index;
+  /** Set once every chunk the space held is in: searches use the index from then on. */
+  full: boolean;
+  /** Settles when the fill ends (full, or dropped). */
+  done: Promise<void>;
 }
 
 interface RankedLists {

@@ -441,6 +441,12 @@ export class SpaceStore {
     ).all(JSON.stringify(ids), spaceId) as unknown as ChunkRow[];
   }
 
+  /** The row id of the space's newest chunk (ids only grow), or null when it has none. */
+  newestChunkId(spaceId: number): number | null {
+    const row = this.#prepare('SELECT max(id) AS id FROM chunks WHERE space_id = ?').get(spaceId) as { id: number | null };
+    return row.id;
+  }
+
   /** Every chunk vector of the space, for filling its vector index. */
   *vectors(spaceId: number): Generator<{ id: number; vector: Float32Array }> {
     for (const row of this.#prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE space_id = ?').iterate(spaceId)) {

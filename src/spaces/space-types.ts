@@ -115,6 +115,13 @@ export interface SpaceLibrary {
   search(space: string, request: SearchRequest): Promise<SearchResult[]>;
   /** Searches several spaces (all when `spaces` is absent) and fuses the lists by rank. */
   searchAll(request: SearchRequest & { spaces?: string[] }): Promise<SearchResult[]>;
+  /**
+   * Fills the space's in-memory search indexes now rather than on its first search (which
+   * starts them: the vector index at once, the BM25 index in the background, FTS5 answering
+   * BM25 until it is full). Resolves once both are full, or once the BM25 fill stops early
+   * (the space deleted, another process wrote the store: the next search starts it again).
+   */
+  warmUp(space: string): Promise<void>;
   /** Re-embeds every chunk of a space with the library's current embedder. */
   reindex(space: string, onProgress?: (done: number, total: number) => void): Promise<SpaceRecord>;
   close(): Promise<void>;

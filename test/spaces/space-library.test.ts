@@ -8,6 +8,7 @@ import { ApiError } from '../../src/shared/api-error.ts';
 import { HashedEmbedder } from '../../src/spaces/hashed-embedder.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder, SearchMode, SearchResult, SpaceLibrary } from '../../src/spaces/space-types.ts';
+import { seededRandom } from '../../src/spaces/eval/seeded-random.ts';
 import { foldedWords } from '../../src/spaces/word-tokens.ts';
 
 const MODES: SearchMode[] = ['hybrid', 'bm25', 'dense'];
@@ -609,4 +610,60 @@ test('reindex: a document deleted while re-embedding stays deleted, and the spac
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}${['', 'ing', 'ed', 's', 'ation'][i % 5]!}`);
+const RANDOM_QUERIES = Array.from({ length: 12 }, (_, i) => `${vocabulary[i * 7]!} ${vocabulary[i * 13 + 5]!} ${vocabulary[i * 29 + 1]!}`);
+
+/** `count` documents of `paragraphs` chunks each from a small seeded vocabulary, each chunk with a word of its own (doc3p7). */
+function randomDocuments(seed: string, count: number, paragraphs: number): DocumentInput[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, (_, d) => doc(Array.from({ length: paragraphs }, (_, p) => {
+    const words = Array.from({ length: random.int(5, 40) }, () => vocabulary[Math.floor(random.next() ** 2 * vocabulary.length)]!);
+    return `doc${d}p${p} ${words.join(' ')}`;
+  }).join('\n\n')));
+}
+
+
+async function bm25Ids(library: SpaceLibrary, query: string): Promise<string[]> {
+  return (await library.search('kb', { query, mode: 'bm25', top_k: 20 })).map((result) => result.chunk_id);
+}
+
+test('search: the full BM25 index ranks as FTS5 did, and writes while it fills land in it', async () => {
+  await withLibrary(async (library, dataDir) => {
+    await library.createSpace('kb');
+    const docs = randomDocuments('library-bm25', 60, 20);
+    const ids: string[] = [];
+    for (const input of docs) ids.push((await library.addDocument('kb', input)).document.id);
+    // No event-loop turn between these searches: the index has not read a chunk, FTS5 answers.
+    const fromFts5: string[][] = [];
+    for (const query of RANDOM_QUERIES) fromFts5.push(await bm25Ids(library, query));
+    await library.warmUp('kb');
+    for (const [i, query] of RANDOM_QUERIES.entries()) assert.deepEqual(await bm25Ids(library, query), fromFts5[i], query);
+    assert.ok(fromFts5.every((list) => list.length > 0));
+
+    // Another library on the file starts its fill with a search, reads one slice, then writes come.
+    const filling = await openSpaceLibrary({ dataDir });
+    try {
+      await bm25Ids(filling, RANDOM_QUERIES[0]!);
+      await new Promise((resolve) => setImmediate(resolve));
+      await filling.replaceDocument('kb', ids[0]!, doc('doc0 replaced by w1 and w2ing only'));
+      await filling.deleteDocument('kb', ids[59]!);
+      await filling.addDocument('kb', doc('a brand new w3ed passage about w5'));
+      await filling.warmUp('kb');
+      // The same as an index filled from scratch after the writes.
+      const fresh = await openSpaceLibrary({ dataDir });
+      try {
+        await fresh.warmUp('kb');
+        for (const query of [...RANDOM_QUERIES, 'w3ed w5', 'w1 w2ing']) assert.deepEqual(await bm25Ids(filling, query), await bm25Ids(fresh, query), query);
+      } finally {
+        await fresh.close();
+      }
+      await assertGone(filling, 'kb', ['doc0p3', 'doc59p0', 'doc59p19']);
+      assert.match((await filling.search('kb', { query: 'brand new', mode: 'bm25' }))[0]!.text, /brand new/);
+    } finally {
+      await filling.close();
+    }
+    assertConsistent(dataDir);
+  });
 });

@@ -1,0 +1,219 @@
+import { stemmer } from 'stemmer';
+import { siftDown, siftUp } from './top-k-heap.ts';
+import { foldedWords } from './word-tokens.ts';
+
+/**
+ * The BM25 half of a space's search, in memory: per term, the chunks holding it with the
+ * term's count there, scored term at a time into a dense accumulator. It computes FTS5's
+ * bm25() (k1 = 1.2, b = 0.75, idf = ln((N − n + 0.5) / (n + 0.5)) clamped to 1e-6, lengths in
+ * tokens) over the same tokens as the FTS5 table (unicode61 words, Porter stems), so it ranks
+ * as FTS5 does; FTS5 matched and scored every row that held any query term at 1–2 µs a row,
+ * where this adds a posting in a few ns (docs/BENCHMARKS.md, "Knowledge spaces: BM25 index").
+ *
+ * Derived state, like the vector index: SQLite stays the truth, the index is filled from the
+ * store's chunk text on a space's first BM25 search and updated after each committed write,
+ * and results are read back from the store by id, so a chunk deleted since never shows.
+ *
+ * Ids are chunk row ids (safe integers). Memory: 6 bytes per distinct (term, chunk) pair in
+ * postings that grow by doubling, 4 more for the chunk's own term list, plus the vocabulary:
+ * about 140 MB at 100,000 chunks of 44 MB of text.
+ */
+
+const K1 = 1.2;
+const B = 0.75;
+/** FTS5's porter tokenizer passes longer tokens through unstemmed (FTS5_PORTER_MAX_TOKEN). */
+const MAX_STEMMED = 64;
+/** Term counts are kept in 16 bits; a chunk repeating a word more often scores as if it were this many. */
+const MAX_TF = 0xffff;
+const INITIAL_CAPACITY = 1024;
+
+export interface Bm25Hit {
+  id: number;
+  /** FTS5's bm25() negated: larger is better. */
+  score: number;
+}
+
+interface Postings {
+  slots: Int32Array;
+  tfs: Uint16Array;
+  length: number;
+}
+
+/** FTS5's token for a folded word: its Porter stem. */
+export function bm25Token(word: string): string {
+  return word.length > MAX_STEMMED ? word : stemmer(word);
+}
+
+export class Bm25Index {
+  /** Stem (FTS5's token) → term number. */
+  readonly #terms = new Map<string, number>();
+  /** Folded word → term number: stemming is the costly part of tokenizing, and a space's words repeat. */
+  readonly #wordTerms = new Map<string, number>();
+  readonly #postings: Postings[] = [];
+  readonly #slotOf = new Map<number, number>();
+  #ids = new Float64Array(INITIAL_CAPACITY);
+  /** Per slot: its length in tokens (what FTS5's docsize holds). */
+  #lengths = new Uint32Array(INITIAL_CAPACITY);
+  /** Per slot: its distinct terms, to take it out of their postings again. */
+  #slotTerms: (Int32Array | null)[] = [];
+  #freeSlots: number[] = [];
+  #slotCount = 0;
+  #tokenTotal = 0;
+  /** The term-at-a-time accumulator, one entry per slot, zero between searches. */
+  #scores = new Float64Array(INITIAL_CAPACITY);
+  /** Per term: its count in the chunk being added (zero otherwise). */
+  #termCounts = new Uint32Array(INITIAL_CAPACITY);
+  #touched = new Int32Array(INITIAL_CAPACITY);
+
+  get size(): number {
+    return this.#slotOf.size;
+  }
+
+  has(id: number): boolean {
+    return this.#slotOf.has(id);
+  }
+
+  /** Adds chunks (or replaces them, by id) with their text. */
+  upsert(entries: Iterable<{ id: number; text: string }>): void {
+    for (const { id, text } of entries) {
+      if (this.#slotOf.has(id)) this.remove([id]);
+      this.#add(id, text);
+    }
+  }
+
+  remove(ids: Iterable<number>): void {
+    for (const id of ids) {
+      const slot = this.#slotOf.get(id);
+      if (slot === undefined) continue;
+      this.#slotOf.delete(id);
+      for (const term of this.#slotTerms[slot]!) {
+        const postings = this.#postings[term]!;
+        const at = postings.slots.subarray(0, postings.length).indexOf(slot);
+        const last = postings.length - 1;
+        // Order within a term's postings does not matter to a term-at-a-time scan: the last takes its place.
+        postings.slots[at] = postings.slots[last]!;
+        postings.tfs[at] = postings.tfs[last]!;
+        postings.length = last;
+      }
+      this.#slotTerms[slot] = null;
+      this.#tokenTotal -= this.#lengths[slot]!;
+      this.#freeSlots.push(slot);
+    }
+  }
+
+  /**
+   * The best `k` chunks for the query words (folded words, each one OR-ed phrase of FTS5's
+   * expression: two words with one stem count twice, as there), best first, ties by id;
+   * `accept` (document and metadata filters) drops ids before they count.
+   */
+  search(words: readonly string[], k: number, accept?: (id: number) => boolean): Bm25Hit[] {
+    const rows = this.#slotOf.size;
+    if (rows === 0 || k <= 0) return [];
+    const averageLength = this.#tokenTotal / rows;
+    const scores = this.#scores;
+    const lengths = this.#lengths;
+    const touched = this.#touched;
+    let touchedCount = 0;
+    const norm = K1 * B / averageLength;
+    const base = K1 * (1 - B);
+    for (const word of words) {
+      const term = this.#terms.get(bm25Token(word));
+      if (term === undefined) continue;
+      const { slots, tfs, length } = this.#postings[term]!;
+      if (length === 0) continue;
+      let idf = Math.log((rows - length + 0.5) / (length + 0.5));
+      if (idf <= 0) idf = 1e-6;
+      const weight = idf * (K1 + 1);
+      for (let i = 0; i < length; i++) {
+        const slot = slots[i]!;
+        const tf = tfs[i]!;
+        const previous = scores[slot]!;
+        if (previous === 0) touched[touchedCount++] = slot;
+        scores[slot] = previous + weight * tf / (tf + base + norm * lengths[slot]!);
+      }
+    }
+    const limit = Math.min(k, touchedCount);
+    const heapScores = new Float64Array(limit);
+    const heapSlots = new Int32Array(limit);
+    let count = 0;
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i]!;
+      const score = scores[slot]!;
+      scores[slot] = 0;
+      if (accept !== undefined && !accept(this.#ids[slot]!)) continue;
+      if (count < limit) siftUp(heapScores, heapSlots, count++, score, slot);
+      else if (score > heapScores[0]!) siftDown(heapScores, heapSlots, count, score, slot);
+    }
+    const hits: Bm25Hit[] = [];
+    for (let i = 0; i < count; i++) hits.push({ id: this.#ids[heapSlots[i]!]!, score: heapScores[i]! });
+    return hits.sort((a, b) => b.score - a.score || a.id - b.id);
+  }
+
+  #add(id: number, text: string): void {
+    const words = foldedWords(text);
+    // Counted in a per-term array that is zero between adds, and its touched terms listed.
+    const distinct: number[] = [];
+    for (const word of words) {
+      const term = this.#term(word);
+      const count = this.#termCounts[term]!;
+      if (count === 0) distinct.push(term);
+      this.#termCounts[term] = count + 1;
+    }
+    const slot = this.#freeSlots.pop() ?? this.#newSlot();
+    this.#slotOf.set(id, slot);
+    this.#ids[slot] = id;
+    this.#lengths[slot] = words.length;
+    this.#tokenTotal += words.length;
+    const terms = Int32Array.from(distinct);
+    for (const term of terms) {
+      const tf = this.#termCounts[term]!;
+      this.#termCounts[term] = 0;
+      const postings = this.#postings[term]!;
+      if (postings.length === postings.slots.length) {
+        const slots = new Int32Array(postings.slots.length * 2);
+        slots.set(postings.slots);
+        const tfs = new Uint16Array(slots.length);
+        tfs.set(postings.tfs);
+        postings.slots = slots;
+        postings.tfs = tfs;
+      }
+      postings.slots[postings.length] = slot;
+      postings.tfs[postings.length] = Math.min(tf, MAX_TF);
+      postings.length++;
+    }
+    this.#slotTerms[slot] = terms;
+  }
+
+  #term(word: string): number {
+    let term = this.#wordTerms.get(word);
+    if (term !== undefined) return term;
+    const token = bm25Token(word);
+    term = this.#terms.get(token);
+    if (term === undefined) {
+      term = this.#postings.length;
+      this.#terms.set(token, term);
+      this.#postings.push({ slots: new Int32Array(4), tfs: new Uint16Array(4), length: 0 });
+      if (term === this.#termCounts.length) this.#termCounts = grown(this.#termCounts, new Uint32Array(term * 2));
+    }
+    this.#wordTerms.set(word, term);
+    return term;
+  }
+
+  #newSlot(): number {
+    const slot = this.#slotCount++;
+    if (slot === this.#ids.length) {
+      const capacity = this.#ids.length * 2;
+      this.#ids = grown(this.#ids, new Float64Array(capacity));
+      this.#lengths = grown(this.#lengths, new Uint32Array(capacity));
+      this.#scores = new Float64Array(capacity);
+      this.#touched = new Int32Array(capacity);
+    }
+    this.#slotTerms.push(null);
+    return slot;
+  }
+}
+
+function grown<T extends Float64Array | Uint32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
