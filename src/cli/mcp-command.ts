@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
-import { UserError } from '../shared/user-error.ts';
-import { DaemonClient, DEFAULT_DAEMON_URL } from './daemon-client.ts';
+import { DEFAULT_DAEMON_URL } from './daemon-client.ts';
+import { mcpDaemonTarget } from './mcp-daemon-target.ts';
 
 /**
  * `svc mcp`: the stdio bridge for editors and agents that start MCP servers as processes
  * (Claude Desktop, VS Code, Cursor). The same tools, resources and prompt as the daemon's
- * `/mcp`, each handled by a call to the daemon at `SVC_URL`; a daemon that is down makes each
+ * `/mcp`, each handled by a call to the daemon at `SVC_URL` (on this machine unless
+ * `--allow-remote-daemon`; `SVC_API_KEY` is sent as the developer key); a daemon that is down makes each
  * tool call an error that says so, never a crash. stdout carries JSON-RPC only; logs go to stderr.
  */
 export function registerMcpCommand(program: Command): void {
@@ -13,14 +14,10 @@ export function registerMcpCommand(program: Command): void {
     .command('mcp')
     .description('the MCP server on stdio (for editors and agents): svc\'s tools, calling the daemon at SVC_URL')
     .addOption(new Option('--url <url>', `the daemon the tools call [default: ${DEFAULT_DAEMON_URL}]`).env('SVC_URL'))
+    .addOption(new Option('--allow-remote-daemon', 'let SVC_URL name a daemon off this machine (tool input then leaves it) [default: loopback only]').env('SVC_MCP_ALLOW_REMOTE_DAEMON'))
     .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('warn').env('SVC_LOG_LEVEL'))
-    .action(async (options: { url?: string; logLevel: string }) => {
-      let base: string;
-      try {
-        base = new DaemonClient(options.url ?? DEFAULT_DAEMON_URL).base;
-      } catch (error) {
-        throw new UserError((error as Error).message, { exitCode: 2 });
-      }
+    .action(async (options: { url?: string; allowRemoteDaemon?: boolean; logLevel: string }) => {
+      const { base, headers } = mcpDaemonTarget(options, process.env);
       // Imported here so other commands start without the SDK.
       const [{ default: pino }, { StdioServerTransport }, { buildMcpServer }, { LocalRuntimeClient }, { SpaceChanges }] = await Promise.all([
         import('pino'),
@@ -32,7 +29,7 @@ export function registerMcpCommand(program: Command): void {
       // fd 2: stdout belongs to the protocol.
       const log = pino({ level: options.logLevel, base: { component: 'mcp' } }, pino.destination(2));
       const changes = new SpaceChanges();
-      const server = buildMcpServer({ runtime: new LocalRuntimeClient({ baseUrl: base }), log, changes });
+      const server = buildMcpServer({ runtime: new LocalRuntimeClient({ baseUrl: base, headers }), log, changes });
       const transport = new StdioServerTransport();
       const closed = new Promise<void>((resolve) => {
         // The client ends the session by closing our stdin.

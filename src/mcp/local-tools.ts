@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { isRemoteModel } from '../inference/model-plane.ts';
 import { chatCompletionRequestSchema, embeddingRequestSchema } from '../runtime/openai-schemas.ts';
 import { batchRequestSchema, BATCH_MAX_PROBLEMS, PROBLEM_SCHEMAS, solveRequestSchema, SOLVER_NAMES } from '../quantum/solve-schemas.ts';
 import { MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS, MAX_METADATA_VALUE_CHARS } from '../spaces/space-input.ts';
 import { addTextDocumentSchema, searchAllSchema, searchSchema } from '../spaces/space-schemas.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
+import { LOCAL_CONTEXT, requireLocalModel } from './require-local-model.ts';
+import { ToolRefusal } from './tool-refusal.ts';
 import { TOOL_NAMES, type ToolName } from './tool-names.ts';
 
 /**
@@ -30,10 +31,7 @@ export interface ToolContext {
   onDocumentAdded?: ((space: string, documentId: string) => void) | undefined;
 }
 
-/** A tool failure meant for the caller (isError), with a message that says what to do. */
-export class ToolRefusal extends Error {
-  override name = 'ToolRefusal';
-}
+export { ToolRefusal };
 
 export interface LocalTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   name: ToolName;
@@ -175,13 +173,8 @@ const chat = defineTool({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args, { runtime, signal }) {
-    const described = await runtime.request('GET', `/v1/models/${encodeURIComponent(args.model)}`, undefined, signal);
-    if (described.status === 404) throw new ToolRefusal(`No model '${args.model}' is served here; svc_list_models lists the ids.`);
-    if (!isRecord(described.body) || described.status !== 200) throw new ToolRefusal(`The local runtime answered ${described.status} when asked about model '${args.model}'.`);
-    if (isRemoteModel({ plane: described.body.plane === 'remote' ? 'remote' : 'local' })) {
-      throw new ToolRefusal(`Model '${args.model}' is served by a remote upstream; svc's tools only use models on this machine, so local context never leaves it. Pick a local model (svc_list_models shows each model's plane).`);
-    }
-    const body = await runtime.json('POST', '/v1/chat/completions', { ...present(args), stream: false }, signal);
+    await requireLocalModel(runtime, args.model, signal);
+    const body = await runtime.withHeaders(LOCAL_CONTEXT).json('POST', '/v1/chat/completions', { ...present(args), stream: false }, signal);
     const choice = isRecord(body) && Array.isArray(body.choices) && isRecord(body.choices[0]) ? body.choices[0] : {};
     const message = isRecord(choice.message) ? choice.message : {};
     const usage = isRecord(body) && isRecord(body.usage) ? body.usage : null;
@@ -199,7 +192,7 @@ const chat = defineTool({
 const embed = defineTool({
   name: TOOL_NAMES.embed,
   title: 'Embed text',
-  description: 'Turns text into embedding vectors with a local model (svc-hashed-embed-v1 is built in; svc_list_models shows others with the embeddings capability).',
+  description: 'Turns text into embedding vectors with a model on this machine (a remote upstream\'s is refused; svc-hashed-embed-v1 is built in; svc_list_models shows others with the embeddings capability).',
   inputSchema: embeddingRequestSchema.pick({ model: true, input: true, dimensions: true }),
   outputSchema: z.strictObject({
     model: z.string(),
@@ -208,7 +201,8 @@ const embed = defineTool({
   }),
   annotations: READ_ONLY,
   async run(args, { runtime, signal }) {
-    const body = await runtime.json('POST', '/v1/embeddings', { ...present(args), encoding_format: 'float' }, signal);
+    await requireLocalModel(runtime, args.model, signal);
+    const body = await runtime.withHeaders(LOCAL_CONTEXT).json('POST', '/v1/embeddings', { ...present(args), encoding_format: 'float' }, signal);
     const usage = isRecord(body) && isRecord(body.usage) ? body.usage : null;
     return {
       model: isRecord(body) && typeof body.model === 'string' ? body.model : args.model,

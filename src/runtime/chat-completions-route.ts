@@ -4,6 +4,7 @@ import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
 import { toChatMessages, toChatOptions } from './chat-request.ts';
 import { localContextInChat, refuseLocalContext } from './local-context-guard.ts';
+import { markedLocalContext } from './local-context-marker.ts';
 import { lookupModel } from './model-lookup.ts';
 import { requestBody } from './request-body.ts';
 import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
@@ -57,7 +58,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
     const chatOptions = toChatOptions(body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
-    refuseLocalContext(model, () => localContextInChat(body));
+    refuseLocalContext(model, () => localContextInChat(body) ?? markedLocalContext(request.headers));
     let retrieval: { svc_retrieval: RetrievalExtension } | undefined;
     if (body.retrieval != null && body.spaces == null) throw ApiError.invalidRequest('retrieval applies to the spaces a request names: send spaces too.', 'retrieval');
     if (body.spaces != null) {

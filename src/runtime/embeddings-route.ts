@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
+import { refuseLocalContext } from './local-context-guard.ts';
+import { markedLocalContext } from './local-context-marker.ts';
 import { lookupModel } from './model-lookup.ts';
 import { requestBody } from './request-body.ts';
 import { CLIENT_CLOSED_REQUEST, logRequest } from './request-log.ts';
@@ -18,6 +20,7 @@ export async function embeddingsRoute(app: FastifyInstance, options: { models: M
     const body = requestBody(embeddingRequestSchema, request.body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;
+    refuseLocalContext(model, () => markedLocalContext(request.headers));
     const input = body.input;
     // A flat number array is one tokenized input; an array of arrays is several.
     const inputs: (string | number[])[] = typeof input === 'string'

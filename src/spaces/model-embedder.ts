@@ -6,7 +6,8 @@ import type { Embedder } from './space-types.ts';
 const BATCH = 32;
 
 /**
- * A GGUF embedding model (or an upstream's) as a space's embedder (`--spaces-embedder <id>`).
+ * A GGUF embedding model (or a local upstream's: a remote one is refused in spaces-runtime.ts)
+ * as a space's embedder (`--spaces-embedder <id>`).
  * Vectors are normalized here whatever the model does, so similarity is always a dot product.
  * Query and document texts are embedded alike: models that want prefixes ("query: ") get them
  * from the caller's text, as their model cards say.

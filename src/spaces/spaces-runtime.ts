@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
+import { isRemoteModel } from '../inference/model-plane.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { EmbedderModelRegistry } from './embedder-model-registry.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
@@ -46,6 +47,10 @@ async function chooseEmbedder(id: string | undefined, models: ModelRegistry, bui
   if (id === undefined || id === builtin.id) return builtin;
   const model = models.model(id);
   if (model === undefined) throw new SpacesEmbedderError(`--spaces-embedder ${id}: no such model (svc models list shows the ids; the built-in one is ${builtin.id})`);
+  // Every document ingested and every query searched would be sent to it: space contents stay on this machine.
+  if (isRemoteModel(model)) {
+    throw new SpacesEmbedderError(`--spaces-embedder ${id}: the model is served by a remote upstream, and space contents stay on this machine; pick a local embedding model or leave the option out (the built-in one is ${builtin.id})`);
+  }
   const descriptor = models.list().find((m) => m.id === id);
   // As /v1/embeddings, any model llama.cpp can embed with is accepted (a decoder too), not only
   // those whose header declares pooling (model-capabilities.ts).

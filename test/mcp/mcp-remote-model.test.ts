@@ -74,3 +74,11 @@ test('a local upstream on this machine is used', async () => {
   assert.equal((result.structuredContent as { content: string }).content, 'from the upstream');
   assert.equal(chatRequests(), before + 1);
 });
+
+test('the embed tool refuses a remote model and sends it nothing', async () => {
+  const result = (await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'far/big', input: 'the contents of my vault' } })) as CallToolResult;
+  assert.equal(result.isError, true);
+  const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+  assert.match(text, /'far\/big' is served by a remote upstream/);
+  assert.equal(upstream.requests.filter((r) => r.url.endsWith('/embeddings')).length, 0, 'nothing reached the remote upstream');
+});

@@ -10,19 +10,20 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { answer, startScriptedUpstream } from '../helpers/scripted-upstream.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { TOOL_NAMES } from '../../src/mcp/tool-names.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 /** `svc mcp` with SVC_URL set, connected; stderr collected (stdout is the protocol's). */
-async function bridge(url: string): Promise<{ client: Client; stderr: () => string }> {
+async function bridge(url: string, env: Record<string, string> = {}): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, 'mcp', '--log-level', 'info'],
     cwd: join(MAIN, '../../..'),
-    env: { ...process.env, SVC_URL: url } as Record<string, string>,
+    env: { ...process.env, SVC_URL: url, ...env } as Record<string, string>,
     stderr: 'pipe',
   });
   let stderr = '';
@@ -105,6 +106,42 @@ describe('svc mcp without a daemon', () => {
       assert.equal((await client.listTools()).tools.length, Object.keys(TOOL_NAMES).length);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('svc mcp: where tool input goes', () => {
+  test('a daemon off this machine is refused with exit 2, unless --allow-remote-daemon', async () => {
+    const refused = await runCliToEnd(['mcp'], { SVC_URL: 'http://192.0.2.10:11435' });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /http:\/\/192\.0\.2\.10:11435 is not on this machine/);
+    assert.match(refused.stderr, /--allow-remote-daemon/);
+    assert.equal(refused.stdout, '', 'stdout is the protocol\'s');
+    const { client } = await bridge('http://192.0.2.10:11435', { SVC_MCP_ALLOW_REMOTE_DAEMON: '1' });
+    try {
+      assert.equal((await client.listTools()).tools.length, Object.keys(TOOL_NAMES).length);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('SVC_API_KEY goes with each call; a model whose plane the answer omits gets no tool input', async () => {
+    // Not svc (or an older one): every answer is the same, with no `plane` for any model.
+    const server = await startScriptedUpstream(answer(200, { status: 'ok', id: 'm' }));
+    const { client } = await bridge(server.baseUrl, { SVC_API_KEY: 'svc_dk_bridge_test' });
+    try {
+      const health = (await client.callTool({ name: TOOL_NAMES.health, arguments: {} })) as CallToolResult;
+      assert.notEqual(health.isError, true, textOf(health));
+      assert.equal(server.requests[0]?.headers.authorization, 'Bearer svc_dk_bridge_test');
+      for (const [name, args] of [[TOOL_NAMES.embed, { model: 'm', input: 'my notes' }], [TOOL_NAMES.chat, { model: 'm', messages: [{ role: 'user', content: 'my notes' }] }]] as const) {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        assert.equal(result.isError, true, name);
+        assert.match(textOf(result), /does not say where model 'm' runs/);
+      }
+      assert.deepEqual(server.requests.filter((r) => r.method === 'POST').map((r) => r.url), [], 'no tool input was sent');
+    } finally {
+      await client.close();
+      await server.close();
     }
   });
 });

@@ -170,6 +170,27 @@ describe('to a model a remote upstream serves', () => {
     assert.equal(cloud.requests.length, 0);
   });
 
+  test('the x-svc-local-context marker is refused on chat and embeddings, and the upstream receives nothing', async () => {
+    const marked = { 'content-type': 'application/json', 'x-svc-local-context': '1' };
+    for (const [path, body] of [['chat/completions', { model: 'cloud/gpt', messages: [{ role: 'user', content: SECRET }] }], ['embeddings', { model: 'cloud/gpt', input: SECRET }]] as const) {
+      const response = await fetch(`${daemon.url}/v1/${path}`, { method: 'POST', headers: marked, body: JSON.stringify(body) });
+      assert.equal(response.status, 403, path);
+      const error = ((await response.json()) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'local_context_not_allowed', path);
+      assert.ok(!error.message.includes(SECRET));
+    }
+    assert.equal(cloud.requests.length, 0);
+  });
+
+  test("svc's MCP embed tool refuses a remote model, and the upstream receives nothing", async () => {
+    const mcp = new Client({ name: 'agent', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`)));
+    const result = await mcp.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'cloud/gpt', input: SECRET } });
+    await mcp.close();
+    assert.equal(result.isError, true);
+    assert.equal(cloud.requests.length, 0);
+  });
+
   test('the same request without local context goes through', async () => {
     const reply = await client.chat.completions.create({ model: 'cloud/gpt', messages: ask, tools: [weatherTool] });
     assert.equal(reply.choices[0]!.message.content, 'from upstream');
