@@ -151,7 +151,7 @@ const listModels = defineTool({
   annotations: READ_ONLY,
   async run(_args, { runtime, signal }) {
     const models = listOf(await runtime.json('GET', '/v1/models', undefined, signal));
-    return { models: models.filter(isRecord).map((m) => ({ ...m, id: String(m.id), owned_by: String(m.owned_by), plane: m.plane === 'remote' ? 'remote' as const : 'local' as const, capabilities: Array.isArray(m.capabilities) ? m.capabilities.map(String) : [], state: String(m.state) })) };
+    return { models: models.filter(isRecord).map((m) => ({ ...m, id: String(m.id), owned_by: String(m.owned_by), plane: m.plane === 'local' ? 'local' as const : 'remote' as const, capabilities: Array.isArray(m.capabilities) ? m.capabilities.map(String) : [], state: String(m.state) })) };
   },
 });
 
