@@ -4,6 +4,8 @@
  * tool calls are errors that say so and the bridge keeps running.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +16,8 @@ import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-
 import { answer, startScriptedUpstream } from '../helpers/scripted-upstream.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { TOOL_NAMES } from '../../src/mcp/tool-names.ts';
+import { exportDeveloperKeys } from '../../src/hosted/developer-keys/export-developer-keys.ts';
+import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -142,6 +146,41 @@ describe('svc mcp: where tool input goes', () => {
     } finally {
       await client.close();
       await server.close();
+    }
+  });
+});
+
+describe('svc mcp and a daemon that requires a developer key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-devkey-'));
+  let daemon: DaemonProcess;
+  let secret = '';
+
+  before(async () => {
+    const store = await openHostedStore({ dataDir: join(dir, 'hosted') });
+    const account = await store.createAccount({ name: 'Developer', plan: { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false } });
+    secret = (await store.issueKey(account.id, { scope: 'developer_runtime', name: 'bridge', project: null })).secret;
+    const keyFile = join(dir, 'developer-keys.json');
+    writeFileSync(keyFile, JSON.stringify(await exportDeveloperKeys(store, account.id)));
+    await store.close();
+    daemon = await startDaemon({ withModel: false, args: ['--developer-keys', keyFile, '--require-developer-key'] });
+  });
+  after(async () => {
+    assert.equal(await daemon.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('tool calls go through with SVC_API_KEY, and say 401 without it', async () => {
+    const keyed = await bridge(daemon.url, { SVC_API_KEY: secret });
+    const bare = await bridge(daemon.url, { SVC_API_KEY: '' });
+    try {
+      const listed = (await keyed.client.callTool({ name: TOOL_NAMES.listSpaces, arguments: {} })) as CallToolResult;
+      assert.notEqual(listed.isError, true, textOf(listed));
+      assert.deepEqual((listed.structuredContent as { spaces: unknown[] }).spaces, []);
+      const refused = (await bare.client.callTool({ name: TOOL_NAMES.listSpaces, arguments: {} })) as CallToolResult;
+      assert.equal(refused.isError, true);
+      assert.match(textOf(refused), /developer_key_required, HTTP 401/);
+    } finally {
+      await Promise.all([keyed.client.close(), bare.client.close()]);
     }
   });
 });
