@@ -190,10 +190,19 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     });
   };
 
+  // Sessions being opened hold a slot from the cap check until the SDK registers them (or refuses
+  // the initialize), so concurrent initializes cannot all pass the check.
+  let opening = 0;
   const openSession = async (request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<void> => {
-    if (sessions.size >= options.maxSessions) {
+    if (sessions.size + opening >= options.maxSessions) {
       throw new JsonRpcHttpError(503, SERVER_ERROR, `This server holds at most ${options.maxSessions} MCP sessions at once; end one (DELETE /mcp) or wait for an idle one to expire.`, { 'retry-after': '5' });
     }
+    opening++;
+    let reserved = true;
+    const release = (): void => {
+      if (reserved) opening--;
+      reserved = false;
+    };
     const server = newServer();
     const session: Session = {
       server,
@@ -203,6 +212,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           sessions.set(id, session);
+          release();
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -214,8 +224,28 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
       void server.close().catch(() => {});
     };
-    await server.connect(session.transport);
-    await handOver(request, reply, session.transport, body, using(session));
+    // The SDK may refuse the initialize itself (an Accept without text/event-stream, a batch
+    // holding it): the session never registers, so nothing else would ever close its server.
+    const abandonUnregistered = (): void => {
+      release();
+      const id = session.transport.sessionId;
+      if (id === undefined || sessions.get(id) !== session) {
+        void session.transport.close().catch(() => {});
+        void server.close().catch(() => {});
+      }
+    };
+    const done = using(session);
+    try {
+      await server.connect(session.transport);
+    } catch (error) {
+      done();
+      abandonUnregistered();
+      throw error;
+    }
+    await handOver(request, reply, session.transport, body, () => {
+      done();
+      abandonUnregistered();
+    });
   };
 
   app.post('/mcp', async (request, reply) => {
