@@ -349,7 +349,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     if (this.#closed) return;
     this.#closed = true;
     this.#indexes.clear();
-    this.#store.close();
+    await this.#store.close();
   }
 
   // --- search ---

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkDraft, DocumentFormat } from './space-document.ts';
 import { foldedWords } from './word-tokens.ts';
 
@@ -18,6 +19,14 @@ import { foldedWords } from './word-tokens.ts';
 
 const SCHEMA_VERSION = 1;
 const BUSY_TIMEOUT_MS = 5000;
+/**
+ * The checkpointer thread copies the WAL back, but under a sustained ingest it never finds the
+ * WAL wholly copied when a transaction starts, so SQLite never rewinds it: 100,000 chunks in bulk
+ * left a 394 MB WAL beside a 307 MB file. Past this many pages (32 MiB) the writing connection
+ * checkpoints after its commit, as SQLite does by default at 1,000 pages; the thread has copied
+ * most of it already, and the WAL starts over.
+ */
+const WAL_BACKSTOP_PAGES = 4096;
 /** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
 export const MAX_COUNTED_WORD = 64;
 
@@ -172,9 +181,11 @@ const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metada
 export class SpaceStore {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  readonly #checkpointer: WalCheckpointer;
 
-  private constructor(db: DatabaseSync) {
+  private constructor(db: DatabaseSync, checkpointer: WalCheckpointer) {
     this.#db = db;
+    this.#checkpointer = checkpointer;
   }
 
   /** Opens (creating if needed) the store at `path` and brings its schema up to date. */
@@ -190,29 +201,23 @@ export class SpaceStore {
       // 8 KiB pages hold a 384-float vector (1.5 KiB) in its row; with 4 KiB pages it spills to an
       // overflow page and filling a space's index from 100,000 vectors took three times as long.
       // (Only a new file takes the size; WAL fixes it after.)
-      db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
-      const store = new SpaceStore(db);
-      store.#migrate();
-      return store;
+      // Checkpoints (copying the WAL back into the file, and its fsync) run on a thread of their
+      // own (src/shared/wal-checkpointer.ts): inside commits they were a large part of ingest.
+      db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
+        PRAGMA wal_autocheckpoint = ${WAL_BACKSTOP_PAGES};`);
+      migrate(db);
     } catch (error) {
       db.close();
       throw error;
     }
+    return new SpaceStore(db, new WalCheckpointer(path));
   }
 
-  close(): void {
+  /** Closes the connection, then lets the checkpointer copy the rest of the WAL back and stop. */
+  async close(): Promise<void> {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
-  }
-
-  #migrate(): void {
-    const version = Number((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-    if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
-    if (version === SCHEMA_VERSION) return;
-    this.transaction(() => {
-      this.#db.exec(SCHEMA);
-      this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    });
+    await this.#checkpointer.stop();
   }
 
   #prepare(sql: string): StatementSync {
@@ -226,16 +231,7 @@ export class SpaceStore {
 
   /** Runs `fn` in one write transaction: all of it commits or none of it does. `fn` must not be async. */
   transaction<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = fn();
-      if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      throw error;
-    }
+    return transaction(this.#db, fn);
   }
 
   /** Changes when another connection commits to the file (never for this connection's own writes). */
@@ -515,6 +511,29 @@ export class SpaceStore {
     this.#prepare('UPDATE spaces SET embedder = ?, dimensions = ?, updated_at = ? WHERE id = ?').run(embedder, dimensions, now, spaceId);
     this.clearReindexVectors(spaceId);
   }
+}
+
+function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+function migrate(db: DatabaseSync): void {
+  const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
+  if (version === SCHEMA_VERSION) return;
+  transaction(db, () => {
+    db.exec(SCHEMA);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
 }
 
 /** Adds (sign 1) or removes (sign -1) a chunk's words to the changes of document frequencies: each word once per chunk. */
