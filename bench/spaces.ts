@@ -2,13 +2,15 @@
  * Knowledge spaces: retrieval quality and speed, through the library's public surface.
  *  (a) the labelled set (src/spaces/eval/labelled-set.ts): recall@5/@10, MRR@10, answer support
  *      and latency per mode, stale-memory rejection, on a fresh space;
- *  (b) ingest throughput with the built-in embedder: a few MB of generated documents, addDocument
- *      one after another (and the embedder alone on the same chunks, to show where time goes);
- *  (c) search latency at scale: the labelled documents plus generated ones until the space holds
+ *  (b) ingest throughput with the built-in embedder: a few MB of generated documents, added
+ *      `--ingest-runs` times each way (addDocument one after another: a transaction per
+ *      document; addDocuments: many to a transaction, what uploads and `svc spaces add` do),
+ *      alternating, and the embedder alone on the same chunks, to show where time goes;
+ *  (c) search latency at scale: the labelled documents plus generated ones (added in bulk) until the space holds
  *      `--chunks` chunks, then every labelled query in each mode (`--rounds` times), with recall
  *      at that scale; then the library is closed and reopened (what a daemon start costs).
  *
- * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --rounds 2 --seed 1 --json]
+ * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --ingest-runs 5 --rounds 2 --seed 1 --json]
  * (`--chunks 0` skips (c)). Progress goes to stderr.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +23,7 @@ import { HashedEmbedder } from '../src/spaces/hashed-embedder.ts';
 import { openSpaceLibrary } from '../src/spaces/space-library.ts';
 import type { SpaceLibrary } from '../src/spaces/space-types.ts';
 import { evaluateSpace, fusionReport, ingestDocuments, runLabelledQueries } from '../src/spaces/eval/evaluate-space.ts';
-import type { EvalReport, FusionReport, IngestReport, ModeReport } from '../src/spaces/eval/evaluate-space.ts';
+import type { EvalReport, FusionReport, IngestHow, IngestReport, ModeReport } from '../src/spaces/eval/evaluate-space.ts';
 import { formatEvalReport, formatFusion, formatIngest, formatKindTable, formatQualityTable } from '../src/spaces/eval/format-eval-report.ts';
 import { generateBulkDocuments, generateLabelledSet } from '../src/spaces/eval/labelled-set.ts';
 import type { LabelledDocument } from '../src/spaces/eval/labelled-set.ts';
@@ -30,6 +32,7 @@ const { values: flags } = parseArgs({
   options: {
     chunks: { type: 'string', default: '100000' },
     'ingest-mb': { type: 'string', default: '4' },
+    'ingest-runs': { type: 'string', default: '5' },
     rounds: { type: 'string', default: '2' },
     seed: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
@@ -37,6 +40,7 @@ const { values: flags } = parseArgs({
 });
 const TARGET_CHUNKS = Number(flags.chunks);
 const INGEST_MB = Number(flags['ingest-mb']);
+const INGEST_RUNS = Math.max(1, Number(flags['ingest-runs']));
 const ROUNDS = Number(flags.rounds);
 const SEED = /^\d+$/.test(flags.seed) ? Number(flags.seed) : flags.seed;
 
@@ -73,24 +77,63 @@ function* documentsUntil(first: readonly LabelledDocument[], reserved: readonly 
   }
 }
 
+interface IngestRuns {
+  how: IngestHow;
+  runs: IngestReport[];
+  /** Medians over the runs. */
+  mbPerSecond: number;
+  mbPerCpuSecond: number;
+}
+
 interface IngestBench {
-  library: IngestReport;
-  /** The embedder alone on the same chunk texts (bytes of chunk text, which overlaps a little). */
-  embedder: { bytes: number; seconds: number; mbPerSecond: number; dimensions: number };
+  documents: number;
+  chunks: number;
+  bytes: number;
+  each: IngestRuns;
+  bulk: IngestRuns;
+  /** The embedder alone on the same chunk texts (bytes of chunk text, which overlaps a little); median of the runs. */
+  embedder: { bytes: number; seconds: number[]; mbPerSecond: number; dimensions: number };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function ingestRuns(how: IngestHow, runs: IngestReport[]): IngestRuns {
+  return { how, runs, mbPerSecond: median(runs.map((r) => r.mbPerSecond)), mbPerCpuSecond: median(runs.map((r) => r.mbPerCpuSecond)) };
 }
 
 async function benchIngest(library: SpaceLibrary, reserved: readonly string[]): Promise<IngestBench> {
-  await library.createSpace('bench-ingest');
   const docs = [...documentsUntil([], reserved, (_, bytes) => bytes >= INGEST_MB * 1e6)];
-  const { report } = await ingestDocuments(library, 'bench-ingest', docs);
-  const embedder = new HashedEmbedder();
   const texts = docs.flatMap((doc) => doc.input.chunks.map((chunk) => chunk.text));
-  const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
-  const start = performance.now();
-  for (let i = 0; i < texts.length; i += 64) await embedder.embed(texts.slice(i, i + 64), 'document');
-  const seconds = (performance.now() - start) / 1000;
-  await library.deleteSpace('bench-ingest');
-  return { library: report, embedder: { bytes, seconds, mbPerSecond: bytes / 1e6 / seconds, dimensions: embedder.dimensions } };
+  const chunkBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+  const embedder = new HashedEmbedder();
+  const reports = new Map<IngestHow, IngestReport[]>([['each', []], ['bulk', []]]);
+  const embedSeconds: number[] = [];
+  for (let run = 0; run < INGEST_RUNS; run++) {
+    // Alternating, so both ways see the same machine load on average.
+    for (const how of (run % 2 === 0 ? ['each', 'bulk'] : ['bulk', 'each']) as IngestHow[]) {
+      await library.createSpace('bench-ingest');
+      const { report } = await ingestDocuments(library, 'bench-ingest', docs, undefined, how);
+      reports.get(how)!.push(report);
+      log(`  ingest run ${run + 1}/${INGEST_RUNS}: ${formatIngest(report)}`);
+      await library.deleteSpace('bench-ingest');
+    }
+    const start = performance.now();
+    for (let i = 0; i < texts.length; i += 128) await embedder.embed(texts.slice(i, i + 128), 'document');
+    embedSeconds.push((performance.now() - start) / 1000);
+  }
+  const first = reports.get('each')![0]!;
+  return {
+    documents: first.documents,
+    chunks: first.chunks,
+    bytes: first.bytes,
+    each: ingestRuns('each', reports.get('each')!),
+    bulk: ingestRuns('bulk', reports.get('bulk')!),
+    embedder: { bytes: chunkBytes, seconds: embedSeconds, mbPerSecond: chunkBytes / 1e6 / median(embedSeconds), dimensions: embedder.dimensions },
+  };
 }
 
 interface ScaleBench {
@@ -119,6 +162,7 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
       nextReport += 10_000;
       log(`  scale: ${chunks.toLocaleString('en-US')} chunks in ${documents.toLocaleString('en-US')} documents, ${((performance.now() - started) / 1000).toFixed(0)} s, RSS ${rssMb()} MB`);
     },
+    'bulk',
   );
   log(`  scale: ${formatIngest(report)}`);
   const warmStart = performance.now();
@@ -166,7 +210,7 @@ try {
     await library.deleteSpace('bench-eval');
     log(`(b) ingest, ${INGEST_MB} MB`);
     ingest = await benchIngest(library, set.names);
-    log(`  ingest: ${formatIngest(ingest.library)}; embedder alone ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s`);
+    log(`  ingest medians: each ${ingest.each.mbPerSecond.toFixed(2)} MB/s, bulk ${ingest.bulk.mbPerSecond.toFixed(2)} MB/s; embedder alone ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s`);
     if (TARGET_CHUNKS > 0) {
       log(`(c) scale, ${TARGET_CHUNKS.toLocaleString('en-US')} chunks`);
       const result = await benchScale(dataDir, library);
@@ -187,9 +231,14 @@ if (flags.json) {
   console.log(`Knowledge spaces bench: ${machine.cores} x ${machine.cpu}, Node ${machine.node}, commit ${machine.commit ?? '?'}, load average ${machine.loadAverageStart.join(' ')} -> ${machine.loadAverageEnd.join(' ')}`);
   console.log('\n(a) labelled set\n');
   console.log(formatEvalReport(evalReport));
-  console.log('\n(b) ingest with the built-in embedder\n');
-  console.log(`library: ${formatIngest(ingest.library)}`);
-  console.log(`embedder alone (${ingest.embedder.dimensions} dimensions): ${(ingest.embedder.bytes / 1e6).toFixed(2)} MB of chunk text in ${ingest.embedder.seconds.toFixed(2)} s: ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s`);
+  console.log(`\n(b) ingest with the built-in embedder: ${ingest.documents.toLocaleString('en-US')} documents, ${ingest.chunks.toLocaleString('en-US')} chunks, ${(ingest.bytes / 1e6).toFixed(2)} MB of text; median of ${INGEST_RUNS} runs [range]\n`);
+  const range = (values: number[]) => `[${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}]`;
+  for (const runs of [ingest.each, ingest.bulk]) {
+    const what = runs.how === 'each' ? 'addDocument one after another' : 'addDocuments (bulk)';
+    console.log(`${what}: ${runs.mbPerSecond.toFixed(2)} MB/s ${range(runs.runs.map((r) => r.mbPerSecond))}; ${runs.mbPerCpuSecond.toFixed(2)} MB per CPU second ${range(runs.runs.map((r) => r.mbPerCpuSecond))}`);
+  }
+  const embedRates = ingest.embedder.seconds.map((seconds) => ingest.embedder.bytes / 1e6 / seconds);
+  console.log(`embedder alone (${ingest.embedder.dimensions} dimensions): ${(ingest.embedder.bytes / 1e6).toFixed(2)} MB of chunk text: ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s ${range(embedRates)}`);
   if (scale) {
     console.log(`\n(c) ${scale.chunks.toLocaleString('en-US')} chunks in ${scale.documents.toLocaleString('en-US')} documents; ${scale.rounds} rounds of the labelled queries per mode\n`);
     console.log(`ingest: ${formatIngest(scale.ingest)}; RSS after the queries ${scale.rssMb} MB`);

@@ -31,14 +31,21 @@ export interface IngestJob {
   files: JobFile[];
 }
 
-/** What a job does with each file: returns the document id and whether it was new. */
-export type FileWork = (index: number) => Promise<{ documentId: string; status: Extract<FileStatus, 'added' | 'unchanged' | 'replaced'> }>;
+/** One file's outcome: its document and whether it was new, or why it failed. */
+export type FileOutcome = { documentId: string; status: Extract<FileStatus, 'added' | 'unchanged' | 'replaced'> } | { error: unknown };
+
+/**
+ * What a job does: ingests its files, in whatever groups it likes (several files to a
+ * transaction is what makes bulk ingest fast), and reports each file's outcome once it is
+ * settled. A file it never reports fails with the error it throws.
+ */
+export type JobWork = (report: (index: number, outcome: FileOutcome) => void) => Promise<void>;
 
 const KEEP_MS = 60 * 60 * 1000;
 const MAX_KEPT = 500;
 
 export class IngestJobs {
-  readonly #jobs = new Map<string, { job: IngestJob; work: FileWork; done: Promise<void>; resolve: () => void; bytes: number }>();
+  readonly #jobs = new Map<string, { job: IngestJob; work: JobWork; done: Promise<void>; resolve: () => void; bytes: number }>();
   readonly #queue: string[] = [];
   readonly #maxQueuedBytes: number;
   #queuedBytes = 0;
@@ -50,7 +57,7 @@ export class IngestJobs {
   }
 
   /** Queues a job over `files`; 503 when the queue already holds too many bytes (retry later). */
-  submit(space: string, files: readonly { filename: string | null; textBytes: number }[], work: FileWork): IngestJob {
+  submit(space: string, files: readonly { filename: string | null; textBytes: number }[], work: JobWork): IngestJob {
     if (this.#closed) throw ApiError.busy('The daemon is shutting down; the upload was not queued.', 1, 503, 'server_shutting_down');
     const bytes = files.reduce((n, f) => n + f.textBytes, 0);
     if (this.#queuedBytes + bytes > this.#maxQueuedBytes && this.#queue.length > 0) {
@@ -120,26 +127,30 @@ export class IngestJobs {
     }
   }
 
-  async #run(entry: { job: IngestJob; work: FileWork; resolve: () => void; bytes: number }): Promise<void> {
+  async #run(entry: { job: IngestJob; work: JobWork; resolve: () => void; bytes: number }): Promise<void> {
     const { job } = entry;
     job.status = 'running';
     job.started_at = new Date().toISOString();
-    for (const [index, file] of job.files.entries()) {
-      file.status = 'running';
-      try {
-        const outcome = await entry.work(index);
+    for (const file of job.files) file.status = 'running';
+    const settle = (index: number, outcome: FileOutcome) => {
+      const file = job.files[index];
+      if (file === undefined || file.status !== 'running') return;
+      if ('error' in outcome) {
+        file.status = 'failed';
+        file.error = shownError(outcome.error);
+      } else {
         file.status = outcome.status;
         file.document_id = outcome.documentId;
-      } catch (error) {
-        file.status = 'failed';
-        // Only deliberate errors are shown; anything else is logged by the caller's work function.
-        file.error = error instanceof ApiError && error.status < 500
-          ? { code: error.code, message: error.message }
-          : { code: 'ingest_failed', message: 'This file could not be ingested; the daemon log says why.' };
       }
       job.progress.files_done++;
       job.progress.text_bytes_done += file.text_bytes;
+    };
+    try {
+      await entry.work(settle);
+    } catch (error) {
+      for (const index of job.files.keys()) settle(index, { error });
     }
+    for (const index of job.files.keys()) settle(index, { error: new Error('the job did not report this file') });
     this.#finish(entry, job.files.every((f) => f.status === 'failed') ? 'failed' : 'completed');
   }
 
@@ -158,4 +169,11 @@ export class IngestJobs {
       if (Date.parse(e.job.finished_at!) < cutoff || finished.length - i > MAX_KEPT) this.#jobs.delete(e.job.id);
     }
   }
+}
+
+/** Only deliberate errors are shown; anything else is logged by the caller's work function. */
+function shownError(error: unknown): { code: string; message: string } {
+  return error instanceof ApiError && error.status < 500
+    ? { code: error.code, message: error.message }
+    : { code: 'ingest_failed', message: 'This file could not be ingested; the daemon log says why.' };
 }

@@ -19,6 +19,11 @@ export function withChangeHook(library: SpaceLibrary, onChanged: (space: string)
       if (added.created) onChanged(space);
       return added;
     },
+    async addDocuments(space, inputs, onResult) {
+      const results = await library.addDocuments(space, inputs, onResult);
+      if (results.some((result) => result.ok && result.created)) onChanged(space);
+      return results;
+    },
     async replaceDocument(space, documentId, input) {
       const replaced = await library.replaceDocument(space, documentId, input);
       onChanged(space);

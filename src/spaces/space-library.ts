@@ -12,8 +12,8 @@ import { fuseRanks } from './rank-fusion.ts';
 import { searchSnippet } from './search-snippet.ts';
 import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, type ParsedDocumentInput, type ParsedSearchRequest } from './space-input.ts';
 import { parseSpaceName, spaceNameKey } from './space-name.ts';
-import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type SpaceRow } from './space-store.ts';
-import type { DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
+import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type NewDocument, type SpaceRow } from './space-store.ts';
+import type { AddDocumentResult, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
 import { defaultVectorIndex, type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
 import { foldedWords } from './word-tokens.ts';
 
@@ -36,6 +36,13 @@ const TEXT_INDEX_SLICE = 200;
  * they would add more than twice the space's chunk count.
  */
 const INDEX_ROW_BUDGET = (chunks: number) => Math.max(2 * chunks, 5_000);
+/**
+ * addDocuments closes a write transaction once it holds this many chunks. Each commit costs
+ * about as much as writing a few small documents (FTS5 flushes a segment, every page the
+ * word statistics touched goes to the WAL), so small documents go in groups; beyond a few
+ * hundred chunks a larger group gains little and would hold the event loop longer.
+ */
+const WRITE_BATCH_CHUNKS = 256;
 /** How many of each list hybrid search fuses: deep enough that a passage ranked well by one list alone still surfaces. */
 const HYBRID_DEPTH = 50;
 
@@ -103,28 +110,115 @@ class LocalSpaceLibrary implements SpaceLibrary {
   }
 
   async addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }> {
+    const [result] = await this.addDocuments(space, [input]);
+    if (!result!.ok) throw result!.error;
+    return { document: result!.document, created: result!.created };
+  }
+
+  async addDocuments(space: string, inputs: readonly DocumentInput[], onResult?: (index: number, result: AddDocumentResult) => void): Promise<AddDocumentResult[]> {
     this.#open();
-    const parsed = parseDocumentInput(input);
     const row = this.#space(space);
     this.#requireCurrentEmbedder(row);
-    const contentHash = sha256(parsed.text);
-    const existing = this.#store.documentByHash(row.id, contentHash);
-    if (existing !== undefined) return { document: documentRecord(existing, row.name), created: false };
+    const results: AddDocumentResult[] = [];
+    const settle = (index: number, result: AddDocumentResult) => {
+      results[index] = result;
+      onResult?.(index, result);
+    };
+    // The same text twice in one call is written once; the later inputs get the first's outcome.
+    const firstOfText = new Map<string, number>();
+    const repeats: { index: number; first: number }[] = [];
+    let group: PendingDocument[] = [];
+    let groupChunks = 0;
+    for (const [index, input] of inputs.entries()) {
+      let parsed: ParsedDocumentInput;
+      try {
+        parsed = parseDocumentInput(input);
+      } catch (error) {
+        settle(index, { ok: false, error });
+        continue;
+      }
+      const contentHash = sha256(parsed.text);
+      const first = firstOfText.get(contentHash);
+      if (first !== undefined) {
+        repeats.push({ index, first });
+        continue;
+      }
+      firstOfText.set(contentHash, index);
+      const existing = this.#store.documentByHash(row.id, contentHash);
+      if (existing !== undefined) {
+        settle(index, { ok: true, document: documentRecord(existing, row.name), created: false });
+        continue;
+      }
+      group.push({ index, parsed, contentHash });
+      groupChunks += parsed.chunks.length;
+      if (groupChunks >= WRITE_BATCH_CHUNKS) {
+        await this.#addGroup(row, group, settle);
+        group = [];
+        groupChunks = 0;
+      }
+    }
+    if (group.length > 0) await this.#addGroup(row, group, settle);
+    for (const { index, first } of repeats) {
+      const result = results[first]!;
+      settle(index, result.ok ? { ok: true, document: result.document, created: false } : result);
+    }
+    return results;
+  }
 
-    const chunks = await this.#embedChunks(parsed);
-    this.#open();
-    const now = new Date().toISOString();
-    const outcome = this.#store.transaction(() => {
+  /**
+   * Embeds a group of new documents, then writes them in one transaction. A group the store
+   * refuses is written again one document per transaction, so only the document at fault fails.
+   */
+  async #addGroup(row: SpaceRow, group: readonly PendingDocument[], settle: (index: number, result: AddDocumentResult) => void): Promise<void> {
+    let documents: GroupDocument[];
+    try {
+      const vectors = await this.#embed(group.flatMap((pending) => pending.parsed.chunks.map((chunk) => chunk.text)));
+      this.#open();
+      let next = 0;
+      documents = group.map(({ index, parsed, contentHash }) => ({
+        index,
+        contentHash,
+        publicId: newId('doc_'),
+        document: documentWrite(parsed, contentHash),
+        chunks: parsed.chunks.map((chunk) => ({ ...chunk, publicId: newId('chunk_', 20), vector: vectors[next++]! })),
+      }));
+    } catch (error) {
+      for (const { index } of group) settle(index, { ok: false, error });
+      return;
+    }
+    // Anything may have happened while embedding: the same text may have arrived since.
+    const write = (batch: readonly GroupDocument[]) => this.#store.transaction(() => {
       const current = this.#currentSpace(row);
       this.#requireCurrentEmbedder(current);
-      const raced = this.#store.documentByHash(current.id, contentHash);
-      if (raced !== undefined) return { row: raced, chunkIds: null };
-      return this.#store.insertDocument(current, newId('doc_'), documentWrite(parsed, contentHash), chunks, now);
+      const raced = batch.map((document) => this.#store.documentByHash(current.id, document.contentHash));
+      const fresh = batch.filter((_, i) => raced[i] === undefined);
+      const inserted = this.#store.insertDocuments(current, fresh, new Date().toISOString());
+      return batch.map((document, i) => ({ document, raced: raced[i], inserted: inserted[fresh.indexOf(document)] }));
     });
-    if (outcome.chunkIds === null) return { document: documentRecord(outcome.row, row.name), created: false };
-    this.#indexes.get(row.id)?.upsert(outcome.chunkIds.map((id, i) => ({ id, vector: chunks[i]!.vector })));
-    this.#textIndexes.get(row.id)?.index.upsert(outcome.chunkIds.map((id, i) => ({ id, text: chunks[i]!.text })));
-    return { document: documentRecord(outcome.row, row.name), created: true };
+    let written: ReturnType<typeof write>;
+    try {
+      written = write(documents);
+    } catch (error) {
+      if (documents.length === 1) {
+        settle(documents[0]!.index, { ok: false, error });
+        return;
+      }
+      written = [];
+      for (const document of documents) {
+        try {
+          written.push(...write([document]));
+        } catch (alone) {
+          settle(document.index, { ok: false, error: alone });
+        }
+      }
+    }
+    this.#indexes.get(row.id)?.upsert(written.flatMap(({ document, inserted }) => inserted?.chunkIds.map((id, j) => ({ id, vector: document.chunks[j]!.vector })) ?? []));
+    this.#textIndexes.get(row.id)?.index.upsert(written.flatMap(({ document, inserted }) => inserted?.chunkIds.map((id, j) => ({ id, text: document.chunks[j]!.text })) ?? []));
+    for (const { document, raced, inserted } of written) {
+      settle(document.index, inserted === undefined
+        ? { ok: true, document: documentRecord(raced!, row.name), created: false }
+        : { ok: true, document: documentRecord(inserted.row, row.name), created: true });
+    }
   }
 
   async replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord> {
@@ -287,7 +381,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     this.#closed = true;
     this.#indexes.clear();
     this.#textIndexes.clear();
-    this.#store.close();
+    await this.#store.close();
   }
 
   // --- search ---
@@ -522,6 +616,18 @@ class LocalSpaceLibrary implements SpaceLibrary {
       reindex_required: this.#needsReindex(row),
     };
   }
+}
+
+/** An input of addDocuments that is valid and new to the space, waiting for its group to be embedded and written. */
+interface PendingDocument {
+  index: number;
+  parsed: ParsedDocumentInput;
+  contentHash: string;
+}
+
+interface GroupDocument extends NewDocument {
+  index: number;
+  contentHash: string;
 }
 
 /** A chunk row id with a larger-is-better score (BM25, cosine); `space` set when lists of several spaces merge. */

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkDraft, DocumentFormat } from './space-document.ts';
 import { foldedWords } from './word-tokens.ts';
 
@@ -18,6 +19,14 @@ import { foldedWords } from './word-tokens.ts';
 
 const SCHEMA_VERSION = 1;
 const BUSY_TIMEOUT_MS = 5000;
+/**
+ * The checkpointer thread copies the WAL back, but under a sustained ingest it never finds the
+ * WAL wholly copied when a transaction starts, so SQLite never rewinds it: 100,000 chunks in bulk
+ * left a 394 MB WAL beside a 307 MB file. Past this many pages (32 MiB) the writing connection
+ * checkpoints after its commit, as SQLite does by default at 1,000 pages; the thread has copied
+ * most of it already, and the WAL starts over.
+ */
+const WAL_BACKSTOP_PAGES = 4096;
 /** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
 export const MAX_COUNTED_WORD = 64;
 
@@ -160,15 +169,23 @@ export interface ChunkWrite extends ChunkDraft {
   vector: Float32Array;
 }
 
+export interface NewDocument {
+  publicId: string;
+  document: DocumentWrite;
+  chunks: readonly ChunkWrite[];
+}
+
 const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at';
 const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metadata, content_hash, pages, chunk_count, text_bytes, created_at, updated_at';
 
 export class SpaceStore {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  readonly #checkpointer: WalCheckpointer;
 
-  private constructor(db: DatabaseSync) {
+  private constructor(db: DatabaseSync, checkpointer: WalCheckpointer) {
     this.#db = db;
+    this.#checkpointer = checkpointer;
   }
 
   /** Opens (creating if needed) the store at `path` and brings its schema up to date. */
@@ -184,29 +201,23 @@ export class SpaceStore {
       // 8 KiB pages hold a 384-float vector (1.5 KiB) in its row; with 4 KiB pages it spills to an
       // overflow page and filling a space's index from 100,000 vectors took three times as long.
       // (Only a new file takes the size; WAL fixes it after.)
-      db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
-      const store = new SpaceStore(db);
-      store.#migrate();
-      return store;
+      // Checkpoints (copying the WAL back into the file, and its fsync) run on a thread of their
+      // own (src/shared/wal-checkpointer.ts): inside commits they were a large part of ingest.
+      db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
+        PRAGMA wal_autocheckpoint = ${WAL_BACKSTOP_PAGES};`);
+      migrate(db);
     } catch (error) {
       db.close();
       throw error;
     }
+    return new SpaceStore(db, new WalCheckpointer(path));
   }
 
-  close(): void {
+  /** Closes the connection, then lets the checkpointer copy the rest of the WAL back and stop. */
+  async close(): Promise<void> {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
-  }
-
-  #migrate(): void {
-    const version = Number((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-    if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
-    if (version === SCHEMA_VERSION) return;
-    this.transaction(() => {
-      this.#db.exec(SCHEMA);
-      this.#db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    });
+    await this.#checkpointer.stop();
   }
 
   #prepare(sql: string): StatementSync {
@@ -220,16 +231,7 @@ export class SpaceStore {
 
   /** Runs `fn` in one write transaction: all of it commits or none of it does. `fn` must not be async. */
   transaction<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = fn();
-      if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      throw error;
-    }
+    return transaction(this.#db, fn);
   }
 
   /** Changes when another connection commits to the file (never for this connection's own writes). */
@@ -288,16 +290,45 @@ export class SpaceStore {
     return this.#prepare(`SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE space_id = ? AND id > ? ORDER BY id LIMIT ?`).all(spaceId, afterId, limit) as unknown as DocumentRow[];
   }
 
-  /** Inserts a document with its chunks (call inside `transaction`); returns the row and the chunks' row ids in order. */
-  insertDocument(space: SpaceRow, publicId: string, document: DocumentWrite, chunks: readonly ChunkWrite[], now: string): { row: DocumentRow; chunkIds: number[] } {
-    const row = this.#prepare(
+  /**
+   * Inserts documents with their chunks (call inside `transaction`); returns each one's row and
+   * its chunks' row ids in order. The word statistics of all of them are written together, once
+   * per distinct word: a transaction of many small documents writes each common word's row once.
+   */
+  insertDocuments(space: SpaceRow, documents: readonly NewDocument[], now: string): { row: DocumentRow; chunkIds: number[] }[] {
+    // run() and the row built here, not RETURNING: an INSERT … RETURNING took twice as long.
+    const insert = this.#prepare(
       `INSERT INTO documents (public_id, space_id, title, source, format, metadata, content_hash, text, pages, chunk_count, text_bytes, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${DOCUMENT_COLUMNS}`,
-    ).get(publicId, space.id, document.title, document.source, document.format, document.metadata, document.contentHash, document.text, document.pages, chunks.length, document.textBytes, now, now) as unknown as DocumentRow;
-    this.#insertMetadata(row.id, document.metadataValues);
-    const chunkIds = this.#insertChunks(space.id, row.id, chunks);
-    this.#adjustSpace(space.id, 1, chunks.length, document.textBytes, now);
-    return { row, chunkIds };
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const words = new Map<string, number>();
+    let chunkCount = 0;
+    let textBytes = 0;
+    const inserted = documents.map(({ publicId, document, chunks }) => {
+      const { lastInsertRowid } = insert.run(publicId, space.id, document.title, document.source, document.format, document.metadata, document.contentHash, document.text, document.pages, chunks.length, document.textBytes, now, now);
+      const row: DocumentRow = {
+        id: Number(lastInsertRowid),
+        public_id: publicId,
+        space_id: space.id,
+        title: document.title,
+        source: document.source,
+        format: document.format,
+        metadata: document.metadata,
+        content_hash: document.contentHash,
+        pages: document.pages,
+        chunk_count: chunks.length,
+        text_bytes: document.textBytes,
+        created_at: now,
+        updated_at: now,
+      };
+      this.#insertMetadata(row.id, document.metadataValues);
+      chunkCount += chunks.length;
+      textBytes += document.textBytes;
+      return { row, chunkIds: this.#insertChunks(space.id, row.id, chunks, words) };
+    });
+    this.#adjustSpace(space.id, documents.length, chunkCount, textBytes, now);
+    this.#adjustWords(space.id, words);
+    return inserted;
   }
 
   /**
@@ -305,23 +336,27 @@ export class SpaceStore {
    * the chunk table, the FTS table and the word statistics together with the new ones' arrival.
    */
   replaceDocument(space: SpaceRow, old: DocumentRow, document: DocumentWrite, chunks: readonly ChunkWrite[], now: string): { row: DocumentRow; chunkIds: number[]; removedIds: number[] } {
-    const removedIds = this.#deleteChunks(space.id, old.id);
+    const words = new Map<string, number>();
+    const removedIds = this.#deleteChunks(space.id, old.id, words);
     this.#prepare('DELETE FROM document_metadata WHERE document_id = ?').run(old.id);
     const row = this.#prepare(
       `UPDATE documents SET title = ?, source = ?, format = ?, metadata = ?, content_hash = ?, text = ?, pages = ?, chunk_count = ?, text_bytes = ?, updated_at = ?
        WHERE id = ? RETURNING ${DOCUMENT_COLUMNS}`,
     ).get(document.title, document.source, document.format, document.metadata, document.contentHash, document.text, document.pages, chunks.length, document.textBytes, now, old.id) as unknown as DocumentRow;
     this.#insertMetadata(old.id, document.metadataValues);
-    const chunkIds = this.#insertChunks(space.id, old.id, chunks);
+    const chunkIds = this.#insertChunks(space.id, old.id, chunks, words);
     this.#adjustSpace(space.id, 0, chunks.length - old.chunk_count, document.textBytes - old.text_bytes, now);
+    this.#adjustWords(space.id, words);
     return { row, chunkIds, removedIds };
   }
 
   /** Deletes a document and its chunks (call inside `transaction`); returns the chunks' row ids. */
   deleteDocument(space: SpaceRow, document: DocumentRow, now: string): number[] {
-    const removedIds = this.#deleteChunks(space.id, document.id);
+    const words = new Map<string, number>();
+    const removedIds = this.#deleteChunks(space.id, document.id, words);
     this.#prepare('DELETE FROM documents WHERE id = ?').run(document.id);
     this.#adjustSpace(space.id, -1, -document.chunk_count, -document.text_bytes, now);
+    this.#adjustWords(space.id, words);
     return removedIds;
   }
 
@@ -330,27 +365,31 @@ export class SpaceStore {
     for (const [key, value] of values) insert.run(documentId, key, value);
   }
 
-  #insertChunks(spaceId: number, documentId: number, chunks: readonly ChunkWrite[]): number[] {
-    const insert = this.#prepare('INSERT INTO chunks (public_id, space_id, document_id, position, page, heading_path, text) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id');
+  /** Inserts the chunks, their vectors and FTS rows, and counts their words into `words`. */
+  #insertChunks(spaceId: number, documentId: number, chunks: readonly ChunkWrite[], words: Map<string, number>): number[] {
+    const insert = this.#prepare('INSERT INTO chunks (public_id, space_id, document_id, position, page, heading_path, text) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const insertVector = this.#prepare('INSERT INTO chunk_vectors (chunk_id, space_id, vector) VALUES (?, ?, ?)');
     const insertText = this.#prepare(`INSERT INTO ${ftsTable(spaceId)} (rowid, text) VALUES (?, ?)`);
     const ids: number[] = [];
     for (const chunk of chunks) {
-      const { id } = insert.get(chunk.publicId, spaceId, documentId, chunk.position, chunk.page, JSON.stringify(chunk.headingPath), chunk.text) as { id: number };
+      const id = Number(insert.run(chunk.publicId, spaceId, documentId, chunk.position, chunk.page, JSON.stringify(chunk.headingPath), chunk.text).lastInsertRowid);
       insertVector.run(id, spaceId, vectorBytes(chunk.vector));
       insertText.run(id, chunk.text);
+      countWords(words, chunk.text, 1);
       ids.push(id);
     }
-    this.#adjustWords(spaceId, chunks.map((chunk) => chunk.text), 1);
     return ids;
   }
 
-  #deleteChunks(spaceId: number, documentId: number): number[] {
+  /** Deletes a document's chunks from the chunk and FTS tables, and counts their words out of `words`. */
+  #deleteChunks(spaceId: number, documentId: number, words: Map<string, number>): number[] {
     const rows = this.#prepare('SELECT id, text FROM chunks WHERE document_id = ?').all(documentId) as { id: number; text: string }[];
     const deleteText = this.#prepare(`DELETE FROM ${ftsTable(spaceId)} WHERE rowid = ?`);
-    for (const { id } of rows) deleteText.run(id);
+    for (const { id, text } of rows) {
+      deleteText.run(id);
+      countWords(words, text, -1);
+    }
     this.#prepare('DELETE FROM chunks WHERE document_id = ?').run(documentId);
-    this.#adjustWords(spaceId, rows.map((row) => row.text), -1);
     return rows.map((row) => row.id);
   }
 
@@ -360,22 +399,16 @@ export class SpaceStore {
     ).run(documents, chunks, textBytes, now, spaceId);
   }
 
-  /** Adds (sign 1) or removes (sign -1) the chunks' words to the space's document frequencies: each word once per chunk. */
-  #adjustWords(spaceId: number, texts: readonly string[], sign: 1 | -1): void {
-    const counts = new Map<string, number>();
-    for (const text of texts) {
-      for (const word of new Set(foldedWords(text))) {
-        if (word.length <= MAX_COUNTED_WORD) counts.set(word, (counts.get(word) ?? 0) + 1);
-      }
-    }
-    if (sign === 1) {
-      const upsert = this.#prepare('INSERT INTO space_words (space_id, word, df) VALUES (?, ?, ?) ON CONFLICT (space_id, word) DO UPDATE SET df = df + excluded.df');
-      for (const [word, count] of counts) upsert.run(spaceId, word, count);
-    } else {
-      const lower = this.#prepare('UPDATE space_words SET df = df - ? WHERE space_id = ? AND word = ? RETURNING df');
-      const drop = this.#prepare('DELETE FROM space_words WHERE space_id = ? AND word = ?');
-      for (const [word, count] of counts) {
-        const row = lower.get(count, spaceId, word) as { df: number } | undefined;
+  /** Applies net changes of document frequencies (countWords): one statement per changed word; a word no chunk holds any more leaves. */
+  #adjustWords(spaceId: number, changes: ReadonlyMap<string, number>): void {
+    const raise = this.#prepare('INSERT INTO space_words (space_id, word, df) VALUES (?, ?, ?) ON CONFLICT (space_id, word) DO UPDATE SET df = df + excluded.df');
+    const lower = this.#prepare('UPDATE space_words SET df = df - ? WHERE space_id = ? AND word = ? RETURNING df');
+    const drop = this.#prepare('DELETE FROM space_words WHERE space_id = ? AND word = ?');
+    for (const [word, change] of changes) {
+      if (change > 0) {
+        raise.run(spaceId, word, change);
+      } else if (change < 0) {
+        const row = lower.get(-change, spaceId, word) as { df: number } | undefined;
         if (row !== undefined && row.df <= 0) drop.run(spaceId, word);
       }
     }
@@ -483,6 +516,36 @@ export class SpaceStore {
     this.#prepare('UPDATE chunk_vectors SET vector = (SELECT r.vector FROM reindex_vectors r WHERE r.chunk_id = chunk_vectors.chunk_id) WHERE space_id = ?').run(spaceId);
     this.#prepare('UPDATE spaces SET embedder = ?, dimensions = ?, updated_at = ? WHERE id = ?').run(embedder, dimensions, now, spaceId);
     this.clearReindexVectors(spaceId);
+  }
+}
+
+function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+function migrate(db: DatabaseSync): void {
+  const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
+  if (version === SCHEMA_VERSION) return;
+  transaction(db, () => {
+    db.exec(SCHEMA);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
+}
+
+/** Adds (sign 1) or removes (sign -1) a chunk's words to the changes of document frequencies: each word once per chunk. */
+function countWords(changes: Map<string, number>, text: string, sign: 1 | -1): void {
+  for (const word of new Set(foldedWords(text))) {
+    if (word.length <= MAX_COUNTED_WORD) changes.set(word, (changes.get(word) ?? 0) + sign);
   }
 }
 

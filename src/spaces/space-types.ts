@@ -98,6 +98,9 @@ export interface Embedder {
   embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]>;
 }
 
+/** One input's outcome in `addDocuments`: its document (`created: false` when the text was there already), or why it failed. */
+export type AddDocumentResult = { ok: true; document: DocumentRecord; created: boolean } | { ok: false; error: unknown };
+
 /** The knowledge-space library: persistent, transactional, free of HTTP. Errors are ApiErrors. */
 export interface SpaceLibrary {
   createSpace(name: string): Promise<SpaceRecord>;
@@ -106,6 +109,13 @@ export interface SpaceLibrary {
   deleteSpace(name: string): Promise<void>;
   /** Adds a document; the same text already in the space returns the existing record, `created: false`. */
   addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }>;
+  /**
+   * Adds many documents, several to a transaction (what makes bulk ingest fast), each whole or
+   * not at all. One result per input, in order: a bad input or one the store refuses fails
+   * alone. `onResult` hears each as it is settled (not necessarily in input order). Throws only
+   * what fails the whole call up front (no such space, vectors of another embedder).
+   */
+  addDocuments(space: string, inputs: readonly DocumentInput[], onResult?: (index: number, result: AddDocumentResult) => void): Promise<AddDocumentResult[]>;
   /** Replaces a document's text and chunks in one transaction: its old chunks are never seen again. */
   replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord>;
   deleteDocument(space: string, documentId: string): Promise<void>;

@@ -131,13 +131,21 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
         const fields = upload.files.length === 1 ? upload.fields : { ...upload.fields, title: null };
         inputs.push(await naming(file, i, upload.files.length, () => fileToDocument(file, fields, options.maxFileBytes)));
       }
-      const job = jobs.submit(spaceName, upload.files.map((f, i) => ({ filename: f.filename ?? null, textBytes: Buffer.byteLength(inputs[i]!.text) })), async (index) => {
-        const input = inputs[index]!;
+      const logFailure = (error: unknown, index: number | null) => {
+        if (!(error instanceof ApiError) || error.status >= 500) request.log.error({ err: error, file: index === null ? null : upload.files[index]?.filename }, 'ingest failed');
+      };
+      const job = jobs.submit(spaceName, upload.files.map((f, i) => ({ filename: f.filename ?? null, textBytes: Buffer.byteLength(inputs[i]!.text) })), async (report) => {
         try {
-          const { document, created } = await library.addDocument(spaceName, input);
-          return { documentId: document.id, status: created ? 'added' : 'unchanged' };
+          await library.addDocuments(spaceName, inputs, (index, result) => {
+            if (result.ok) {
+              report(index, { documentId: result.document.id, status: result.created ? 'added' : 'unchanged' });
+            } else {
+              logFailure(result.error, index);
+              report(index, { error: result.error });
+            }
+          });
         } catch (error) {
-          if (!(error instanceof ApiError) || error.status >= 500) request.log.error({ err: error, file: upload.files[index]?.filename }, 'ingest failed');
+          logFailure(error, null);
           throw error;
         }
       });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ApiError } from '../../src/shared/api-error.ts';
+import { generateBulkDocuments } from '../../src/spaces/eval/labelled-set.ts';
 import { HashedEmbedder } from '../../src/spaces/hashed-embedder.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder, SearchMode, SearchResult, SpaceLibrary } from '../../src/spaces/space-types.ts';
@@ -202,6 +203,98 @@ test('documents: add, idempotent re-add, list with pages, get with text, replace
     assertConsistent(dataDir);
   });
 });
+
+test('addDocuments: one result per input in order; bad, repeated and present texts settle alone; onResult hears each once', async () => {
+  await withLibrary(async (library, dataDir) => {
+    await library.createSpace('kb');
+    const present = (await library.addDocument('kb', GARDEN)).document;
+    const heard = new Map<number, number>();
+    const results = await library.addDocuments('kb', [
+      ASTRONOMY,
+      { ...COOKING, format: 'papyrus' } as unknown as DocumentInput,
+      GARDEN,
+      COOKING,
+      { ...ASTRONOMY, title: 'the same text again' },
+    ], (index) => heard.set(index, (heard.get(index) ?? 0) + 1));
+    assert.deepEqual([...heard.entries()].sort(([a], [b]) => a - b), [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1]]);
+    assert.equal(results.length, 5);
+    const [astronomy, bad, garden, cooking, repeat] = results;
+    assert.ok(astronomy?.ok && astronomy.created && astronomy.document.title === 'Neutron stars');
+    assert.ok(bad !== undefined && !bad.ok && bad.error instanceof ApiError && bad.error.status === 400 && bad.error.code === 'invalid_document');
+    assert.ok(garden?.ok && !garden.created && garden.document.id === present.id);
+    assert.ok(cooking?.ok && cooking.created);
+    assert.ok(repeat?.ok && !repeat.created && repeat.document.id === astronomy.document.id && repeat.document.title === 'Neutron stars');
+    const space = await library.getSpace('kb');
+    assert.equal(space.document_count, 3);
+    assert.equal(space.chunk_count, 7);
+    assert.deepEqual((await library.listDocuments('kb')).documents.map((d) => d.id), [present.id, astronomy.document.id, cooking.document.id]);
+    assertConsistent(dataDir);
+    await rejectsWith(library.addDocuments('nope', [GARDEN]), 404, 'space_not_found');
+  });
+});
+
+test('addDocuments: many documents in a few transactions store and search exactly as one at a time', async () => {
+  // Enough chunks for several write transactions.
+  const inputs = [...take(generateBulkDocuments({ seed: 7 }), 160)].map((document) => document.input);
+  assert.ok(inputs.reduce((sum, input) => sum + input.chunks.length, 0) > 600);
+  const queries = ['maximum operating pressure', 'opening hours of the market', 'incubate the samples overnight', 'parental leave'];
+  const state = async (library: SpaceLibrary, dataDir: string) => {
+    const words = new DatabaseSync(join(dataDir, 'spaces', 'spaces.db'), { readOnly: true });
+    try {
+      const rows = words.prepare('SELECT word, df FROM space_words ORDER BY word').all();
+      const space = await library.getSpace('kb');
+      const searches: unknown[] = [];
+      for (const query of queries) {
+        for (const mode of MODES) {
+          // Public ids are random; everything else (text, scores, ranks, order) must match.
+          searches.push((await library.search('kb', { query, mode, top_k: 10 })).map(({ chunk_id: _c, document_id: _d, ...rest }) => rest));
+        }
+      }
+      return { rows, counts: [space.document_count, space.chunk_count, space.text_bytes], searches };
+    } finally {
+      words.close();
+    }
+  };
+  let one: Awaited<ReturnType<typeof state>> | undefined;
+  await withLibrary(async (library, dataDir) => {
+    await library.createSpace('kb');
+    for (const input of inputs) await library.addDocument('kb', input);
+    one = await state(library, dataDir);
+  });
+  await withLibrary(async (library, dataDir) => {
+    await library.createSpace('kb');
+    const results = await library.addDocuments('kb', inputs);
+    assert.ok(results.every((result) => result.ok && result.created));
+    assertConsistent(dataDir);
+    assert.deepEqual(await state(library, dataDir), one);
+    assert.ok(one!.searches.some((list) => (list as unknown[]).length > 0));
+  });
+});
+
+test('addDocuments: a document the store refuses fails alone, the rest of its transaction goes in', async () => {
+  await withLibrary(async (library, dataDir) => {
+    await library.createSpace('kb');
+    const raw = new DatabaseSync(join(dataDir, 'spaces', 'spaces.db'));
+    raw.exec("CREATE TRIGGER refuse_quokkas BEFORE INSERT ON chunks WHEN NEW.text LIKE '%quokka%' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    raw.close();
+    const poisoned = doc('Quokkas smile in photos.\n\nQuokkas live on Rottnest island.');
+    const results = await library.addDocuments('kb', [GARDEN, poisoned, ASTRONOMY]);
+    assert.deepEqual(results.map((result) => result.ok), [true, false, true]);
+    assert.match(String((results[1] as { error: unknown }).error), /refused/);
+    assert.equal((await library.getSpace('kb')).document_count, 2);
+    await assertGone(library, 'kb', ['quokkas', 'rottnest']);
+    assert.equal((await library.search('kb', { query: 'pulsars', mode: 'hybrid' }))[0]?.text, ASTRONOMY.chunks[1]!.text);
+    assertConsistent(dataDir);
+  });
+});
+
+function* take<T>(items: Iterable<T>, count: number): Generator<T> {
+  if (count <= 0) return;
+  for (const item of items) {
+    yield item;
+    if (--count === 0) return;
+  }
+}
 
 test('documents: bad input is a 400 naming the part, never a store error', async () => {
   await withLibrary(async (library) => {

@@ -4,7 +4,7 @@ import { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
-import { WalCheckpointer } from './wal-checkpointer.ts';
+import { WalCheckpointer } from '../../shared/wal-checkpointer.ts';
 import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';

@@ -46,7 +46,8 @@ export function formatFusion(fusion: readonly FusionReport[]): string {
 }
 
 export function formatIngest(ingest: IngestReport): string {
-  return `${num(ingest.documents)} documents, ${num(ingest.chunks)} chunks, ${(ingest.bytes / 1e6).toFixed(2)} MB of text in ${ingest.seconds.toFixed(2)} s: ${ingest.mbPerSecond.toFixed(2)} MB/s`;
+  return `${num(ingest.documents)} documents, ${num(ingest.chunks)} chunks, ${(ingest.bytes / 1e6).toFixed(2)} MB of text in ${ingest.seconds.toFixed(2)} s: ${ingest.mbPerSecond.toFixed(2)} MB/s `
+    + `(${ingest.how === 'each' ? 'addDocument one after another' : 'addDocuments'}; ${ingest.cpuSeconds.toFixed(2)} CPU s, ${ingest.mbPerCpuSecond.toFixed(2)} MB per CPU s)`;
 }
 
 export function formatEvalReport(report: EvalReport): string {

@@ -1,5 +1,5 @@
 /**
- * The embedded store's WAL checkpointer, on its own thread and connection (wal-checkpointer.ts
+ * An SQLite store's WAL checkpointer, on its own thread and connection (wal-checkpointer.ts
  * says why). PASSIVE never waits for the writer or for readers: it copies what it can and the
  * next round takes the rest.
  */

@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * Moves the embedded store's WAL checkpoints off the event loop. SQLite's automatic checkpoint
+ * Moves an SQLite store's WAL checkpoints off the event loop. SQLite's automatic checkpoint
  * runs inside whichever commit crosses 1,000 WAL pages, and with synchronous=NORMAL that
  * checkpoint fsyncs the database file: every couple of hundred ledger writes one hosted request
- * waited for the disk (recordCharge p99 1.29 ms against 0.54 ms without it, bench:hosted-store).
- * The store's connection turns automatic checkpoints off and this worker, with a connection of
- * its own, checkpoints the WAL passively a few times a second instead.
+ * waited for the disk (recordCharge p99 1.29 ms against 0.54 ms without it, bench:hosted-store),
+ * and a knowledge-space ingest spent a good part of its commits copying pages back. The
+ * store's connection turns automatic checkpoints off (`PRAGMA wal_autocheckpoint = 0`) and this
+ * worker, with a connection of its own, checkpoints the WAL passively a few times a second instead.
  */
 export class WalCheckpointer {
   readonly #worker: Worker;
