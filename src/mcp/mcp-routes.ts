@@ -190,10 +190,18 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     });
   };
 
+  // Initializes in flight hold a place too, or concurrent ones all pass the cap while awaiting.
+  let opening = 0;
   const openSession = async (request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<void> => {
-    if (sessions.size >= options.maxSessions) {
+    if (sessions.size + opening >= options.maxSessions) {
       throw new JsonRpcHttpError(503, SERVER_ERROR, `This server holds at most ${options.maxSessions} MCP sessions at once; end one (DELETE /mcp) or wait for an idle one to expire.`, { 'retry-after': '5' });
     }
+    opening++;
+    let reserved = true;
+    const release = (): void => {
+      if (reserved) opening--;
+      reserved = false;
+    };
     const server = newServer();
     const session: Session = {
       server,
@@ -202,6 +210,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
+          release();
           sessions.set(id, session);
         },
         onsessionclosed: (id) => {
@@ -214,8 +223,25 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
       void server.close().catch(() => {});
     };
-    await server.connect(session.transport);
-    await handOver(request, reply, session.transport, body, using(session));
+    const done = using(session);
+    try {
+      await server.connect(session.transport);
+    } catch (error) {
+      release();
+      await server.close().catch(() => {});
+      throw error;
+    }
+    await handOver(request, reply, session.transport, body, () => {
+      done();
+      release();
+      // The SDK refused the initialize (wrong Accept, a batch...) before it made a session: nothing
+      // else holds this server, so it closes here or it stays subscribed to space changes forever.
+      const id = session.transport.sessionId;
+      if (id === undefined || sessions.get(id) !== session) {
+        void session.transport.close().catch(() => {});
+        void server.close().catch(() => {});
+      }
+    });
   };
 
   app.post('/mcp', async (request, reply) => {
