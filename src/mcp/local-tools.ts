@@ -278,7 +278,9 @@ const addToSpace = defineTool({
   },
 });
 
-const solveInput = solveRequestSchema.pick({ shots: true, seed: true }).extend({
+// Strict, as on /api/solve: a misspelt field is an error, not silently a default.
+const solveInput = z.strictObject({
+  ...solveRequestSchema.pick({ shots: true, seed: true }).shape,
   solver: z.enum(SOLVER_NAMES),
   problem: problemSchema,
 });
@@ -316,7 +318,8 @@ const solveBatch = defineTool({
   name: TOOL_NAMES.solveBatch,
   title: 'Solve a batch of problems',
   description: `Runs one solver on up to ${BATCH_MAX_PROBLEMS} problems of its kind at once, on this machine's simulator; results come back in order.`,
-  inputSchema: batchRequestSchema.pick({ shots: true, seed: true }).extend({
+  inputSchema: z.strictObject({
+    ...batchRequestSchema.pick({ shots: true, seed: true }).shape,
     solver: z.enum(SOLVER_NAMES),
     problems: z.array(problemSchema).min(1).max(BATCH_MAX_PROBLEMS),
   }),

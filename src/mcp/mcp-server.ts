@@ -1,5 +1,5 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, GetPromptResult, ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type GetPromptResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SVC_VERSION } from '../shared/version.ts';
 import { RuntimeAnswerError, RuntimeUnreachableError, type LocalRuntimeClient } from './local-runtime-client.ts';
@@ -106,7 +106,13 @@ async function listDocuments(runtime: LocalRuntimeClient, signal: AbortSignal): 
 }
 
 function variable(value: string | string[] | undefined): string {
-  return decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+  try {
+    return decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+  } catch (error) {
+    // A malformed %-escape is the client's mistake: invalid params, not an internal error.
+    if (error instanceof URIError) throw new McpError(ErrorCode.InvalidParams, 'The resource URI has a malformed percent-escape.');
+    throw error;
+  }
 }
 
 function registerResources(server: McpServer, runtime: LocalRuntimeClient): void {
