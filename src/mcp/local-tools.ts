@@ -54,12 +54,19 @@ function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: LocalToo
  * zod check (it keeps a `__proto__` key), which has no JSON Schema form; this is the same rule
  * written as a record, and the runtime still checks what arrives with its own.
  */
-const toolMetadataSchema = z
+const metadataRecord = z
   // Key lengths in a refinement: grammar engines refuse `propertyNames` (see openai-tools.ts).
   .record(z.string(), z.union([z.string().max(MAX_METADATA_VALUE_CHARS), z.number(), z.boolean()]))
   .refine((value) => Object.keys(value).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
   .refine((value) => Object.keys(value).every((key) => key.length >= 1 && key.length <= MAX_METADATA_KEY_CHARS), `keys are 1-${MAX_METADATA_KEY_CHARS} characters`)
   .describe(`a flat object of strings, numbers and booleans (at most ${MAX_METADATA_KEYS} keys of 1-${MAX_METADATA_KEY_CHARS} characters)`);
+// z.record drops an own `__proto__` key; as a search filter that would silently widen it, so refuse.
+const toolMetadataSchema = z.preprocess((value, ctx) => {
+  if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+    ctx.issues.push({ code: 'custom', message: 'the key \'__proto__\' is not accepted', input: value });
+  }
+  return value;
+}, metadataRecord);
 
 const spaceNameField = z.string().min(1).max(64).describe('the space\'s name (svc_list_spaces lists them)');
 
