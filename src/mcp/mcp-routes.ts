@@ -9,7 +9,6 @@ import { parseJsonBody } from '../shared/json-body.ts';
 import { drainRequest, LINGER_MS } from '../runtime/openai-error-handler.ts';
 import { buildMcpServer, type McpLogger } from './mcp-server.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
-import { openAITools } from './openai-tools.ts';
 import type { SpaceChanges } from './space-changes.ts';
 
 /**
@@ -263,5 +262,4 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   app.get('/mcp', withSession);
   app.delete('/mcp', withSession);
 
-  app.get('/openai-tools', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(openAITools()));
 }

@@ -276,6 +276,9 @@ describe('transport', () => {
     assert.equal(typeof rpcOf(host).error?.code, 'number');
     const tools = await raw('GET', '/openai-tools', { origin: 'http://evil.example' });
     assert.equal(tools.status, 403);
+    // /openai-tools is not JSON-RPC: its errors use the OpenAI envelope.
+    assert.equal(typeof (JSON.parse(tools.body) as { error?: { message?: unknown } }).error?.message, 'string');
+    assert.equal((JSON.parse(tools.body) as { jsonrpc?: unknown }).jsonrpc, undefined);
     // A loopback origin (a local web app) is served.
     const local = await raw('POST', '/mcp', { ...MCP_HEADERS, origin: 'http://localhost:3000' }, initialize);
     assert.equal(local.status, 200);
