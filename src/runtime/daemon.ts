@@ -8,7 +8,7 @@ import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
-import { allowLoopbackOrigins, buildBaseApp, buildLocalApp } from './app.ts';
+import { buildBaseApp, buildLocalApp, installListenerGuards } from './app.ts';
 import { createHttpServer } from './http-server.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
@@ -193,7 +193,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   let mcpApp: FastifyInstance | undefined;
   if (config.mcp.port !== undefined) {
     mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions });
-    await allowLoopbackOrigins(mcpApp);
+    await installListenerGuards(mcpApp);
     await mcpApp.register(mcpPlugin);
     await mcpApp.ready();
   }
