@@ -7,6 +7,7 @@ import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import { LOCAL_CONTEXT, requireLocalModel } from './require-local-model.ts';
 import { ToolRefusal } from './tool-refusal.ts';
 import { TOOL_NAMES, type ToolName } from './tool-names.ts';
+import { isRecord } from '../shared/is-record.ts';
 
 /**
  * svc's local-context tools, each defined once: the MCP server registers them (over HTTP and
@@ -112,9 +113,6 @@ const solveMetaSchema = z.looseObject({ shots: z.number(), optimal_count: z.numb
 /** Every problem shape the solvers accept; the runtime checks that it suits the solver named. */
 const problemSchema = z.union(Object.values(PROBLEM_SCHEMAS).flatMap((byType) => Object.values(byType)) as [z.ZodType, z.ZodType, ...z.ZodType[]]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function listOf(body: unknown): unknown[] {
   return isRecord(body) && Array.isArray(body.data) ? body.data : [];

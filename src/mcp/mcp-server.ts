@@ -5,6 +5,7 @@ import { SVC_VERSION } from '../shared/version.ts';
 import { RuntimeAnswerError, RuntimeUnreachableError, type LocalRuntimeClient } from './local-runtime-client.ts';
 import { LOCAL_TOOLS, ToolRefusal, type LocalTool } from './local-tools.ts';
 import type { SpaceChanges } from './space-changes.ts';
+import { isRecord } from '../shared/is-record.ts';
 
 /**
  * One MCP server (tools, the space-document resources, the answer-from-a-space prompt) over
@@ -29,9 +30,6 @@ const MAX_LISTED_DOCUMENTS = 1000;
 /** Passages the prompt quotes. */
 const PROMPT_PASSAGES = 5;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The message a caller sees: ours for refusals and the runtime's answers, a plain line otherwise. */
 function failureMessage(tool: string, error: unknown): { message: string; kind: string } {
