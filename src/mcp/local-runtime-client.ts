@@ -3,6 +3,8 @@
  * own loopback listener inside `svc serve`, `SVC_URL` in the stdio bridge), so a tool does
  * exactly what the same request from any client would, through the same validation and limits.
  */
+import { isRecord } from '../shared/is-record.ts';
+
 /** Long enough for a chat with a model that must load first on a CPU. */
 const DEFAULT_TIMEOUT_MS = 300_000;
 
@@ -38,9 +40,6 @@ export interface LocalRuntimeClientOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The message of svc's error envelope (`{error:{message,code}}`), or a generic line. */
 function errorOf(answer: RuntimeAnswer, method: string, path: string): RuntimeAnswerError {

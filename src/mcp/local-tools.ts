@@ -7,6 +7,7 @@ import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import { LOCAL_CONTEXT, requireLocalModel } from './require-local-model.ts';
 import { ToolRefusal } from './tool-refusal.ts';
 import { TOOL_NAMES, type ToolName } from './tool-names.ts';
+import { isRecord } from '../shared/is-record.ts';
 
 /**
  * svc's local-context tools, each defined once: the MCP server registers them (over HTTP and
@@ -54,12 +55,19 @@ function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: LocalToo
  * zod check (it keeps a `__proto__` key), which has no JSON Schema form; this is the same rule
  * written as a record, and the runtime still checks what arrives with its own.
  */
-const toolMetadataSchema = z
+const metadataRecord = z
   // Key lengths in a refinement: grammar engines refuse `propertyNames` (see openai-tools.ts).
   .record(z.string(), z.union([z.string().max(MAX_METADATA_VALUE_CHARS), z.number(), z.boolean()]))
   .refine((value) => Object.keys(value).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
   .refine((value) => Object.keys(value).every((key) => key.length >= 1 && key.length <= MAX_METADATA_KEY_CHARS), `keys are 1-${MAX_METADATA_KEY_CHARS} characters`)
   .describe(`a flat object of strings, numbers and booleans (at most ${MAX_METADATA_KEYS} keys of 1-${MAX_METADATA_KEY_CHARS} characters)`);
+// z.record drops an own `__proto__` key; as a search filter that would silently widen it, so refuse.
+const toolMetadataSchema = z.preprocess((value, ctx) => {
+  if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+    ctx.issues.push({ code: 'custom', message: 'the key \'__proto__\' is not accepted', input: value });
+  }
+  return value;
+}, metadataRecord);
 
 const spaceNameField = z.string().min(1).max(64).describe('the space\'s name (svc_list_spaces lists them)');
 
@@ -105,9 +113,6 @@ const solveMetaSchema = z.looseObject({ shots: z.number(), optimal_count: z.numb
 /** Every problem shape the solvers accept; the runtime checks that it suits the solver named. */
 const problemSchema = z.union(Object.values(PROBLEM_SCHEMAS).flatMap((byType) => Object.values(byType)) as [z.ZodType, z.ZodType, ...z.ZodType[]]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function listOf(body: unknown): unknown[] {
   return isRecord(body) && Array.isArray(body.data) ? body.data : [];
@@ -278,7 +283,9 @@ const addToSpace = defineTool({
   },
 });
 
-const solveInput = solveRequestSchema.pick({ shots: true, seed: true }).extend({
+// Strict, as on /api/solve: a misspelt field is an error, not silently a default.
+const solveInput = z.strictObject({
+  ...solveRequestSchema.pick({ shots: true, seed: true }).shape,
   solver: z.enum(SOLVER_NAMES),
   problem: problemSchema,
 });
@@ -316,7 +323,8 @@ const solveBatch = defineTool({
   name: TOOL_NAMES.solveBatch,
   title: 'Solve a batch of problems',
   description: `Runs one solver on up to ${BATCH_MAX_PROBLEMS} problems of its kind at once, on this machine's simulator; results come back in order.`,
-  inputSchema: batchRequestSchema.pick({ shots: true, seed: true }).extend({
+  inputSchema: z.strictObject({
+    ...batchRequestSchema.pick({ shots: true, seed: true }).shape,
     solver: z.enum(SOLVER_NAMES),
     problems: z.array(problemSchema).min(1).max(BATCH_MAX_PROBLEMS),
   }),

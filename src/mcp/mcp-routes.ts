@@ -9,7 +9,6 @@ import { parseJsonBody } from '../shared/json-body.ts';
 import { drainRequest, LINGER_MS } from '../runtime/openai-error-handler.ts';
 import { buildMcpServer, type McpLogger } from './mcp-server.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
-import { openAITools } from './openai-tools.ts';
 import type { SpaceChanges } from './space-changes.ts';
 
 /**
@@ -190,8 +189,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     });
   };
 
-  // Sessions being opened hold a slot from the cap check until the SDK registers them (or refuses
-  // the initialize), so concurrent initializes cannot all pass the check.
+  // Initializes in flight hold a place too, or concurrent ones all pass the cap while awaiting.
   let opening = 0;
   const openSession = async (request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<void> => {
     if (sessions.size + opening >= options.maxSessions) {
@@ -211,8 +209,8 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, session);
           release();
+          sessions.set(id, session);
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -224,27 +222,24 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
       void server.close().catch(() => {});
     };
-    // The SDK may refuse the initialize itself (an Accept without text/event-stream, a batch
-    // holding it): the session never registers, so nothing else would ever close its server.
-    const abandonUnregistered = (): void => {
+    const done = using(session);
+    try {
+      await server.connect(session.transport);
+    } catch (error) {
       release();
+      await server.close().catch(() => {});
+      throw error;
+    }
+    await handOver(request, reply, session.transport, body, () => {
+      done();
+      release();
+      // The SDK refused the initialize (wrong Accept, a batch...) before it made a session: nothing
+      // else holds this server, so it closes here or it stays subscribed to space changes forever.
       const id = session.transport.sessionId;
       if (id === undefined || sessions.get(id) !== session) {
         void session.transport.close().catch(() => {});
         void server.close().catch(() => {});
       }
-    };
-    const done = using(session);
-    try {
-      await server.connect(session.transport);
-    } catch (error) {
-      done();
-      abandonUnregistered();
-      throw error;
-    }
-    await handOver(request, reply, session.transport, body, () => {
-      done();
-      abandonUnregistered();
     });
   };
 
@@ -267,5 +262,4 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   app.get('/mcp', withSession);
   app.delete('/mcp', withSession);
 
-  app.get('/openai-tools', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(openAITools()));
 }

@@ -1,10 +1,11 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, GetPromptResult, ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type GetPromptResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SVC_VERSION } from '../shared/version.ts';
 import { RuntimeAnswerError, RuntimeUnreachableError, type LocalRuntimeClient } from './local-runtime-client.ts';
 import { LOCAL_TOOLS, ToolRefusal, type LocalTool } from './local-tools.ts';
 import type { SpaceChanges } from './space-changes.ts';
+import { isRecord } from '../shared/is-record.ts';
 
 /**
  * One MCP server (tools, the space-document resources, the answer-from-a-space prompt) over
@@ -29,9 +30,6 @@ const MAX_LISTED_DOCUMENTS = 1000;
 /** Passages the prompt quotes. */
 const PROMPT_PASSAGES = 5;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The message a caller sees: ours for refusals and the runtime's answers, a plain line otherwise. */
 function failureMessage(tool: string, error: unknown): { message: string; kind: string } {
@@ -106,7 +104,13 @@ async function listDocuments(runtime: LocalRuntimeClient, signal: AbortSignal): 
 }
 
 function variable(value: string | string[] | undefined): string {
-  return decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+  try {
+    return decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+  } catch (error) {
+    // A malformed %-escape is the client's mistake: invalid params, not an internal error.
+    if (error instanceof URIError) throw new McpError(ErrorCode.InvalidParams, 'The resource URI has a malformed percent-escape.');
+    throw error;
+  }
 }
 
 function registerResources(server: McpServer, runtime: LocalRuntimeClient): void {

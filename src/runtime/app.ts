@@ -93,13 +93,18 @@ export async function allowLoopbackOrigins(app: FastifyInstance): Promise<void> 
  * Assembles the local runtime from plugins (after fastify/demo: this file builds, server.ts
  * listens). The loopback guard and error envelope cover every route.
  */
-export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
-  const app = buildBaseApp(options);
-  installJsonBodyParser(app, options.offThread);
+/** The guards every listener shares: charset, OPTIONS/405 answers, memory relief and loopback CORS. */
+export async function installListenerGuards(app: FastifyInstance): Promise<void> {
   installCharsetGuard(app);
   installHttpOptions(app);
   installMemoryRelief(app);
   await allowLoopbackOrigins(app);
+}
+
+export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
+  const app = buildBaseApp(options);
+  installJsonBodyParser(app, options.offThread);
+  await installListenerGuards(app);
 
   await app.register(healthRoute, { report: options.health });
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint, spaces: options.spaces };

@@ -8,7 +8,7 @@ import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
-import { allowLoopbackOrigins, buildBaseApp, buildLocalApp } from './app.ts';
+import { buildBaseApp, buildLocalApp, installListenerGuards } from './app.ts';
 import { createHttpServer } from './http-server.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
@@ -21,6 +21,7 @@ import { ConfigError } from './runtime-config.ts';
 import { openSpacesRuntime, SpacesEmbedderError, type SpacesRuntime } from '../spaces/spaces-runtime.ts';
 import { LocalRuntimeClient } from '../mcp/local-runtime-client.ts';
 import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
+import { openAITools } from '../mcp/openai-tools.ts';
 import { SpaceChanges } from '../mcp/space-changes.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
@@ -139,6 +140,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       bodyLimit: Math.min(config.bodyLimit, DEFAULT_MCP_BODY_LIMIT),
       drainingSignal: draining.signal,
     });
+    // Outside the JSON-RPC scope: an OpenAI-tools client reads the OpenAI error envelope.
+    root.get('/openai-tools', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(openAITools()));
   };
   const developerKeyOptions = developerKeys === undefined || config.developerKeys === undefined
     ? undefined
@@ -190,7 +193,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   let mcpApp: FastifyInstance | undefined;
   if (config.mcp.port !== undefined) {
     mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions });
-    await allowLoopbackOrigins(mcpApp);
+    await installListenerGuards(mcpApp);
     await mcpApp.register(mcpPlugin);
     await mcpApp.ready();
   }

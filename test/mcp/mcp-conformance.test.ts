@@ -20,13 +20,17 @@ const BASELINE = fileURLToPath(new URL('conformance-baseline.yml', import.meta.u
 const require = createRequire(import.meta.url);
 const CLI = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist/index.js');
 
-/** Scenarios that test general protocol behaviour rather than fixtures: each must run and pass. */
+/**
+ * Scenarios that test general protocol behaviour rather than fixtures: each must run and pass.
+ * `tools-call-error` and `tools-call-simple-text` pass too, but trivially: they call fixture tools
+ * svc lacks, and the SDK answers an unknown tool with an `isError` text result, which is all they
+ * inspect. They test the SDK, not svc, so they are not listed here.
+ */
 const MUST_PASS = [
   'server-initialize',
   'ping',
   'logging-set-level',
   'tools-list',
-  'tools-call-error',
   'resources-list',
   'prompts-list',
   'server-sse-multiple-streams',

@@ -174,6 +174,8 @@ describe('tool calls against the daemon', () => {
   test('bad input is a tool error naming the field, not a protocol failure', async () => {
     assert.match(await callError(TOOL_NAMES.solve, { solver: 'nope', problem: { type: 'qrng', bits: 8 } }), /solver/);
     assert.match(await callError(TOOL_NAMES.addToSpace, { space: 'notes', text: 'x', surprise: 1 }), /surprise|unrecognized/i);
+    assert.match(await callError(TOOL_NAMES.solve, { solver: 'grover', problem: { type: 'qrng', bits: 8 }, shot: 1 }), /shot|unrecognized/i);
+    assert.match(await callError(TOOL_NAMES.solveBatch, { solver: 'grover', problems: [{ type: 'qrng', bits: 8 }], sead: 1 }), /sead|unrecognized/i);
     // Past the schema, the runtime's own checks answer (a 4xx becomes the tool error).
     assert.match(await callError(TOOL_NAMES.solve, { solver: 'qaoa', problem: { type: 'qrng', bits: 8 } }), /solves 'route_optimization'.*HTTP 422/);
     assert.match(await callError(TOOL_NAMES.searchSpace, { space: 'absent', query: 'x' }), /^svc_search_space: No space named .absent.\. \(space_not_found, HTTP 404\)$/);
@@ -196,6 +198,8 @@ describe('resources and the prompt', () => {
     const content = read.contents[0] as { text: string; mimeType: string };
     assert.match(content.text, /relief valve monthly/);
     assert.equal(content.mimeType, 'text/markdown');
+    // A malformed %-escape is the client's invalid params, not an internal error.
+    await assert.rejects(client.readResource({ uri: 'svc://spaces/%E0%A4%A/x' }), (error: { code?: number }) => error.code === -32602);
     const { resourceTemplates } = await client.listResourceTemplates();
     assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['svc://spaces/{space}/{document}']);
   });
@@ -272,6 +276,9 @@ describe('transport', () => {
     assert.equal(typeof rpcOf(host).error?.code, 'number');
     const tools = await raw('GET', '/openai-tools', { origin: 'http://evil.example' });
     assert.equal(tools.status, 403);
+    // /openai-tools is not JSON-RPC: its errors use the OpenAI envelope.
+    assert.equal(typeof (JSON.parse(tools.body) as { error?: { message?: unknown } }).error?.message, 'string');
+    assert.equal((JSON.parse(tools.body) as { jsonrpc?: unknown }).jsonrpc, undefined);
     // A loopback origin (a local web app) is served.
     const local = await raw('POST', '/mcp', { ...MCP_HEADERS, origin: 'http://localhost:3000' }, initialize);
     assert.equal(local.status, 200);

@@ -131,5 +131,12 @@ describe('--mcp-port: /mcp on its own listener', () => {
     // The same loopback guard.
     const foreign = await fetch(`${mcpUrl}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: initialize });
     assert.equal(foreign.status, 403);
+    // And the shared listener's charset guard and OPTIONS answer.
+    const latin1 = await fetch(`${mcpUrl}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, 'content-type': 'application/json; charset=latin1' }, body: initialize });
+    assert.equal(latin1.status, 415);
+    await latin1.text();
+    const options = await fetch(`${mcpUrl}/openai-tools`, { method: 'OPTIONS' });
+    assert.match(options.headers.get('allow') ?? '', /GET/);
+    await options.text();
   });
 });

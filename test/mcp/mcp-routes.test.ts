@@ -1,82 +1,96 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Fastify from 'fastify';
-import { mcpRoutes, DEFAULT_MCP_BODY_LIMIT } from '../../src/mcp/mcp-routes.ts';
+import { after, before, describe, test } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { mcpRoutes } from '../../src/mcp/mcp-routes.ts';
 import { LocalRuntimeClient } from '../../src/mcp/local-runtime-client.ts';
 import { SpaceChanges } from '../../src/mcp/space-changes.ts';
 
-const silent = { info() {}, warn() {} };
-const initializeMessage = {
-  jsonrpc: '2.0', id: 1, method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
+const initialize = (id: number): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'mcp-routes-test', version: '1' } },
+});
+const ACCEPT_BOTH = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-async function build(maxSessions: number) {
+async function build(changes: SpaceChanges, maxSessions: number): Promise<FastifyInstance> {
   const app = Fastify();
-  const changes = new SpaceChanges();
-  const draining = new AbortController();
   await app.register(mcpRoutes, {
-    // Never called: these tests only open sessions.
-    runtime: new LocalRuntimeClient({ baseUrl: 'http://127.0.0.1:9' }),
-    log: silent,
+    runtime: new LocalRuntimeClient({ baseUrl: () => 'http://127.0.0.1:9' }),
+    log: { info: () => {}, warn: () => {} },
     changes,
     stateless: false,
     maxSessions,
     sessionIdleMs: 60_000,
-    bodyLimit: DEFAULT_MCP_BODY_LIMIT,
-    drainingSignal: draining.signal,
+    bodyLimit: 1024 * 1024,
+    drainingSignal: new AbortController().signal,
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  assert.ok(address !== null && typeof address === 'object');
-  return { app, changes, url: `http://127.0.0.1:${address.port}/mcp` };
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return app;
 }
 
-const post = (url: string, body: unknown, accept = 'application/json, text/event-stream') =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify(body) });
+const urlOf = (app: FastifyInstance): string => {
+  const address = app.server.address();
+  assert.ok(address !== null && typeof address === 'object');
+  return `http://127.0.0.1:${address.port}/mcp`;
+};
 
-test('initializes the SDK refuses leave no session behind and take no place under the cap', async () => {
-  const { app, changes, url } = await build(2);
-  try {
+describe('initializes the SDK refuses leave nothing behind', () => {
+  const changes = new SpaceChanges();
+  let app: FastifyInstance;
+  before(async () => {
+    app = await build(changes, 4);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  test('an Accept without text/event-stream and a batch with initialize are refused and their servers closed', async () => {
+    const before = changes.listenerCount;
     for (let i = 0; i < 20; i++) {
-      // No text/event-stream in Accept: the SDK answers 406 before it registers the session.
-      const refused = await post(url, initializeMessage, 'application/json');
-      assert.equal(refused.status, 406);
-      await refused.text();
+      const noStream = await fetch(urlOf(app), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(initialize(i)) });
+      assert.equal(noStream.status, 406);
+      await noStream.text();
+      const batch = await fetch(urlOf(app), { method: 'POST', headers: ACCEPT_BOTH, body: JSON.stringify([initialize(i), { jsonrpc: '2.0', id: 99, method: 'tools/list' }]) });
+      assert.equal(batch.status, 400);
+      await batch.text();
     }
-    // A batch holding an initialize: the SDK answers 400.
-    const batch = await post(url, [initializeMessage, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
-    assert.equal(batch.status, 400);
-    await batch.text();
-    // Their servers are closed: only registered sessions listen for document changes.
-    for (let i = 0; i < 50 && changes.listenerCount > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(changes.listenerCount, 0);
-    // Both places are still free.
-    for (let i = 0; i < 2; i++) {
-      const ok = await post(url, initializeMessage);
+    for (let i = 0; i < 50 && changes.listenerCount !== before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(changes.listenerCount, before);
+
+    // The refused ones held no place: all four sessions still open.
+    for (let i = 0; i < 4; i++) {
+      const ok = await fetch(urlOf(app), { method: 'POST', headers: ACCEPT_BOTH, body: JSON.stringify(initialize(i)) });
       assert.equal(ok.status, 200);
       await ok.text();
     }
-    assert.equal(changes.listenerCount, 2);
-    const third = await post(url, initializeMessage);
-    assert.equal(third.status, 503);
-    await third.text();
-  } finally {
-    await app.close();
-  }
-  assert.equal(changes.listenerCount, 0, 'closing the app closes every session');
+    assert.equal(changes.listenerCount, before + 4);
+  });
 });
 
-test('concurrent initializes: exactly as many sessions open as the cap allows, the rest are 503', async () => {
-  const { app, changes, url } = await build(3);
-  try {
-    const answers = await Promise.all(Array.from({ length: 12 }, () => post(url, initializeMessage)));
-    const statuses = answers.map((r) => r.status);
-    await Promise.all(answers.map((r) => r.text()));
-    assert.equal(statuses.filter((s) => s === 200).length, 3);
-    assert.equal(statuses.filter((s) => s === 503).length, 9);
-    assert.equal(changes.listenerCount, 3);
-  } finally {
+describe('the session cap holds for concurrent initializes', () => {
+  const changes = new SpaceChanges();
+  let app: FastifyInstance;
+  before(async () => {
+    app = await build(changes, 3);
+  });
+  after(async () => {
     await app.close();
-  }
+  });
+
+  test('of 12 initializes sent at once, 3 open a session and the rest are 503', async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const response = await fetch(urlOf(app), { method: 'POST', headers: ACCEPT_BOTH, body: JSON.stringify(initialize(i)) });
+      await response.text();
+      return response.status;
+    }));
+    assert.equal(answers.filter((status) => status === 200).length, 3);
+    assert.equal(answers.filter((status) => status === 503).length, 9);
+    assert.equal(changes.listenerCount, 3);
+  });
+
+  test('closing the app closes every session', async () => {
+    await app.close();
+    assert.equal(changes.listenerCount, 0);
+  });
 });
