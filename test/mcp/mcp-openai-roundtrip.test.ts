@@ -57,3 +57,33 @@ test('/openai-tools → forced tool call → executed through MCP → tool messa
   const alone = await openai.chat.completions.create({ model: 'tiny', messages: question, seed: 1, max_tokens: 1 });
   assert.ok((final.usage?.prompt_tokens ?? 0) - (alone.usage?.prompt_tokens ?? 0) >= output.text.length / 4, 'the tool result reached the model');
 });
+
+test('a forced call with arguments: the model writes them to the /openai-tools schema, MCP checks them against the full one, the answer goes back', async () => {
+  const { tools } = await (await fetch(`${daemon.url}/openai-tools`)).json() as { tools: OpenAI.Chat.ChatCompletionFunctionTool[] };
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Search my notes for the pump pressure.' }];
+  const first = await openai.chat.completions.create({
+    model: 'tiny', messages, tools, tool_choice: { type: 'function', function: { name: TOOL_NAMES.searchSpace } }, seed: 1, max_tokens: 400,
+  });
+  assert.equal(first.choices[0]!.finish_reason, 'tool_calls');
+  const call = first.choices[0]!.message.tool_calls?.[0];
+  assert.ok(call !== undefined && call.type === 'function');
+  // The grammar follows the portable schema: the required fields, with their JSON types.
+  const args = JSON.parse(call.function.arguments) as Record<string, unknown>;
+  assert.equal(typeof args.space, 'string');
+  assert.equal(typeof args.query, 'string');
+  if (args.mode !== undefined && args.mode !== null) assert.ok(['hybrid', 'bm25', 'dense'].includes(args.mode as string));
+  if (args.top_k !== undefined && args.top_k !== null) assert.ok(Number.isInteger(args.top_k));
+
+  // Random weights pick values the portable schema only describes (a top_k below 1, a space that
+  // does not exist): MCP checks the full schema and the runtime, and answers with a tool error the
+  // model can read, never a protocol failure.
+  const result = (await mcp.callTool({ name: call.function.name, arguments: args })) as CallToolResult;
+  const output = result.content.find((c) => c.type === 'text');
+  assert.ok(output?.type === 'text');
+  if (result.isError === true) assert.match(output.text, /Invalid arguments for tool svc_search_space|not found|space/i);
+
+  messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: output.text });
+  const final = await openai.chat.completions.create({ model: 'tiny', messages, seed: 1, max_tokens: 8 });
+  assert.ok(['stop', 'length'].includes(final.choices[0]!.finish_reason));
+  assert.equal(final.choices[0]!.message.tool_calls, undefined);
+});
