@@ -64,7 +64,7 @@ describe('svc mcp with a daemon', () => {
     assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['svc_answer_from_space']);
   });
 
-  test('calls each kind of tool through the daemon', async () => {
+  test('calls every tool through the daemon', async () => {
     const health = (await client.callTool({ name: TOOL_NAMES.health, arguments: {} })) as CallToolResult;
     assert.equal((health.structuredContent as { status: string }).status, 'ok');
 
@@ -83,8 +83,20 @@ describe('svc mcp with a daemon', () => {
     const { resources } = await client.listResources();
     assert.ok(resources.some((r) => r.uri.startsWith('svc://spaces/bridge/')));
 
+    const spaces = (await client.callTool({ name: TOOL_NAMES.listSpaces, arguments: {} })) as CallToolResult;
+    assert.ok((spaces.structuredContent as { spaces: { name: string }[] }).spaces.some((space) => space.name === 'bridge'), textOf(spaces));
+    const everywhere = (await client.callTool({ name: TOOL_NAMES.searchSpaces, arguments: { query: 'stdout', mode: 'bm25' } })) as CallToolResult;
+    assert.equal((everywhere.structuredContent as { results: { space: string }[] }).results[0]?.space, 'bridge', textOf(everywhere));
+
+    const models = (await client.callTool({ name: TOOL_NAMES.listModels, arguments: {} })) as CallToolResult;
+    assert.ok((models.structuredContent as { models: { id: string }[] }).models.some((m) => m.id === 'tiny'), textOf(models));
+    const embedded = (await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v1', input: 'stdio' } })) as CallToolResult;
+    assert.notEqual(embedded.isError, true, textOf(embedded));
+
     const solved = (await client.callTool({ name: TOOL_NAMES.solve, arguments: { solver: 'grover', problem: { type: 'qrng', bits: 8 }, shots: 1 } })) as CallToolResult;
     assert.equal((solved.structuredContent as { status: string }).status, 'completed');
+    const batch = (await client.callTool({ name: TOOL_NAMES.solveBatch, arguments: { solver: 'grover', problems: [{ type: 'qrng', bits: 8 }, { type: 'qrng', bits: 8 }], shots: 1 } })) as CallToolResult;
+    assert.deepEqual((batch.structuredContent as { results: { index: number }[] }).results.map((r) => r.index), [0, 1], textOf(batch));
   });
 
   test('logs go to stderr, by tool name and outcome only, never arguments', async () => {
