@@ -19,12 +19,13 @@ export function registerMcpCommand(program: Command): void {
     .action(async (options: { url?: string; allowRemoteDaemon?: boolean; logLevel: string }) => {
       const { base, headers } = mcpDaemonTarget(options, process.env);
       // Imported here so other commands start without the SDK.
-      const [{ default: pino }, { StdioServerTransport }, { buildMcpServer }, { LocalRuntimeClient }, { SpaceChanges }] = await Promise.all([
+      const [{ default: pino }, { StdioServerTransport }, { buildMcpServer }, { LocalRuntimeClient }, { SpaceChanges }, { DaemonChangeRelay }] = await Promise.all([
         import('pino'),
         import('@modelcontextprotocol/sdk/server/stdio.js'),
         import('../mcp/mcp-server.ts'),
         import('../mcp/local-runtime-client.ts'),
         import('../mcp/space-changes.ts'),
+        import('../mcp/daemon-change-relay.ts'),
       ]);
       // fd 2: stdout belongs to the protocol.
       const log = pino({ level: options.logLevel, base: { component: 'mcp' } }, pino.destination(2));
@@ -38,7 +39,11 @@ export function registerMcpCommand(program: Command): void {
       });
       await server.connect(transport);
       log.info({ url: base }, `svc mcp: serving on stdio, tools call ${base}`);
+      // Documents added anywhere else (HTTP API, uploads, other clients) reach this client too.
+      const relay = new DaemonChangeRelay({ base, headers, changes, log });
+      relay.start();
       await closed;
+      await relay.close();
       changes.close();
       await server.close();
     });

@@ -99,6 +99,23 @@ describe('svc mcp with a daemon', () => {
     assert.deepEqual((batch.structuredContent as { results: { index: number }[] }).results.map((r) => r.index), [0, 1], textOf(batch));
   });
 
+  test('documents added through the daemon\'s HTTP API reach the bridge\'s client as list_changed', async () => {
+    let heard = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      heard++;
+    });
+    await fetch(`${daemon.url}/api/spaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'elsewhere' }) });
+    // The bridge opens its session with the daemon in the background: add until one is heard.
+    for (let i = 0; i < 40 && heard === 0; i++) {
+      const added = await fetch(`${daemon.url}/api/spaces/elsewhere/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: `Added over HTTP, number ${i}.` }) });
+      assert.equal(added.status, 201);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.ok(heard > 0, 'an addition made outside the bridge was announced to its client');
+    const { resources } = await client.listResources();
+    assert.ok(resources.some((r) => r.uri.startsWith('svc://spaces/elsewhere/')));
+  });
+
   test('logs go to stderr, by tool name and outcome only, never arguments', async () => {
     await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v1', input: 'a secret-looking sentence' } });
     // The log line is written after the answer; wait for it (a few ms).
@@ -148,13 +165,16 @@ describe('svc mcp: where tool input goes', () => {
     try {
       const health = (await client.callTool({ name: TOOL_NAMES.health, arguments: {} })) as CallToolResult;
       assert.notEqual(health.isError, true, textOf(health));
-      assert.equal(server.requests[0]?.headers.authorization, 'Bearer svc_dk_bridge_test');
+      // Every request carries the key: the tools' calls and the bridge's change-listening session.
+      assert.ok(server.requests.length > 0);
+      for (const request of server.requests) assert.equal(request.headers.authorization, 'Bearer svc_dk_bridge_test');
       for (const [name, args] of [[TOOL_NAMES.embed, { model: 'm', input: 'my notes' }], [TOOL_NAMES.chat, { model: 'm', messages: [{ role: 'user', content: 'my notes' }] }]] as const) {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
         assert.equal(result.isError, true, name);
         assert.match(textOf(result), /does not say where model 'm' runs/);
       }
-      assert.deepEqual(server.requests.filter((r) => r.method === 'POST').map((r) => r.url), [], 'no tool input was sent');
+      // The only POSTs are the bridge's attempts to open its change-listening MCP session.
+      assert.deepEqual(server.requests.filter((r) => r.method === 'POST' && !r.url.endsWith('/mcp')).map((r) => r.url), [], 'no tool input was sent');
     } finally {
       await client.close();
       await server.close();
