@@ -12,7 +12,8 @@ export const EVIDENCE_CONTEXT = 'svc_route/v1';
 /** The fields signing adds to a record; `signature` is the only one not itself signed. */
 export interface EvidenceSignatureFields {
   signature_alg: string;
-  key_id: string;
+  /** Named apart from the API key's `key_id` beside it in GET /evidence/:id. */
+  signing_key_id: string;
   /** base64url ML-DSA signature over the RFC 8785 (JCS) form of the record without `signature`. */
   signature: string;
 }
@@ -27,7 +28,7 @@ function signedBytes(record: Record<string, unknown>): Buffer {
 
 /** Signs `record` (a `svc_route`) with the ML-DSA identity: the record comes back with the three signature fields. */
 export function signEvidence<T extends object>(record: T, identity: Pick<TransportIdentity, 'algorithm' | 'keyId' | 'privateKey'>): T & EvidenceSignatureFields {
-  const withKey = { ...record, signature_alg: identity.algorithm, key_id: identity.keyId };
+  const withKey = { ...record, signature_alg: identity.algorithm, signing_key_id: identity.keyId };
   const signature = sign(null, signedBytes(withKey), { key: identity.privateKey, context: Buffer.from(EVIDENCE_CONTEXT) }).toString('base64url');
   return { ...withKey, signature };
 }
@@ -36,12 +37,12 @@ export type EvidenceVerdict = { valid: true; keyId: string; algorithm: string } 
 
 /**
  * Checks a signed record against a public key, offline: the key must be the one the record names
- * (`key_id`), of the algorithm it names, and the signature must cover the record as it is now.
+ * (`signing_key_id`), of the algorithm it names, and the signature must cover the record as it is now.
  */
 export function verifyEvidence(record: Record<string, unknown>, publicKey: KeyObject): EvidenceVerdict {
-  const { signature, key_id: keyId, signature_alg: algorithm } = record;
+  const { signature, signing_key_id: keyId, signature_alg: algorithm } = record;
   if (typeof signature !== 'string' || typeof keyId !== 'string' || typeof algorithm !== 'string') {
-    return { valid: false, reason: 'the record is not signed (no signature, key_id and signature_alg)' };
+    return { valid: false, reason: 'the record is not signed (no signature, signing_key_id and signature_alg)' };
   }
   if (keyIdOf(publicKey) !== keyId) return { valid: false, reason: `the record was signed by key ${keyId}, not by this public key (${keyIdOf(publicKey)})` };
   if (publicKey.asymmetricKeyType !== algorithm) return { valid: false, reason: `the record names ${algorithm}, but the key is ${publicKey.asymmetricKeyType ?? 'unknown'}` };
