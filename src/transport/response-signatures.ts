@@ -23,12 +23,17 @@ function headerRecord(headers: Record<string, unknown>): Record<string, string |
 }
 
 /**
- * Signs every buffered response with the ML-DSA identity: `Content-Digest` (sha-256), then
+ * Signs buffered responses with the ML-DSA identity: `Content-Digest` (sha-256), then
  * `Signature-Input` and `Signature` per RFC 9421, `alg` the ML-DSA parameter set and `keyid` the
- * identity's key id (GET /transport/identity publishes the key). Streamed bodies (SSE) cannot be
- * digested before they are sent and go unsigned; route evidence inside them is signed on its own.
+ * identity's key id (GET /transport/identity publishes the key).
+ *
+ * Which: those `always` names (health: the transport's own evidence), and any whose request
+ * carries `Accept-Signature` (RFC 9421 §5.1, how a client asks for a signed response). An
+ * ML-DSA-65 signature costs about 1 ms of CPU, which on a small endpoint cut throughput eight-fold
+ * in bench/transport.ts, so it is spent where someone will check it. Streamed bodies (SSE) cannot
+ * be digested before they are sent and go unsigned; route evidence inside them is signed on its own.
  */
-export function installResponseSignatures(app: FastifyInstance, identity: Pick<TransportIdentity, 'algorithm' | 'keyId' | 'privateKey'>): void {
+export function installResponseSignatures(app: FastifyInstance, identity: Pick<TransportIdentity, 'algorithm' | 'keyId' | 'privateKey'>, always: (path: string) => boolean): void {
   const key = {
     id: identity.keyId,
     alg: identity.algorithm,
@@ -36,6 +41,7 @@ export function installResponseSignatures(app: FastifyInstance, identity: Pick<T
   };
   app.addHook('onSend', async (request, reply, payload) => {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload) && payload !== null && payload !== undefined) return payload;
+    if (request.headers['accept-signature'] === undefined && !always(request.routeOptions.url ?? '')) return payload;
     const body = payload ?? '';
     reply.header('content-digest', `sha-256=:${createHash('sha256').update(body).digest('base64')}:`);
     const fields = reply.hasHeader('content-type') ? [...COVERED, 'content-type'] : [...COVERED];

@@ -22,6 +22,9 @@ export interface TransportHealth {
   transport_identity?: { algorithm: string; key_id: string; url: string };
 }
 
+/** Routes whose answers are signed even unasked: the health documents, which carry the transport's evidence. */
+const SIGNED_ALWAYS = new Set(['/health', '/api/v1/health', '/v1/health']);
+
 /** Where the identity's public key and certificate are published. */
 export const IDENTITY_PATH = '/transport/identity';
 
@@ -82,7 +85,7 @@ export class TransportSecurity {
 
   /** Response signatures (ML-DSA identity only) and `GET /transport/identity` on an app. */
   install(app: FastifyInstance): void {
-    if (this.signs) installResponseSignatures(app, this.identity);
+    if (this.signs) installResponseSignatures(app, this.identity, (path) => SIGNED_ALWAYS.has(path));
     app.get(IDENTITY_PATH, async (_request, reply) => {
       reply.header('cache-control', 'no-cache');
       return {

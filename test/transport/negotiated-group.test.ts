@@ -34,7 +34,7 @@ interface Exchange { clientGroup: string | undefined; health: { tls: string; cip
 function exchange(port: number, ca: string, ecdhCurve: string | undefined): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const socket: TLSSocket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...(ecdhCurve === undefined ? {} : { ecdhCurve }) }, () => {
-      const clientGroup = socket.getEphemeralKeyInfo() && 'name' in socket.getEphemeralKeyInfo() ? (socket.getEphemeralKeyInfo() as { name?: string }).name : undefined;
+      const clientGroup = (socket.getEphemeralKeyInfo() as { name?: string } | null)?.name;
       socket.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
       let text = '';
       socket.on('data', (d: Buffer) => { text += d.toString(); });

@@ -18,10 +18,11 @@ let keyId: string;
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string; peerKeyType: string | undefined }
 
 /** One request with Node's own https client, trusting only the daemon's certificate. */
-function call(method: string, path: string, body?: unknown, extra: { ecdhCurve?: string } = {}): Promise<Answer> {
+function call(method: string, path: string, body?: unknown, extra: { ecdhCurve?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   const url = new URL(path, daemon.url);
+  const { headers, ...tls } = extra;
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method, ca, agent: false, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...extra }, (res) => {
+    const req = httpsRequest(url, { method, ca, agent: false, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...tls }, (res) => {
       const peer = (res.socket as TLSSocket).getPeerX509Certificate();
       let text = '';
       res.on('data', (d: Buffer) => { text += d.toString(); });
@@ -105,15 +106,22 @@ test('responses are signed (RFC 9421, ML-DSA-65): the signature verifies with no
   assert.equal(verifyResponseSignature({ ...health, headers: { ...health.headers, 'content-digest': 'sha-256=:AAAA:' } }, 'GET', '/health').ok, false);
   assert.equal(verifyResponseSignature(health, 'GET', '/v1/models').ok, false, 'bound to the request it answers');
 
-  // An error answer is signed too.
-  const missing = await call('POST', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] });
+  // Other answers are signed when the client asks (RFC 9421 Accept-Signature), errors included.
+  const unasked = await call('GET', '/v1/models');
+  assert.equal(unasked.headers['signature'], undefined);
+  const asked = await call('GET', '/v1/models', undefined, { headers: { 'accept-signature': 'svc=("@status" "content-digest")' } });
+  assert.ok(verifyResponseSignature(asked, 'GET', '/v1/models').ok);
+  const missing = await call('POST', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'accept-signature': 'svc=()' } });
   assert.equal(missing.status, 404);
   assert.ok(verifyResponseSignature(missing, 'POST', '/v1/chat/completions').ok);
 });
 
 test('the official openai client talks to it over PQC TLS: a signed chat answer, and a stream', async () => {
   const dispatcher = new Agent({ connect: { ca } });
-  const client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0, fetch: undiciFetch as unknown as typeof fetch, fetchOptions: { dispatcher } as never });
+  const client = new OpenAI({
+    baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0, defaultHeaders: { 'accept-signature': 'svc=()' },
+    fetch: undiciFetch as unknown as typeof fetch, fetchOptions: { dispatcher } as never,
+  });
   const { data, response } = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }).withResponse();
   assert.equal(data.object, 'chat.completion');
   assert.ok(response.headers.get('signature')?.startsWith('svc=:'));
