@@ -9,6 +9,7 @@ import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
 import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
 import { OffThread, transferListOf } from '../shared/off-thread.ts';
+import { batchItems, isRejected, type ItemErrorBody, type ItemResult } from './batch-results.ts';
 import { prepareSolve, RawJsonBody, type PreparedSolve, type SerializedProblem, type SolveKind } from './solve-intake.ts';
 import {
   MAX_FEATURES,
@@ -65,6 +66,8 @@ export interface HardwareSubstrate {
 export interface SolveCallOptions {
   /** Throws (an ApiError) to refuse this substrate for this caller: e.g. 403 without an enterprise plan. */
   guard?: (substrate: Substrate) => void;
+  /** How a failed batch item's error is written (the face's envelope; default the local runtime's). */
+  itemError?: ItemErrorBody;
 }
 
 function substrateUnavailable(): ApiError {
@@ -227,9 +230,11 @@ export class SolveService {
     call.guard?.(substrate);
     this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
-    this.#admit(problems.length);
+    this.#admit(problems.filter((p) => !isRejected(p)).length);
     if (!request.batch) {
-      const result = await this.#submit(problems[0]!, { shots, seed });
+      const problem = problems[0]!;
+      if (isRejected(problem)) throw new ApiError(problem.rejected);
+      const result = await this.#submit(problem, { shots, seed });
       return {
         id: newId('qj_'),
         solver,
@@ -242,24 +247,18 @@ export class SolveService {
     }
     // Several problems share the pool: one simulator thread each, so they do not fight over the cores.
     const threads = problems.length > 1 ? 1 : undefined;
-    const settled = await Promise.allSettled(problems.map((v, i) => this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
-    const failed = settled.findIndex((s) => s.status === 'rejected');
-    if (failed >= 0) {
-      const reason = (settled[failed] as PromiseRejectedResult).reason;
-      if (reason instanceof ApiError && reason.status < 500) {
-        throw new ApiError({ status: reason.status, type: reason.type, code: reason.code, message: `${field}.${failed}: ${reason.message}`, param: reason.param === 'problem' || reason.param === null ? `${field}.${failed}` : reason.param.replace(/^problem/, `${field}.${failed}`) });
-      }
-      throw reason;
-    }
+    // Each problem settles on its own: a failed one is answered in its place while the others complete.
+    const outcomes = await Promise.all(
+      problems.map(async (v, i) => (isRejected(v) ? v : settle(this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })))),
+    );
+    const { results, counts } = batchItems(outcomes, field, call.itemError);
     return {
       id: newId('qb_'),
       solver,
       substrate,
       status: 'completed',
-      results: settled.map((s, index) => {
-        const r = (s as PromiseFulfilledResult<{ solution: Record<string, unknown>; meta: SolveMeta }>).value;
-        return { index, status: 'completed' as const, solution: r.solution, meta: r.meta };
-      }),
+      results,
+      request_counts: counts,
       total_elapsed_ms: Math.round(performance.now() - started),
       ...(seed === undefined ? {} : { seed }),
     };
@@ -388,6 +387,10 @@ export class SolveService {
       this.#start(idle, this.#queue.shift()!);
     }
   }
+}
+
+function settle(run: Promise<ItemResult>): Promise<PromiseSettledResult<ItemResult>> {
+  return run.then((value) => ({ status: 'fulfilled', value }), (reason: unknown) => ({ status: 'rejected', reason }));
 }
 
 /** The service with defaults sized to this machine. */
