@@ -250,7 +250,8 @@ describe('/api/solve and /api/solve/batch', () => {
     // per-solver ceilings: what is really simulated, never above the simulator's
     assert.equal(cap.solver_max_qubits['qaoa'], 16);
     assert.equal(cap.solver_max_qubits['qubo'], 24);
-    assert.equal(cap.solver_max_qubits['grover'], Math.min(20, cap.max_qubits));
+    assert.equal(cap.solver_max_qubits['grover'], Math.min(22, cap.max_qubits));
+    assert.equal(cap.solver_max_qubits['qsvm'], Math.min(20, cap.max_qubits));
     for (const q of Object.values(cap.solver_max_qubits)) assert.ok(q <= cap.max_qubits);
     assert.deepEqual(solverCapability(3).workers, 3);
   });
