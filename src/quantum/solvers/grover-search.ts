@@ -23,7 +23,11 @@ import type { SolverContext } from './solver-context.ts';
  * about the mean, O(2^n) per round — which tests check equals running the gate circuit.
  */
 
-/** Above this many qubits the k·2^n simulation is too slow for a request: a classical scan answers. */
+/**
+ * Above this many qubits the k·2^n simulation (k ≈ π/4·√(2^n) rounds, one sweep each) is too slow
+ * for a request: a classical scan answers. Measured on a busy 2-core box (docs/solvers.md): 22
+ * qubits in about 6 s; 23 took 25 s and 24 took 90 s, too near the 120 s job limit.
+ */
 export const GROVER_MAX_QUBITS = 22;
 /** The gate-level circuit is materialised up to this many ops; beyond, the oracle is one labelled diagonal. */
 const MAX_GATE_OPS = 200_000;
