@@ -319,7 +319,7 @@ const solveBatchOutput = z.looseObject({
   results: z.array(
     z.union([
       z.looseObject({ index: z.number(), status: z.literal('completed'), solution: z.record(z.string(), z.unknown()), meta: solveMetaSchema }),
-      z.looseObject({ index: z.number(), status: z.literal('failed'), error: z.looseObject({ message: z.string(), type: z.string(), code: z.string() }) }),
+      z.looseObject({ index: z.number(), status: z.literal('failed'), solution: z.null(), meta: z.null(), error: z.looseObject({ message: z.string(), type: z.string(), code: z.string() }) }),
     ]),
   ),
   total_elapsed_ms: z.number(),

@@ -54,9 +54,9 @@ export function batchItems(
   const shutdown = outcomes.find((s): s is PromiseRejectedResult => !isRejected(s) && s.status === 'rejected' && s.reason instanceof ApiError && s.reason.code === 'shutting_down');
   if (shutdown !== undefined) throw shutdown.reason;
   const results = outcomes.map((s, index): BatchItem => {
-    if (isRejected(s)) return { index, status: 'failed', error: errorBody(new ApiError(s.rejected), index) };
+    if (isRejected(s)) return { index, status: 'failed', solution: null, meta: null, error: errorBody(new ApiError(s.rejected), index) };
     if (s.status === 'fulfilled') return { index, status: 'completed', solution: s.value.solution, meta: s.value.meta };
-    return { index, status: 'failed', error: errorBody(placed(asApiError(s.reason), field, index), index) };
+    return { index, status: 'failed', solution: null, meta: null, error: errorBody(placed(asApiError(s.reason), field, index), index) };
   });
   const failed = results.filter((r) => r.status === 'failed').length;
   return { results, counts: { total: results.length, completed: results.length - failed, failed } };

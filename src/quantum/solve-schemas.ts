@@ -221,10 +221,14 @@ export interface BatchItemError {
   docs_url?: string;
 }
 
-/** One problem of a batch: solved, or failed on its own while the others ran (answered 200 all the same). */
+/**
+ * One problem of a batch: solved, or failed on its own while the others ran (answered 200 all
+ * the same). A failed item keeps the contract's item keys, `solution` and `meta` null, beside its
+ * `error` (as an OpenAI batch result line has `response: null` beside its `error`).
+ */
 export type BatchItem =
   | { index: number; status: 'completed'; solution: Record<string, unknown>; meta: SolveMeta }
-  | { index: number; status: 'failed'; error: BatchItemError };
+  | { index: number; status: 'failed'; solution: null; meta: null; error: BatchItemError };
 
 export interface BatchResponse {
   id: string;

@@ -92,7 +92,8 @@ describe('/api/solve and /api/solve/batch', () => {
     assert.equal(item.error.param, param);
     assert.equal(item.error.code, code);
     assert.equal(item.error.type, 'invalid_request_error');
-    assert.ok(!('solution' in item));
+    assert.equal(item.solution, null);
+    assert.equal(item.meta, null);
     for (const r of results) if (r.index !== failed) assert.equal(r.status, 'completed');
     return res;
   };
