@@ -286,15 +286,20 @@ describe('solve service', () => {
     }
   });
 
+  // A started solve worker holds about 12 MiB of V8 heap; with 200 000 records split into strings
+  // it needs about 24 MiB. 18 MiB leaves each side a margin (at 16 MiB a busy machine's late GC failed
+  // the small problem too; at 24 MiB the big one sometimes fits).
+  const HEAP_MB = 18;
+  const heapHungryProblem = () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
+    lines[5000] = 'needle';
+    return { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+  };
+
   it('replaces a worker that runs out of heap: 422 problem_too_large for that problem, the next one is solved', async () => {
-    // A started solve worker holds about 12 MiB of V8 heap; with 200 000 records split into strings
-    // it needs about 24 MiB. 18 MiB leaves each side a margin (at 16 MiB a busy machine's late GC failed
-    // the small problem too; at 24 MiB the big one sometimes fits).
-    const service = new SolveService({ workers: 1, workerHeapMb: 18 });
+    const service = new SolveService({ workers: 1, workerHeapMb: HEAP_MB });
     try {
-      const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
-      lines[5000] = 'needle';
-      const big = { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+      const big = heapHungryProblem();
       await assert.rejects(service.solve({ solver: 'grover', problem: big, seed: 1 }), (e: { status?: number; code?: string; param?: string; message?: string }) => {
         assert.equal(e.status, 422);
         assert.equal(e.code, 'problem_too_large');
@@ -311,11 +316,9 @@ describe('solve service', () => {
   });
 
   it('a batch problem that runs out of heap fails alone; the others in the batch are solved', async () => {
-    const service = new SolveService({ workers: 1, workerHeapMb: 18 });
+    const service = new SolveService({ workers: 1, workerHeapMb: HEAP_MB });
     try {
-      const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
-      lines[5000] = 'needle';
-      const big = { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+      const big = heapHungryProblem();
       const result = await service.solveBatch({ solver: 'grover', problems: [patternProblem(8, 3), big, patternProblem(8, 6)], seed: 1 });
       assert.deepEqual(result.request_counts, { total: 3, completed: 2, failed: 1 });
       const [first, failed, last] = result.results;
