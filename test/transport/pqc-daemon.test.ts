@@ -144,6 +144,16 @@ test('MCP over PQC TLS: the SDK client connects, and a tool that calls the daemo
   await dispatcher.close();
 });
 
+test('svc\'s own CLI: trusts the daemon through NODE_EXTRA_CA_CERTS, and without it says why it cannot connect', async () => {
+  const dataDir = daemon.child.spawnargs[daemon.child.spawnargs.indexOf('--data-dir') + 1]!;
+  const trusted = await runCliToEnd(['models', 'list', '--url', daemon.url], { NODE_EXTRA_CA_CERTS: `${dataDir}/transport/identity-ml-dsa-65.crt` });
+  assert.equal(trusted.code, 0, trusted.stderr);
+  assert.match(trusted.stdout, /^tiny /m);
+  const untrusted = await runCliToEnd(['models', 'list', '--url', daemon.url]);
+  assert.equal(untrusted.code, 1);
+  assert.match(untrusted.stderr, /serves HTTPS with a certificate this client does not trust \(DEPTH_ZERO_SELF_SIGNED_CERT\); point NODE_EXTRA_CA_CERTS/);
+});
+
 test('unsupported and later algorithms stop the start with exit 2, naming what is supported', async () => {
   const run = await runCliToEnd(['serve', '--port', '0', '--discover', 'none', '--pqc-transport', 'ml-kem-768,slh-dsa-sha2-128s']);
   assert.equal(run.code, 2);
