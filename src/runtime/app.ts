@@ -20,6 +20,7 @@ import { installJsonBodyParser } from './json-body-parser.ts';
 import type { OffThread } from '../shared/off-thread.ts';
 import { installRequestLog } from './request-log.ts';
 import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './developer-key-guard.ts';
+import type { JobLog } from '../shared/job-log.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -47,10 +48,12 @@ export interface LocalAppOptions {
   spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
   developerKeys?: DeveloperKeyGuardOptions | undefined;
+  /** Where requests to job routes (chat, completions, embeddings, solve) are recorded; none, nowhere. */
+  jobLog?: JobLog | undefined;
 }
 
 /** What every listener of the daemon shares: its server settings, error envelope, guards and log. */
-export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys'>;
+export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys' | 'jobLog'>;
 
 /**
  * A Fastify app with what every listener of the daemon needs before its routes: the error
@@ -75,7 +78,7 @@ export function buildBaseApp(options: BaseAppOptions): FastifyInstance {
   });
   installOpenAIErrorHandler(app);
   installLoopbackGuard(app);
-  installRequestLog(app);
+  installRequestLog(app, options.jobLog);
   installDraining(app, options.drainingSignal);
   if (options.developerKeys !== undefined) {
     const guard = installDeveloperKeyGuard(app, options.developerKeys);
