@@ -30,10 +30,19 @@ export class DaemonClient {
   }
 
   /** GET a JSON path: the parsed body and status, or undefined when no svc daemon answers. */
-  async get(path: string): Promise<{ status: number; body: unknown } | undefined> {
+  get(path: string): Promise<{ status: number; body: unknown } | undefined> {
+    return this.#call('GET', path, TIMEOUT_MS);
+  }
+
+  /** POST to a path without a body (an action such as `/telemetry/send`), allowing `timeoutMs` for it. */
+  post(path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
+    return this.#call('POST', path, timeoutMs);
+  }
+
+  async #call(method: string, path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
     let response: Response;
     try {
-      response = await fetch(`${this.base}${path}`, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
+      response = await fetch(`${this.base}${path}`, { method, signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
     } catch (error) {
       // A daemon is there, behind a certificate this process does not trust: say so rather than "no daemon".
       const code = (error as { cause?: { code?: unknown } }).cause?.code;

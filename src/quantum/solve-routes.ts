@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
 import { RawJsonBody } from './solve-intake.ts';
 import type { Substrate } from './solve-schemas.ts';
-import type { SolveService } from './solve-service.ts';
+import type { SolveCallOptions, SolveService } from './solve-service.ts';
 
 /**
  * `POST /solve` and `POST /solve/batch` as a Fastify plugin: the daemon registers it with
@@ -27,7 +27,11 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
     body.length > INLINE_JSON_BYTES ? new RawJsonBody(body) : parseJsonBody(body),
   );
   const { guard } = opts;
-  const call = (request: FastifyRequest) => (guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) });
-  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body, call(request)));
-  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body, call(request)));
+  const call = (request: FastifyRequest): SolveCallOptions => ({
+    // The solver's name reaches the request log and the job log even when the solve then fails.
+    onSolver: (solver) => { request.solver = solver; },
+    ...(guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) }),
+  });
+  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solve(request.body, call(request)));
+  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solveBatch(request.body, call(request)));
 }

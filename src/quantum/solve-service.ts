@@ -65,6 +65,8 @@ export interface HardwareSubstrate {
 export interface SolveCallOptions {
   /** Throws (an ApiError) to refuse this substrate for this caller: e.g. 403 without an enterprise plan. */
   guard?: (substrate: Substrate) => void;
+  /** Told the solver's name once the body is validated, before anything can refuse it. */
+  onSolver?: (solver: string) => void;
 }
 
 function substrateUnavailable(): ApiError {
@@ -224,6 +226,7 @@ export class SolveService {
   async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>, call: SolveCallOptions): Promise<SolveResponse | BatchResponse> {
     const started = performance.now();
     const { solver, substrate, shots, seed, field, problems } = request;
+    call.onSolver?.(solver);
     call.guard?.(substrate);
     this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.

@@ -24,6 +24,7 @@ import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
 import { openAITools } from '../mcp/openai-tools.ts';
 import { SpaceChanges } from '../mcp/space-changes.ts';
 import { plainTransportHealth, TransportSecurity } from '../transport/transport-security.ts';
+import { openTelemetry } from '../telemetry/telemetry-runtime.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -117,10 +118,17 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   let spaces: SpacesRuntime;
   // Told of every document change, whoever made it, for MCP clients' resource lists.
   const spaceChanges = new SpaceChanges();
+  // The job log (always) and `basic` reports (docs/telemetry.md).
+  const telemetryLog = log.child({ component: 'telemetry' });
+  const telemetry = openTelemetry({
+    dataDir: config.dataDir,
+    settings: config.telemetrySettings,
+    log: { info: (message) => telemetryLog.info(message), warn: (fields, message) => telemetryLog.warn(fields, message) },
+  });
   try {
-    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed() });
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed(), jobLog: telemetry.jobLog });
   } catch (error) {
-    await Promise.all([engine.close(), upstreams.close()]);
+    await Promise.all([engine.close(), upstreams.close(), telemetry.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
   }
   // The built-in embedder is a model too (last: a served model with the same id would win).
@@ -163,7 +171,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
     // `/mcp` shares this listener unless --mcp-port gives it its own (below).
-    rootPlugins: config.mcp.port === undefined ? [mcpPlugin] : [],
+    rootPlugins: [...(config.mcp.port === undefined ? [mcpPlugin] : []), telemetry.plugin],
+    jobLog: telemetry.jobLog,
     spaces: spaces.library,
     developerKeys: developerKeyOptions,
     transport,
@@ -190,6 +199,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       upstreams: upstreams.health(),
       cpus: availableParallelism(),
       retrieval: await spaces.health(),
+      // `telemetry` above stays the mode; when the last basic report got through (null before).
+      telemetry_last_sent_at: telemetry.reporter.lastSentAt,
       // Where keys come from and how many, never a path, URL or hash.
       ...(developerKeys === undefined
         ? {}
@@ -211,7 +222,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
     await mcpApp?.close();
-    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close(), telemetry.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -296,6 +307,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
   }
+  telemetry.start();
   if (catalog.size > 0) {
     // After the start-up line, so the daemon is reachable at once; models still load lazily.
     setImmediate(() => void engine.warmUp());
@@ -326,6 +338,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await mcpApp?.close();
       spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
+      // Last: jobs that finished during shutdown are still written.
+      await telemetry.close();
       log.info('stopped');
     })();
     return closing;
