@@ -104,12 +104,6 @@ export function readConfigFile(path: string, command: Command, repeatable: Reado
   const keys = fileKeys(command, repeatable);
   const shape: Record<string, z.ZodType> = { upstreams: z.array(upstreamTableSchema).optional() };
   for (const [key, { schema }] of keys) shape[key] = schema.optional();
-  // The contract names `pqc_transport` as a config key; until the transport exists, only "none of it" is accepted.
-  if (!keys.has('pqc_transport')) {
-    shape['pqc_transport'] = z.union([z.string(), z.array(z.string())])
-      .refine((v) => (Array.isArray(v) ? v.length === 0 : v === '' || v === 'none'), 'post-quantum transport is not available in this build yet')
-      .optional();
-  }
   const parsed = z.strictObject(shape).safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import type { HostedServerConfig } from '../hosted/hosted-server.ts';
-import { ConfigError, LOG_LEVELS, parseBytes, parseDuration, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
+import { ConfigError, LOG_LEVELS, parseBytes, parseDuration, pqcTransportFrom, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
 import { runServer } from './run-server.ts';
 import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
 
@@ -25,6 +25,7 @@ interface RawHostedOptions extends RawEngineOptions {
   requestTimeout?: string;
   shutdownTimeout?: string;
   logLevel?: string;
+  pqcTransport?: string[];
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -73,6 +74,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     // The embedded route config's `engine` backend serves these (its `@default` model: the first chat model).
     engine: resolveEngineSettings(raw, dataDir),
     release: { downloadUrl: env.SVC_DOWNLOAD_URL, updaterManifestUrl: env.SVC_UPDATER_MANIFEST_URL, notes: env.SVC_RELEASE_NOTES },
+    pqcTransport: pqcTransportFrom(raw.pqcTransport),
   };
 }
 
@@ -93,6 +95,7 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
     .addOption(new Option('--public-origin <origin>', 'the origin browsers reach this server at, behind a proxy that rewrites Host (key-page requests must come from it); repeat for several [default: the request\'s Host]').env('SVC_PUBLIC_ORIGIN').argParser(collect))
     .addOption(new Option('--cors-origin <origin>', 'a browser origin allowed to call the API; repeat for several, * for any [default: none]').env('SVC_CORS_ORIGIN').argParser(collect))
+    .addOption(new Option('--pqc-transport <list>', 'serve HTTPS with TLS 1.3 and post-quantum key exchange only, e.g. ml-kem-768,ml-dsa-65 (ml-dsa-*: every svc_route evidence record and response signed) [default: none]').env('SVC_PQC_TRANSPORT').argParser(collect))
     .addOption(new Option('--secure-cookies', 'mark the sign-in cookie Secure even on plain HTTP (TLS ends at a proxy in front)').env('SVC_SECURE_COOKIES'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 8mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { SVC_VERSION } from '../shared/version.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { debugRequested, reportCliError } from './cli-errors.ts';
+import { registerEvidenceCommand } from './evidence-command.ts';
 import { registerHostedCommand } from './hosted-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
 import { registerModelsCommand } from './models-command.ts';
@@ -23,6 +24,7 @@ registerModelsCommand(program);
 registerSolveCommand(program);
 registerSpacesCommand(program);
 registerMcpCommand(program);
+registerEvidenceCommand(program);
 
 // The command that is running ("models list"), to name it in an error report.
 let running = '';

@@ -5,7 +5,7 @@ import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.t
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 /** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
-const REPEATABLE = new Set(['port', 'host', 'model', 'upstream']);
+const REPEATABLE = new Set(['port', 'host', 'model', 'upstream', 'pqcTransport']);
 
 /**
  * Log paths pino censors, should a key ever reach a log object (svc's code never puts one
@@ -60,6 +60,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
     .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
+    .addOption(new Option('--pqc-transport <list>', 'serve HTTPS with TLS 1.3 and post-quantum key exchange only, e.g. ml-kem-768,ml-dsa-65 (ml-dsa-*: an ML-DSA certificate, and responses and evidence signed) [default: none, plain HTTP]').env('SVC_PQC_TRANSPORT').argParser(collect))
     .addOption(new Option('--upstream <name=url>', 'an OpenAI-compatible server whose models are served as <name>/<model>, e.g. ollama=http://127.0.0.1:11434/v1; repeat for several').env('SVC_UPSTREAM').argParser(collect))
     .addOption(new Option('--developer-keys <source>', 'accept developer keys (Authorization: Bearer svc_dk_…) for identity, project and per-key limits, checked against an exported key file, a svc hosted data dir, or a postgres:// URL').env('SVC_DEVELOPER_KEYS'))
     .addOption(new Option('--require-developer-key', 'refuse requests without a valid developer key (401); needs --developer-keys [default: off]').env('SVC_REQUIRE_DEVELOPER_KEY'))

@@ -96,11 +96,20 @@ export const SVC_ROUTE_FIELDS = [
   { name: 'evidence_id', type: 'string', unit: null, description: 'Unique id of this evidence, retrievable by the same account.' },
 ] as const;
 
+/** The fields a signed `svc_route` adds (--pqc-transport with an ML-DSA identity; src/transport/evidence-signature.ts). */
+export const SVC_ROUTE_SIGNATURE_FIELDS = [
+  { name: 'signature_alg', type: 'string (optional)', unit: null, description: 'With --pqc-transport …,ml-dsa-65: the ML-DSA parameter set that signed this record.' },
+  { name: 'signing_key_id', type: 'string (optional)', unit: null, description: 'base64url SHA-256 of the signing public key (GET /transport/identity publishes it).' },
+  { name: 'signature', type: 'string (optional)', unit: null, description: "base64url ML-DSA signature (context 'svc_route/v1') over the record's RFC 8785 JSON without this field; `svc evidence verify` checks it offline." },
+] as const;
+
 export function evidenceDescriptor(): Record<string, unknown> {
   return {
     svc_route: {
       where: 'The svc_route object of a hosted chat completion response; on a streamed reply, on the final chunk.',
       fields: SVC_ROUTE_FIELDS,
+      // Present only when the server signs evidence; the public key is at GET /transport/identity.
+      signature_fields: SVC_ROUTE_SIGNATURE_FIELDS,
     },
     request_headers: [
       { name: 'x-svc-execution-policy', type: 'string', values: [...POLICIES], description: 'Execution policy; default the configured default policy.' },

@@ -21,6 +21,7 @@ import { releaseRecord, type ReleaseSettings } from './release-record.ts';
 import { keyRoutes } from './keys/key-routes.ts';
 import { accountPages } from './pages/account-pages.ts';
 import { sessionRoutes } from './sessions/session-routes.ts';
+import { plainTransportHealth, type TransportSecurity } from '../transport/transport-security.ts';
 
 /** What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted. */
 export interface HostedContext {
@@ -73,6 +74,8 @@ export interface HostedAppOptions {
   publicOrigins?: readonly string[];
   /** The backstop limiter (limits/): key-protected routes take from it; none means unlimited (tests). */
   limiter?: RateLimiter | undefined;
+  /** `--pqc-transport`: HTTPS with post-quantum key exchange, the identity route, signed responses with ML-DSA. */
+  transport?: TransportSecurity | undefined;
 }
 
 function contextFor(options: HostedAppOptions, fleet: boolean): HostedContext {
@@ -90,7 +93,8 @@ function v1Routes(options: HostedAppOptions, fleet: boolean) {
   return async (v1: FastifyInstance): Promise<void> => {
     const context = contextFor(options, fleet);
     const noStore = { 'cache-control': 'no-store' };
-    v1.get('/health', async (_request, reply) => reply.headers(noStore).send(healthDescriptor()));
+    // The transport fields are read from the connection the request came on.
+    v1.get('/health', async (request, reply) => reply.headers(noStore).send({ ...healthDescriptor(), ...(options.transport?.health(request.raw.socket) ?? plainTransportHealth()) }));
     v1.get('/models', async () => modelsDescriptor(options.routes));
     v1.get('/routes', async () => routesDescriptor(options.routes));
     v1.get('/evidence', async () => evidenceDescriptor());
@@ -114,7 +118,7 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
     ...(options.logger !== undefined ? { loggerInstance: options.logger } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? DEFAULT_HOSTED_BODY_LIMIT,
-    serverFactory: (handler) => createHttpServer(requestTimeoutMs, handler, hostedErrorBody),
+    serverFactory: (handler) => createHttpServer(requestTimeoutMs, handler, hostedErrorBody, options.transport),
     clientErrorHandler: () => {},
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -130,6 +134,7 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
   installRequestLog(app);
   app.decorateRequest('hostedIdentity', undefined);
   installDraining(app, options.drainingSignal ?? new AbortController().signal);
+  options.transport?.install(app);
   installCharsetGuard(app);
   installHttpOptions(app);
   const origins = options.corsOrigins ?? [];

@@ -15,6 +15,8 @@ import { RaplMeter } from './routing/rapl-meter.ts';
 import { RouteExecutor } from './routing/route-executor.ts';
 import { openRateLimiter } from './limits/open-rate-limiter.ts';
 import { openHostedStore } from './store/open-hosted-store.ts';
+import type { PqcTransport } from '../transport/pqc-transport-options.ts';
+import { TransportSecurity } from '../transport/transport-security.ts';
 
 /** How long an Idempotency-Key binds its answer (Stripe keeps them 24 hours). */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
@@ -39,6 +41,8 @@ export interface HostedServerConfig {
   /** The in-process llama.cpp engine: models from --model, <dataDir>/models and --discover. */
   engine: EngineSettings;
   release: ReleaseSettings;
+  /** `--pqc-transport`: HTTPS with post-quantum key exchange; with ML-DSA, signed route evidence. */
+  pqcTransport?: PqcTransport | undefined;
 }
 
 export interface HostedServer {
@@ -53,6 +57,8 @@ export interface HostedServer {
  */
 export async function startHostedServer(config: HostedServerConfig, log: Logger): Promise<HostedServer> {
   const routes = loadRouteConfig(config.routesFile);
+  // Replicas share evidence keys only if they share this file: see docs/transport.md.
+  const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: [config.host] });
   const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const offThread = new OffThread();
   const draining = new AbortController();
@@ -78,8 +84,8 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
     app = await buildHostedApp({
       store, routes, limiter, offThread, logger: log, drainingSignal: draining.signal,
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, publicOrigins: config.publicOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
-      requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release,
-      v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal }), evidencePlugin(), usagePlugin()],
+      requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release, transport,
+      v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport?.signs === true ? (route) => transport.signEvidence(route) : undefined }), evidencePlugin(), usagePlugin()],
       apiPlugins: [hostedSolvePlugin({ service: solver })],
     });
     await app.listen({ host: config.host, port: config.port });
@@ -89,8 +95,14 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const url = `${transport === undefined ? 'http' : 'https'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info({ addresses: [url], store: store.kind, enterprise: config.enterprise, routes: config.routesFile ?? 'embedded default' }, `svc hosted listening on ${url}`);
+  if (transport !== undefined) {
+    log.info(
+      { pqc_transport: transport.pqc.names, certificate: transport.identity.certificatePath, key_id: transport.identity.keyId },
+      `HTTPS only, TLS 1.3 with ${transport.pqc.groups.join(' or ')} key exchange; ${transport.identity.algorithm} certificate ${transport.identity.certificatePath}${transport.signs ? '; svc_route evidence signed (public key at /transport/identity)' : ''}`,
+    );
+  }
   const models = catalog.list().map((m) => m.id);
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   log.info({ models, rapl: meter !== null }, models.length > 0

@@ -83,6 +83,10 @@ export interface SvcRoute {
   fallback: boolean;
   fallback_reason: string | null;
   evidence_id: string;
+  /** With an ML-DSA transport identity (--pqc-transport …,ml-dsa-65): its algorithm, key id and the signature over the rest (src/transport/evidence-signature.ts). */
+  signature_alg?: string;
+  signing_key_id?: string;
+  signature?: string;
 }
 
 /** One ledger row: a billable request and its evidence, written atomically with the usage counter. */

@@ -3,6 +3,7 @@
  * own loopback listener inside `svc serve`, `SVC_URL` in the stdio bridge), so a tool does
  * exactly what the same request from any client would, through the same validation and limits.
  */
+import { Agent, fetch, type Dispatcher, type Response } from 'undici';
 import { isRecord } from '../shared/is-record.ts';
 
 /** Long enough for a chat with a model that must load first on a CPU. */
@@ -38,6 +39,8 @@ export interface LocalRuntimeClientOptions {
   timeoutMs?: number;
   /** Sent with every request: the MCP caller's `Authorization`, so developer keys apply to tools too. */
   headers?: Readonly<Record<string, string>>;
+  /** The daemon's own certificate when it serves HTTPS (--pqc-transport): the only one trusted. */
+  ca?: string | undefined;
 }
 
 
@@ -53,17 +56,21 @@ export class LocalRuntimeClient {
   readonly #baseUrl: () => string;
   readonly #timeoutMs: number;
   readonly #headers: Readonly<Record<string, string>>;
+  readonly #ca: string | undefined;
+  readonly #dispatcher: Dispatcher | undefined;
 
-  constructor(options: LocalRuntimeClientOptions) {
+  constructor(options: LocalRuntimeClientOptions, dispatcher?: Dispatcher) {
     const base = options.baseUrl;
     this.#baseUrl = typeof base === 'string' ? () => base : base;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#headers = options.headers ?? {};
+    this.#ca = options.ca;
+    this.#dispatcher = dispatcher ?? (options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca } }));
   }
 
   /** The same runtime, with `headers` on each request as well. */
   withHeaders(headers: Readonly<Record<string, string>>): LocalRuntimeClient {
-    return new LocalRuntimeClient({ baseUrl: this.#baseUrl, timeoutMs: this.#timeoutMs, headers: { ...this.#headers, ...headers } });
+    return new LocalRuntimeClient({ baseUrl: this.#baseUrl, timeoutMs: this.#timeoutMs, headers: { ...this.#headers, ...headers }, ca: this.#ca }, this.#dispatcher);
   }
 
   get baseUrl(): string {
@@ -78,6 +85,7 @@ export class LocalRuntimeClient {
     try {
       response = await fetch(`${base}${path}`, {
         method,
+        ...(this.#dispatcher === undefined ? {} : { dispatcher: this.#dispatcher }),
         headers: { ...this.#headers, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),

@@ -20,6 +20,7 @@ import { installJsonBodyParser } from './json-body-parser.ts';
 import type { OffThread } from '../shared/off-thread.ts';
 import { installRequestLog } from './request-log.ts';
 import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './developer-key-guard.ts';
+import type { TransportSecurity } from '../transport/transport-security.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -47,10 +48,12 @@ export interface LocalAppOptions {
   spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
   developerKeys?: DeveloperKeyGuardOptions | undefined;
+  /** `--pqc-transport`: HTTPS with post-quantum key exchange, response signatures with an ML-DSA identity. */
+  transport?: TransportSecurity | undefined;
 }
 
 /** What every listener of the daemon shares: its server settings, error envelope, guards and log. */
-export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys'>;
+export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys' | 'transport'>;
 
 /**
  * A Fastify app with what every listener of the daemon needs before its routes: the error
@@ -62,7 +65,7 @@ export function buildBaseApp(options: BaseAppOptions): FastifyInstance {
     // Fastify's two lines per request are replaced by request-log.ts's one.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
-    serverFactory: (handler) => createHttpServer(options.requestTimeoutMs, handler),
+    serverFactory: (handler) => createHttpServer(options.requestTimeoutMs, handler, undefined, options.transport),
     // createHttpServer already answers client errors in the envelope on every server it makes;
     // Fastify's default handler would write a second, Fastify-shaped answer on this one.
     clientErrorHandler: () => {},
@@ -77,6 +80,7 @@ export function buildBaseApp(options: BaseAppOptions): FastifyInstance {
   installLoopbackGuard(app);
   installRequestLog(app);
   installDraining(app, options.drainingSignal);
+  options.transport?.install(app);
   if (options.developerKeys !== undefined) {
     const guard = installDeveloperKeyGuard(app, options.developerKeys);
     app.addHook('onClose', async () => guard.close());

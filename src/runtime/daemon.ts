@@ -24,6 +24,7 @@ import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
 import { openAITools } from '../mcp/openai-tools.ts';
 import { SpaceChanges } from '../mcp/space-changes.ts';
 import { OutboundMonitor } from '../transport/outbound-monitor.ts';
+import { plainTransportHealth, TransportSecurity } from '../transport/transport-security.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -48,8 +49,8 @@ function isLoopbackAddress(address: ReturnType<Server['address']>): boolean {
   return typeof address === 'object' && address !== null && isLoopbackHostname(address.address);
 }
 
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+function urlOf(host: string, port: number, scheme: 'http' | 'https'): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -102,6 +103,9 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
 }
 
 async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined, outbound: OutboundMonitor): Promise<Daemon> {
+  // First: a bad or unreadable identity key stops the start before anything loads.
+  const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: config.hosts });
+  const scheme = transport === undefined ? 'http' : 'https';
   const { catalog, engine } = await openLocalEngine(config, log);
   // A remote upstream's sockets are outbound even through a tunnel on loopback.
   const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }), onRemoteSocket: (socket) => outbound.countAsOutbound(socket) });
@@ -136,7 +140,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   // MCP tool handlers call this daemon over its own loopback listener, as any client would.
-  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0' });
+  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0', ca: transport?.identity.certificatePem });
   const mcpLog = log.child({ component: 'mcp' });
   const mcpPlugin = async (root: FastifyInstance): Promise<void> => {
     await root.register(mcpRoutes, {
@@ -169,7 +173,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     rootPlugins: config.mcp.port === undefined ? [mcpPlugin] : [],
     spaces: spaces.library,
     developerKeys: developerKeyOptions,
-    health: async () => ({
+    transport,
+    health: async (request) => ({
       version: SVC_VERSION,
       model: {
         engine: 'llama.cpp',
@@ -187,6 +192,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       telemetry: config.telemetry,
       // Every client socket the process opens, whoever opens it (docs/runtime.md#outbound-connections).
       ...outbound.health(),
+      // Read from the connection this request came on: its protocol, suite and key-exchange group.
+      ...(transport === undefined ? plainTransportHealth() : transport.health(request.raw.socket)),
       upstreams: upstreams.health(),
       cpus: availableParallelism(),
       retrieval: await spaces.health(),
@@ -199,7 +206,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   await app.ready();
   let mcpApp: FastifyInstance | undefined;
   if (config.mcp.port !== undefined) {
-    mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions });
+    mcpApp = buildBaseApp({ logger: log, bodyLimit: config.bodyLimit, requestTimeoutMs, drainingSignal: draining.signal, developerKeys: developerKeyOptions, transport });
     await installListenerGuards(mcpApp);
     await mcpApp.register(mcpPlugin);
     await mcpApp.ready();
@@ -222,15 +229,15 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       let port = requestedPort;
       let retry = false;
       for (const [i, host] of config.hosts.entries()) {
-        const server = i === 0 && servers.length === 0 ? app.server : createHttpServer(requestTimeoutMs, app.routing);
+        const server = i === 0 && servers.length === 0 ? app.server : createHttpServer(requestTimeoutMs, app.routing, undefined, transport);
         try {
           port = await listen(server, port, host);
-          bound.push({ server, url: urlOf(host, port) });
+          bound.push({ server, url: urlOf(host, port, scheme) });
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           // ::1 is missing on hosts without IPv6; serve IPv4 alone rather than fail.
           if (i > 0 && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) {
-            log.warn({ host, port }, `cannot listen on ${urlOf(host, port)} (${code}); continuing without it`);
+            log.warn({ host, port }, `cannot listen on ${urlOf(host, port, scheme)} (${code}); continuing without it`);
             continue;
           }
           if (requestedPort === 0 && i > 0 && code === 'EADDRINUSE' && attempt < 5) {
@@ -257,7 +264,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     // Its own port on every host the daemon binds; 0 picks one free port for all of them.
     let port = config.mcp.port;
     for (const [i, host] of config.hosts.entries()) {
-      const server = i === 0 ? mcpApp.server : createHttpServer(requestTimeoutMs, mcpApp.routing);
+      const server = i === 0 ? mcpApp.server : createHttpServer(requestTimeoutMs, mcpApp.routing, undefined, transport);
       try {
         port = await listen(server, port, host);
       } catch (error) {
@@ -266,7 +273,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
         return fail(error);
       }
       servers.push(server);
-      mcpUrls.push(urlOf(host, port));
+      mcpUrls.push(urlOf(host, port, scheme));
     }
   }
 
@@ -277,6 +284,13 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     { addresses: urls, ...(mcpUrls.length > 0 ? { mcp_addresses: mcpUrls } : {}), models, dataDir: config.dataDir, threads: config.threads },
     `svc ${SVC_VERSION} listening on ${urls.join(', ')}${mcpUrls.length > 0 ? `; MCP on ${mcpUrls.map((u) => `${u}/mcp`).join(', ')}` : ''}`,
   );
+  if (transport !== undefined) {
+    const { identity } = transport;
+    log.info(
+      { pqc_transport: transport.pqc.names, groups: transport.pqc.groups, certificate: identity.certificatePath, key_id: identity.keyId },
+      `HTTPS only, TLS 1.3 with ${transport.pqc.groups.join(' or ')} key exchange; ${identity.algorithm} certificate ${identity.certificatePath}${transport.signs ? ' (responses and evidence signed; public key at /transport/identity)' : ''}`,
+    );
+  }
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
   if (models.length === 0 && upstreams.size > 0) {

@@ -1,4 +1,6 @@
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TransportSecurity } from '../transport/transport-security.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { answerClientError, endAndClose, rawErrorResponse, type ErrorEnvelope } from './client-error-handler.ts';
 import { openAIErrorBody } from './openai-error-handler.ts';
@@ -10,9 +12,10 @@ import { openAIErrorBody } from './openai-error-handler.ts';
  * bounded by it.
  *
  * Every server the daemon listens on is made here, so each answers what Node would answer
- * itself (parse errors, timeouts, `Expect`, `CONNECT`) in the JSON envelope too.
+ * itself (parse errors, timeouts, `Expect`, `CONNECT`) in the JSON envelope too. With
+ * `transport` (--pqc-transport) it is an HTTPS server with the transport's TLS settings.
  */
-export function createHttpServer(requestTimeoutMs: number, handler: RequestListener, envelope: ErrorEnvelope = openAIErrorBody): Server {
+export function createHttpServer(requestTimeoutMs: number, handler: RequestListener, envelope: ErrorEnvelope = openAIErrorBody, transport?: TransportSecurity): Server {
   const options: ServerOptions = {
     requestTimeout: requestTimeoutMs,
     headersTimeout: requestTimeoutMs === 0 ? 60_000 : Math.min(60_000, requestTimeoutMs),
@@ -21,7 +24,16 @@ export function createHttpServer(requestTimeoutMs: number, handler: RequestListe
     // Node answers a missing Host with an empty 400; the loopback guard answers it in the envelope.
     requireHostHeader: false,
   };
-  const server = createServer(options, handler);
+  let server: Server;
+  if (transport === undefined) {
+    server = createServer(options, handler);
+  } else {
+    const https = createHttpsServer({ ...options, ...transport.tlsOptions() }, handler);
+    transport.track(https, envelope);
+    // An https.Server is an http.Server in all the daemon uses (listen, close, connection
+    // tracking, the events below); Node's types keep the two apart.
+    server = https as unknown as Server;
+  }
   server.on('clientError', (error: Error & { code?: string }, socket) => answerClientError(error, socket, envelope));
   // Without a listener Node answers an `Expect` other than 100-continue with an empty 417.
   server.on('checkExpectation', (_request, response) => {

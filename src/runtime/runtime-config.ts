@@ -12,6 +12,7 @@ import { parseDiscoverSources, type DiscoverableSource } from '../models/model-d
 import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
+import { parsePqcTransport, PqcTransportError, type PqcTransport } from '../transport/pqc-transport-options.ts';
 
 /** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
 export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
@@ -49,6 +50,8 @@ export interface RuntimeConfig {
   spacesEmbedder: string | undefined;
   /** The MCP server on `/mcp` (src/mcp, docs/mcp.md). */
   mcp: McpConfig;
+  /** `--pqc-transport`: HTTPS with post-quantum key exchange (src/transport, docs/transport.md); undefined, plain HTTP. */
+  pqcTransport: PqcTransport | undefined;
 }
 
 export interface McpConfig {
@@ -101,6 +104,8 @@ export interface RawRuntimeOptions {
   requestTimeout?: string | undefined;
   shutdownTimeout?: string | undefined;
   telemetry?: string | undefined;
+  /** `--pqc-transport` values, each a name or a comma list. */
+  pqcTransport?: string[] | string | undefined;
   /** `--upstream NAME=URL` values. */
   upstream?: string[] | undefined;
   /** `[[upstreams]]` tables from the config file, already checked against their schema. */
@@ -247,11 +252,21 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     developerKeys: developerKeysFrom(raw),
     spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),
     mcp: mcpFrom(raw),
+    pqcTransport: pqcTransportFrom(raw.pqcTransport),
   };
   if (config.mcp.port !== undefined && config.mcp.port !== 0 && config.ports.includes(config.mcp.port)) {
     throw new ConfigError(`--mcp-port ${config.mcp.port}: the daemon already serves that port (with /mcp on it); pick another, or leave --mcp-port out to share it.`);
   }
   return config;
+}
+
+/** `--pqc-transport`, for `svc serve` and `svc hosted` alike. */
+export function pqcTransportFrom(values: string[] | string | undefined): PqcTransport | undefined {
+  try {
+    return parsePqcTransport(values);
+  } catch (error) {
+    throw error instanceof PqcTransportError ? new ConfigError(error.message) : error;
+  }
 }
 
 /** Sessions a daemon holds at once by default: many editors and agents, each with a few. */

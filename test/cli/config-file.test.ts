@@ -116,7 +116,9 @@ pqc_transport = []
     assert.match(message, new RegExp(`set by 'port' in ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     await refused(['--config', file('config.toml', 'parallel = true\n')], /'parallel'/);
     await refused(['--config', file('config.toml', 'telemetry = "basic"\n')], /telemetry/);
-    await refused(['--config', file('config.toml', 'pqc_transport = ["ml-kem-768"]\n')], /post-quantum transport is not available/);
+    await refused(['--config', file('config.toml', 'pqc_transport = ["ml-kem-768", "slh-dsa-sha2-128s"]\n')], /SLH-DSA is a v1\.1 transport feature.*set by 'pqc_transport'/);
+    assert.deepEqual((await load(['--config', file('config.toml', 'pqc_transport = ["ml-kem-768", "ml-dsa-65"]\n')])).pqcTransport?.names, ['ml-kem-768', 'ml-dsa-65']);
+    assert.deepEqual((await load(['--config', file('config.toml', 'pqc_transport = "ml-kem-1024,ml-dsa-87"\n')])).pqcTransport?.names, ['ml-kem-1024', 'ml-dsa-87']);
   });
 
   test('TOML and JSON syntax errors are one line with the position', async () => {

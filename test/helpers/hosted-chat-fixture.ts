@@ -13,6 +13,7 @@ import type { HostedStore, KeyScope, Plan } from '../../src/hosted/hosted-store.
 import { routeConfigSchema, type RouteConfig } from '../../src/hosted/route-config.ts';
 import { RouteExecutor } from '../../src/hosted/routing/route-executor.ts';
 import { SVC_VERSION } from '../../src/shared/version.ts';
+import type { TransportSecurity } from '../../src/transport/transport-security.ts';
 import { hostedStoreKinds, type HostedStoreFixture } from './hosted-stores.ts';
 import { contentChunk, finishChunk, sse, startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream.ts';
 
@@ -47,13 +48,14 @@ export interface ChatFixture {
   account(plan?: Partial<Plan>, scope?: KeyScope): Promise<{ accountId: string; keyId: string; secret: string }>;
 }
 
-export async function buildChatFixture(t: TestContext, options: { kind?: 'sqlite' | 'postgres'; limiter?: RateLimiter; enterprise?: boolean } = {}): Promise<ChatFixture> {
+export async function buildChatFixture(t: TestContext, options: { kind?: 'sqlite' | 'postgres'; limiter?: RateLimiter; enterprise?: boolean; transport?: TransportSecurity } = {}): Promise<ChatFixture> {
   const fixture = await hostedStoreKinds.find((k) => k.kind === (options.kind ?? 'sqlite'))!.open();
   const upstream = await startScriptedUpstream(wordsAnswer(['Hello', ' world']));
   const executor = new RouteExecutor({ env: {} });
   const app = await buildHostedApp({
     store: fixture.store, routes: chatRouteConfig(upstream.baseUrl), build: { version: SVC_VERSION, commit: null }, enterprise: options.enterprise === true, limiter: options.limiter,
-    v1Plugins: [hostedChatPlugin({ executor, limiter: options.limiter }), evidencePlugin(), usagePlugin()],
+    transport: options.transport,
+    v1Plugins: [hostedChatPlugin({ executor, limiter: options.limiter, signEvidence: options.transport === undefined ? undefined : (route) => options.transport!.signEvidence(route) }), evidencePlugin(), usagePlugin()],
   });
   t.after(async () => {
     await app.close();

@@ -29,6 +29,8 @@ export interface HostedChatOptions {
   limiter?: RateLimiter | undefined;
   /** Aborted when shutdown's grace period ends: running generations stop, billed, with a 503 error. */
   shutdownSignal?: AbortSignal | undefined;
+  /** Signs each `svc_route` (an ML-DSA transport identity); none: evidence goes unsigned. */
+  signEvidence?: ((route: SvcRoute) => SvcRoute) | undefined;
 }
 
 const SYSTEM_FINGERPRINT = 'svc-hosted';
@@ -265,7 +267,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         result = { ...result, outcome: 'failed', error: shuttingDown() };
       }
 
-      const svcRoute: SvcRoute = { ...result.route, evidence_id: newId('ev_') };
+      const unsigned: SvcRoute = { ...result.route, evidence_id: newId('ev_') };
+      const svcRoute = options.signEvidence?.(unsigned) ?? unsigned;
       const usage = { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.promptTokens + result.usage.completionTokens };
       const finishReason = openAIFinishReason(result.finishReason);
       const completion: Record<string, unknown> = {

@@ -69,6 +69,10 @@ export interface LedgerRow {
   completion_tokens: number;
   /** JSON text of the stored response (`null` when none was kept). */
   response: string | null;
+  /** The route evidence's signature fields, null when it was not signed. */
+  signature_alg: string | null;
+  signing_key_id: string | null;
+  signature: string | null;
 }
 
 export interface UsageCounterRow {

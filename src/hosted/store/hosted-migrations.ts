@@ -124,6 +124,12 @@ function migrationsFor(kind: StoreKind): Record<string, Migration> {
   '0002_ledger_counter_trigger': {
     up: (db: Kysely<unknown>) => counterTrigger(db, kind),
   },
+  // Signed route evidence (--pqc-transport with ML-DSA): kept so GET /evidence/:id returns it verifiable.
+  '0003_ledger_route_signatures': {
+    up: async (db: Kysely<unknown>) => {
+      for (const column of ['signature_alg', 'signing_key_id', 'signature']) await db.schema.alterTable('ledger').addColumn(column, 'text').execute();
+    },
+  },
   };
 }
 

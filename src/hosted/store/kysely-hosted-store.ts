@@ -82,6 +82,7 @@ function toLedgerEntry(row: LedgerRow): LedgerEntry {
       fallback: Number(row.fallback) === 1,
       fallback_reason: row.fallback_reason,
       evidence_id: row.evidence_id,
+      ...(row.signature === null ? {} : { signature_alg: row.signature_alg ?? '', signing_key_id: row.signing_key_id ?? '', signature: row.signature }),
     },
     promptTokens: Number(row.prompt_tokens),
     completionTokens: Number(row.completion_tokens),
@@ -116,6 +117,7 @@ const LEDGER_COLUMNS = [
   'evidence_id', 'account_id', 'key_id', 'project_id', 'idempotency_key', 'created_at', 'month', 'day',
   'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_mj', 'estimated_mj',
   'billable_mj', 'fallback', 'fallback_reason', 'outcome', 'prompt_tokens', 'completion_tokens', 'response',
+  'signature_alg', 'signing_key_id', 'signature',
 ] as const satisfies readonly (keyof LedgerRow)[];
 // A column added to LedgerRow and not listed above is a compile error here, not a missing value.
 const ledgerColumnsComplete: [Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -421,6 +423,9 @@ export class KyselyHostedStore implements HostedStore {
       prompt_tokens: nonNegativeInteger(input.promptTokens, 'promptTokens'),
       completion_tokens: nonNegativeInteger(input.completionTokens, 'completionTokens'),
       response: input.response === undefined || input.response === null ? null : JSON.stringify(input.response),
+      signature_alg: route.signature_alg ?? null,
+      signing_key_id: route.signing_key_id ?? null,
+      signature: route.signature ?? null,
     };
   }
 

@@ -1,0 +1,129 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate, type KeyObject } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../shared/user-error.ts';
+import type { MlDsaName } from './pqc-transport-options.ts';
+import { selfSignedCertificate } from './self-signed-certificate.ts';
+
+/** The server's long-lived identity: the key TLS presents and (ML-DSA only) the key that signs evidence. */
+export interface TransportIdentity {
+  /** `ml-dsa-65`, …, or `ecdsa-p256` when no ML-DSA was asked for (TLS only, nothing signed). */
+  algorithm: MlDsaName | 'ecdsa-p256';
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  /** base64url SHA-256 of the public key's SubjectPublicKeyInfo: names the key in signatures. */
+  keyId: string;
+  /** The public key as PEM (SPKI), for clients that verify signatures. */
+  publicKeyPem: string;
+  /** Self-signed, for the loopback addresses and `localhost` (and the configured hosts). */
+  certificatePem: string;
+  keyPath: string;
+  certificatePath: string;
+}
+
+export class TransportIdentityError extends UserError {
+  override name = 'TransportIdentityError';
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
+}
+
+/** Self-signed and pinned by clients: a long life, so a client's trust does not lapse under it. */
+const CERTIFICATE_YEARS = 10;
+
+export function keyIdOf(publicKey: KeyObject): string {
+  return createHash('sha256').update(publicKey.export({ format: 'der', type: 'spki' })).digest('base64url');
+}
+
+/**
+ * Writes `text` to `path` only if no file is there (another process starting on the same data
+ * dir may win; then its file is the one used), never leaving a partial file under `path`.
+ */
+function writeOnce(path: string, text: string, mode: number): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, text, { mode, flag: 'w' });
+  try {
+    linkSync(temp, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+function readKey(path: string): KeyObject {
+  const mode = statSync(path).mode;
+  // As ssh refuses a private key others can read: that key is the server's identity.
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    throw new TransportIdentityError(`${path}: the transport identity's private key is readable by other users (mode ${(mode & 0o777).toString(8)}); run chmod 600 on it.`);
+  }
+  try {
+    return createPrivateKey(readFileSync(path));
+  } catch (error) {
+    throw new TransportIdentityError(`${path}: not a private key this build can read (${(error as Error).message}); move it away to have a new identity made.`);
+  }
+}
+
+/** Whether the stored certificate is for this key, covers every name, and is in its validity period. */
+function certificateFits(pem: string, publicKey: KeyObject, names: readonly string[]): boolean {
+  try {
+    const certificate = new X509Certificate(pem);
+    const now = Date.now();
+    if (Date.parse(certificate.validFrom) > now || Date.parse(certificate.validTo) <= now) return false;
+    if (!certificate.publicKey.equals(publicKey)) return false;
+    return names.every((n) => (n.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(n) ? certificate.checkIP(n) !== undefined : certificate.checkHost(n) !== undefined));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Loads the identity kept in `<dataDir>/transport`, or makes it on first start: a private key
+ * (mode 0600, never rewritten) and a self-signed certificate for `names` (remade from the same key
+ * when the names change or it expires, so pinned public keys keep working).
+ */
+export function loadTransportIdentity(options: { dataDir: string; algorithm: MlDsaName | undefined; names: readonly string[] }): TransportIdentity {
+  const algorithm = options.algorithm ?? 'ecdsa-p256';
+  const dir = join(options.dataDir, 'transport');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const keyPath = join(dir, `identity-${algorithm}.key`);
+  const certificatePath = join(dir, `identity-${algorithm}.crt`);
+  let privateKey: KeyObject;
+  try {
+    privateKey = readKey(keyPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const pair = algorithm === 'ecdsa-p256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync(algorithm);
+    writeOnce(keyPath, pair.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, 0o600);
+    privateKey = readKey(keyPath);
+  }
+  const expected = algorithm === 'ecdsa-p256' ? 'ec' : algorithm;
+  if (privateKey.asymmetricKeyType !== expected) {
+    throw new TransportIdentityError(`${keyPath}: holds a ${privateKey.asymmetricKeyType ?? 'unknown'} key, not ${algorithm}; move it away to have a new identity made.`);
+  }
+  const publicKey = createPublicKey(privateKey);
+  let certificatePem: string | undefined;
+  try {
+    certificatePem = readFileSync(certificatePath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (certificatePem === undefined || !certificateFits(certificatePem, publicKey, options.names)) {
+    const notBefore = new Date(Date.now() - 3_600_000);
+    const notAfter = new Date(notBefore.getTime() + CERTIFICATE_YEARS * 365.25 * 86_400_000);
+    certificatePem = selfSignedCertificate({ privateKey, publicKey, commonName: 'svc daemon', names: options.names, notBefore, notAfter });
+    const temp = `${certificatePath}.${process.pid}.tmp`;
+    writeFileSync(temp, certificatePem, { mode: 0o644 });
+    renameSync(temp, certificatePath);
+  }
+  return {
+    algorithm,
+    privateKey,
+    publicKey,
+    keyId: keyIdOf(publicKey),
+    publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }) as string,
+    certificatePem,
+    keyPath,
+    certificatePath,
+  };
+}
