@@ -23,6 +23,7 @@ import { LocalRuntimeClient } from '../mcp/local-runtime-client.ts';
 import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
 import { openAITools } from '../mcp/openai-tools.ts';
 import { SpaceChanges } from '../mcp/space-changes.ts';
+import { OutboundMonitor } from '../transport/outbound-monitor.ts';
 import { plainTransportHealth, TransportSecurity } from '../transport/transport-security.ts';
 import { openTelemetry } from '../telemetry/telemetry-runtime.ts';
 
@@ -87,22 +88,28 @@ async function openDeveloperKeys(config: RuntimeConfig, log: Logger): Promise<De
  * Port 0 picks a free port once, then binds every address on that same port.
  */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
-  const developerKeys = await openDeveloperKeys(config, log);
+  // First, so every socket the start-up opens (a key store, upstream discovery) is counted.
+  const outbound = new OutboundMonitor();
+  outbound.start();
+  let developerKeys: DeveloperKeyVerifier | undefined;
   try {
-    return await startWith(config, log, developerKeys);
+    developerKeys = await openDeveloperKeys(config, log);
+    return await startWith(config, log, developerKeys, outbound);
   } catch (error) {
+    outbound.stop();
     // A store's connection pool must not keep a process that failed to start alive.
     await developerKeys?.close();
     throw error;
   }
 }
 
-async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined): Promise<Daemon> {
+async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined, outbound: OutboundMonitor): Promise<Daemon> {
   // First: a bad or unreadable identity key stops the start before anything loads.
   const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: config.hosts });
   const scheme = transport === undefined ? 'http' : 'https';
   const { catalog, engine } = await openLocalEngine(config, log);
-  const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }) });
+  // A remote upstream's sockets are outbound even through a tunnel on loopback.
+  const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }), onRemoteSocket: (socket) => outbound.countAsOutbound(socket) });
   for (const spec of config.upstreams) {
     if (spec.apiKeyEnv !== undefined && spec.apiKey === undefined) {
       log.warn({ upstream: spec.name, apiKeyEnv: spec.apiKeyEnv }, `upstream '${spec.name}': the environment variable ${spec.apiKeyEnv} (api_key_env) is not set; requests go without a key`);
@@ -192,8 +199,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       // `mcp`: where MCP clients connect (the daemon's own addresses unless --mcp-port).
       network: { listen: urls, mcp: (mcpUrls.length > 0 ? mcpUrls : urls).map((u) => `${u}/mcp`), loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
-      // Only configured upstreams are ever dialled (telemetry is off); remote ones count here.
-      outbound_connections: upstreams.outboundConnections(),
+      // Every client socket the process opens, whoever opens it (docs/runtime.md#outbound-connections).
+      ...outbound.health(),
       // Read from the connection this request came on: its protocol, suite and key-exchange group.
       ...(transport === undefined ? plainTransportHealth() : transport.health(request.raw.socket)),
       upstreams: upstreams.health(),
@@ -338,6 +345,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await mcpApp?.close();
       spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
+      outbound.stop();
       // Last: jobs that finished during shutdown are still written.
       await telemetry.close();
       log.info('stopped');
