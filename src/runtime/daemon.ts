@@ -148,7 +148,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   // MCP tool handlers call this daemon over its own loopback listener, as any client would.
-  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0', ca: transport?.identity.certificatePem });
+  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0', ca: transport?.identity.certificatePem, groups: transport?.pqc.groups });
   const mcpLog = log.child({ component: 'mcp' });
   const mcpPlugin = async (root: FastifyInstance): Promise<void> => {
     await root.register(mcpRoutes, {
