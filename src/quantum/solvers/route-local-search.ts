@@ -1,5 +1,5 @@
 import { seededRng } from '../simulator/rng.ts';
-import { driveMinutes, hasWindows, LATE_TOLERANCE_MINUTES, type RouteModel } from './route-model.ts';
+import { arrivalAt, hasWindows, minutesLate, penalised, type RouteModel } from './route-model.ts';
 
 /** Nearest other nodes (depot included) each stop's moves are tried against. */
 const NEIGHBOURS = 10;
@@ -120,33 +120,28 @@ export function routeLocalSearch(model: RouteModel, stops: readonly number[], sc
   const scorePieces = (tour: Int32Array, pieces: readonly Piece[], stopAt: number): number => {
     let km = 0;
     let late = 0;
-    let t = model.departure;
+    let leave = model.departure;
     let at = 0;
     for (const [from, to] of pieces) {
       const step = to >= from ? 1 : -1;
       for (let x = from; ; x += step) {
         const s = tour[x]!;
         if (x !== 0) {
+          // the schedule rule of evaluateRoute, step by step, so the walk can stop early
           const leg = d[at]![s]!;
           km += leg;
-          t += driveMinutes(model, leg);
-          const w = model.windows[s];
-          if (w !== undefined) {
-            if (t < w.start && s !== 0) t = w.start;
-            if (t > w.end + LATE_TOLERANCE_MINUTES) late += t - w.end;
-          }
-          if (s !== 0) t += model.serviceMinutes;
+          const t = arrivalAt(model, leave, leg, s);
+          late += minutesLate(model, s, t);
+          leave = s !== 0 ? t + model.serviceMinutes : t;
           budget--;
-          const over = Math.max(0, km - model.maxDistanceKm - 1e-9);
-          const sofar = km + scale * (over / Math.max(1e-9, model.maxDistanceKm) + late / 60 + (over > 0 || late > 0 ? 1 : 0));
-          if (sofar >= stopAt) return Infinity;
+          // length and lateness only grow along the route: the cost so far bounds the total
+          if (penalised(model, km, late, scale) >= stopAt) return Infinity;
         }
         at = s;
         if (x === to) break;
       }
     }
-    const over = Math.max(0, km - model.maxDistanceKm - 1e-9);
-    return km + scale * (over / Math.max(1e-9, model.maxDistanceKm) + late / 60 + (over > 0 || late > 0 ? 1 : 0));
+    return penalised(model, km, late, scale);
   };
   const length = (tour: Int32Array): number => {
     let km = 0;

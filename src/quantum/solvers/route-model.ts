@@ -30,25 +30,34 @@ export const LATE_TOLERANCE_MINUTES = 1e-9;
 /** Minutes to drive `km` at the model's speed. */
 export const driveMinutes = (model: RouteModel, km: number): number => (km / model.speedKmh) * 60;
 
+/** When node `s` is reached after leaving at `leave` and driving `leg` km: waits for its window to open (never at the depot). */
+export function arrivalAt(model: RouteModel, leave: number, leg: number, s: number): number {
+  const t = leave + driveMinutes(model, leg);
+  const w = model.windows[s];
+  return w !== undefined && s !== 0 && t < w.start ? w.start : t;
+}
+
+/** Minutes past the end of `s`'s window at `arrival` (0 within it, up to LATE_TOLERANCE_MINUTES). */
+export function minutesLate(model: RouteModel, s: number, arrival: number): number {
+  const w = model.windows[s];
+  return w !== undefined && arrival > w.end + LATE_TOLERANCE_MINUTES ? arrival - w.end : 0;
+}
+
 /** Distance and schedule of depot → stops → depot (stops are node indices ≥ 1). */
 export function evaluateRoute(model: RouteModel, stops: readonly number[]): RouteEvaluation {
   let distanceKm = 0;
   let lateMinutes = 0;
-  let t = model.departure;
+  let leave = model.departure;
   let at = 0;
   const arrivals: number[] = [];
   for (let k = 0; k <= stops.length; k++) {
     const s = k < stops.length ? stops[k]! : 0;
     const leg = model.dist[at]![s]!;
     distanceKm += leg;
-    t += driveMinutes(model, leg);
-    const w = model.windows[s];
-    if (w !== undefined) {
-      if (t < w.start && s !== 0) t = w.start;
-      if (t > w.end + LATE_TOLERANCE_MINUTES) lateMinutes += t - w.end;
-    }
+    const t = arrivalAt(model, leave, leg, s);
+    lateMinutes += minutesLate(model, s, t);
     arrivals.push(t);
-    if (s !== 0) t += model.serviceMinutes;
+    leave = s !== 0 ? t + model.serviceMinutes : t;
     at = s;
   }
   return { distanceKm, lateMinutes, arrivals };
@@ -63,8 +72,13 @@ export const isFeasible = (model: RouteModel, e: RouteEvaluation): boolean => e.
  * infeasible one and less violation beats more.
  */
 export function penalisedCost(model: RouteModel, e: RouteEvaluation, scale: number): number {
-  const over = Math.max(0, e.distanceKm - model.maxDistanceKm - 1e-9);
-  return e.distanceKm + scale * (over / Math.max(1e-9, model.maxDistanceKm) + e.lateMinutes / 60 + (over > 0 || e.lateMinutes > 0 ? 1 : 0));
+  return penalised(model, e.distanceKm, e.lateMinutes, scale);
+}
+
+/** penalisedCost from a route's length and total lateness (also a lower bound for a partial route). */
+export function penalised(model: RouteModel, km: number, lateMinutes: number, scale: number): number {
+  const over = Math.max(0, km - model.maxDistanceKm - 1e-9);
+  return km + scale * (over / Math.max(1e-9, model.maxDistanceKm) + lateMinutes / 60 + (over > 0 || lateMinutes > 0 ? 1 : 0));
 }
 
 /** True when any node (depot included) has a time window. */
