@@ -81,6 +81,8 @@ function deadlineOrder(model: RouteModel, stops: readonly number[]): number[] {
  * of the current one, scored without building them.
  */
 type Piece = [from: number, to: number];
+const TWO_OPT = 0;
+const OR_OPT = 1;
 
 /**
  * Local search for one vehicle's route: 2-opt, Or-opt (segments of 2–3 stops, either way
@@ -150,104 +152,105 @@ export function routeLocalSearch(model: RouteModel, stops: readonly number[], sc
   };
   const routeCost = (tour: Int32Array): number => (timed ? scorePieces(tour, [[0, tour.length - 1]], Infinity) : length(tour));
 
+  /** The route that 2-opt (i, j) or Or-opt (s, e, p, reversed) makes of `tour`, as slices of it. */
+  const piecesOf = (tour: Int32Array, kind: number, u: number, v: number, p: number, reversed: boolean): Piece[] => {
+    const last = tour.length - 1;
+    if (kind === TWO_OPT) return [[0, u], [v, u + 1], [v + 1, last]];
+    const segment: Piece = reversed ? [v, u] : [u, v];
+    return p < u ? [[0, p], segment, [p + 1, u - 1], [v + 1, last]] : [[0, u - 1], [v + 1, p], segment, [p + 1, last]];
+  };
+  /** Applies the move to `tour`; returns the nodes at the edges it changed. */
+  const applyMove = (tour: Int32Array, kind: number, u: number, v: number, p: number, reversed: boolean): number[] => {
+    if (kind === TWO_OPT) {
+      const touched = [tour[u]!, tour[u + 1]!, tour[v]!, tour[v + 1]!];
+      tour.subarray(u + 1, v + 1).reverse();
+      return touched;
+    }
+    const touched = [tour[u - 1]!, tour[u]!, tour[v]!, tour[v + 1]!, tour[p]!, tour[p + 1]!];
+    const moved = Array.from(tour.subarray(u, v + 1));
+    if (reversed) moved.reverse();
+    const rest = [...tour.subarray(0, u), ...tour.subarray(v + 1)];
+    const at = p < u ? p + 1 : p + 1 - moved.length;
+    tour.set([...rest.slice(0, at), ...moved, ...rest.slice(at)]);
+    return touched;
+  };
+
   /** Improves `tour` ([0, …stops, 0]) in place from the stops in `queue`; returns its cost. */
   const improve = (tour: Int32Array, queue: number[], cost: number): number => {
     const last = m + 1;
-    const pos = new Map<number, number>();
+    const pos = new Int32Array(d.length);
     const reindex = (): void => {
-      for (let x = 1; x <= m; x++) pos.set(tour[x]!, x);
+      for (let x = 1; x <= m; x++) pos[tour[x]!] = x;
     };
     reindex();
-    const queued = new Set(queue);
+    const queued = new Uint8Array(d.length);
+    for (const s of queue) queued[s] = 1;
+    const dt = (x: number, y: number): number => d[tour[x]!]![tour[y]!]!;
     while (queue.length > 0 && budget > 0) {
       const a = queue.shift()!;
-      queued.delete(a);
-      const x = pos.get(a)!;
-      // the best improving move at a: [cost change or new cost, apply]
+      queued[a] = 0;
+      const x = pos[a]!;
+      // the best improving move at a, as numbers (no closure per candidate)
       let bestGain = 1e-9;
-      let bestApply: (() => number[]) | undefined;
       let bestCost = cost;
-      const consider = (delta: number, pieces: () => Piece[], apply: () => number[]): void => {
-        if (!timed) {
-          budget--;
-          if (-delta > bestGain) {
-            bestGain = -delta;
-            bestApply = apply;
-          }
-          return;
-        }
-        const c = scorePieces(tour, pieces(), bestCost - 1e-9);
-        if (c < bestCost - 1e-9) {
+      let found = false;
+      let bestKind = 0;
+      let bestU = 0;
+      let bestV = 0;
+      let bestP = 0;
+      let bestReversed = false;
+      const consider = (delta: number, kind: number, u: number, v: number, p: number, reversed: boolean): void => {
+        if (timed) {
+          const c = scorePieces(tour, piecesOf(tour, kind, u, v, p, reversed), bestCost - 1e-9);
+          if (!(c < bestCost - 1e-9)) return;
           bestCost = c;
-          bestApply = apply;
+        } else {
+          budget--;
+          if (!(-delta > bestGain)) return;
+          bestGain = -delta;
         }
+        found = true;
+        bestKind = kind;
+        bestU = u;
+        bestV = v;
+        bestP = p;
+        bestReversed = reversed;
       };
       for (const c of neighbours.get(a)!) {
-        for (const y of c === 0 ? [0, last] : [pos.get(c)!]) {
+        for (let side = 0; side < (c === 0 ? 2 : 1); side++) {
+          const y = c === 0 ? (side === 0 ? 0 : last) : pos[c]!;
           const lo = Math.min(x, y);
           const hi = Math.max(x, y);
           // 2-opt: reverse tour[i+1..j], creating edges (tour[i], tour[j]) and (tour[i+1], tour[j+1]); one of them is (a, c)
-          for (const [i, j] of [
-            [lo, hi],
-            [lo - 1, hi - 1],
-          ] as const) {
+          for (let shift = 0; shift <= 1; shift++) {
+            const i = lo - shift;
+            const j = hi - shift;
             if (i < 0 || j > m || j - i < 2) continue;
-            const delta = d[tour[i]!]![tour[j]!]! + d[tour[i + 1]!]![tour[j + 1]!]! - d[tour[i]!]![tour[i + 1]!]! - d[tour[j]!]![tour[j + 1]!]!;
-            consider(
-              delta,
-              () => [
-                [0, i],
-                [j, i + 1],
-                [j + 1, last],
-              ],
-              () => {
-                const touched = [tour[i]!, tour[i + 1]!, tour[j]!, tour[j + 1]!];
-                tour.subarray(i + 1, j + 1).reverse();
-                return touched;
-              },
-            );
+            consider(dt(i, j) + dt(i + 1, j + 1) - dt(i, i + 1) - dt(j, j + 1), TWO_OPT, i, j, 0, false);
           }
-          // Or-opt / relocate: a segment with a at one end moves next to c, either way round
+          // Or-opt / relocate: a segment tour[s..e] with a at one end moves into the gap after tour[p], next to c, either way round
           for (let len = 1; len <= MAX_SEGMENT; len++) {
-            for (const s of len === 1 ? [x] : [x, x - len + 1]) {
+            for (let end = 0; end < (len === 1 ? 1 : 2); end++) {
+              const s = end === 0 ? x : x - len + 1;
               const e = s + len - 1;
               if (s < 1 || e > m) continue;
-              for (const p of [y, y - 1]) {
+              for (let p = y - 1; p <= y; p++) {
                 if (p < 0 || p > m || (p >= s - 1 && p <= e)) continue;
-                const removed = d[tour[s - 1]!]![tour[s]!]! + d[tour[e]!]![tour[e + 1]!]! + d[tour[p]!]![tour[p + 1]!]! - d[tour[s - 1]!]![tour[e + 1]!]!;
-                for (const reversed of len === 1 ? [false] : [false, true]) {
-                  const [first, lastOfSegment] = reversed ? [tour[e]!, tour[s]!] : [tour[s]!, tour[e]!];
-                  const delta = d[tour[p]!]![first]! + d[lastOfSegment]![tour[p + 1]!]! - removed;
-                  const segment: Piece = reversed ? [e, s] : [s, e];
-                  consider(
-                    delta,
-                    () =>
-                      p < s
-                        ? [[0, p], segment, [p + 1, s - 1], [e + 1, last]]
-                        : [[0, s - 1], [e + 1, p], segment, [p + 1, last]],
-                    () => {
-                      const touched = [tour[s - 1]!, tour[s]!, tour[e]!, tour[e + 1]!, tour[p]!, tour[p + 1]!];
-                      const moved = Array.from(tour.subarray(s, e + 1));
-                      if (reversed) moved.reverse();
-                      const rest = [...tour.subarray(0, s), ...tour.subarray(e + 1)];
-                      const at = p < s ? p + 1 : p + 1 - len;
-                      tour.set([...rest.slice(0, at), ...moved, ...rest.slice(at)]);
-                      return touched;
-                    },
-                  );
-                }
+                const removed = dt(s - 1, s) + dt(e, e + 1) + dt(p, p + 1) - dt(s - 1, e + 1);
+                consider(dt(p, s) + dt(e, p + 1) - removed, OR_OPT, s, e, p, false);
+                if (len > 1) consider(dt(p, e) + dt(s, p + 1) - removed, OR_OPT, s, e, p, true);
               }
             }
           }
         }
       }
-      if (bestApply === undefined) continue;
-      const touched = bestApply();
+      if (!found) continue;
+      const touched = applyMove(tour, bestKind, bestU, bestV, bestP, bestReversed);
       cost = timed ? bestCost : cost - bestGain;
       reindex();
       for (const s of [a, ...touched]) {
-        if (s !== 0 && !queued.has(s)) {
-          queued.add(s);
+        if (s !== 0 && queued[s] === 0) {
+          queued[s] = 1;
           queue.push(s);
         }
       }
