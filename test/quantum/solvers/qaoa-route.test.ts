@@ -276,6 +276,19 @@ describe('qaoa / route_optimization: the answer is the best any method found', (
     }
   });
 
+  it('splits with the time windows in mind: 12 stops that one vehicle cannot serve in a 30-minute window, 2 vehicles', () => {
+    // every stop at one address 100 m away (every split ties on length): service, 5 min each, decides,
+    // so one vehicle serves at most 7 by 09:30
+    const nodes = [{ id: 'depot', lat: 48.1, lng: 11.5 }, ...Array.from({ length: 12 }, (_, i) => ({ id: `s${i}`, lat: 48.1009, lng: 11.5 }))];
+    const windows = nodes.slice(1).map((n) => ({ node: n.id, start: '09:00', end: '09:30' }));
+    const { solution } = solve({ type: 'route_optimization', nodes, constraints: { max_distance_km: 1000, vehicle_count: 2, time_windows: windows } });
+    assert.equal(solution['feasible'], true, JSON.stringify(solution['violations']));
+    for (const r of solution['routes'] as { stops: string[] }[]) {
+      assert.ok(r.stops.length - 2 <= 7);
+      assert.equal(check(nodes, r.stops.slice(1, -1), windows).feasible, true);
+    }
+  });
+
   it('fewer stops than vehicles: the spare vehicles stay home, the others go', () => {
     const nodes = randomNodes(2, 71);
     const { solution } = solve({ type: 'route_optimization', nodes, constraints: { max_distance_km: 1000, vehicle_count: 3 } });
