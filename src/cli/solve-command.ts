@@ -187,6 +187,9 @@ function describeSolution(s: Record<string, unknown>, meta: SolveResponse['meta'
     );
   }
   if (s['optimality_gap'] !== undefined) lines.push(`optimality gap vs exact classical optimum: ${fmt(s['optimality_gap'])}`);
+  if (s['lower_bound'] !== undefined) lines.push(`lower bound: ${fmt(s['lower_bound'], 6)} km (answer at most ${fmt(s['gap_to_lower_bound'])} above the optimum)`);
+  const quantumRoute = s['quantum_result'] as { method: string; cost: number | null } | undefined;
+  if (quantumRoute !== undefined) lines.push(`quantum result (${quantumRoute.method}): ${quantumRoute.cost === null ? 'no valid ordering measured' : `${fmt(quantumRoute.cost, 6)} km`}`);
   const circuit = s['circuit'] as { qubits?: number } | undefined;
   lines.push(`shots ${meta.shots}, optimal count ${meta.optimal_count}, energy ${fmt(meta.energy, 6)}, depth ${meta.depth}${circuit?.qubits ? `, ${circuit.qubits} qubits` : ''}`);
   return lines;

@@ -4,7 +4,7 @@ import { defaultItemErrorBody } from './batch-results.ts';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
 import { RawJsonBody } from './solve-intake.ts';
 import type { BatchItemError, Substrate } from './solve-schemas.ts';
-import type { SolveService } from './solve-service.ts';
+import type { SolveCallOptions, SolveService } from './solve-service.ts';
 
 /**
  * `POST /solve` and `POST /solve/batch` as a Fastify plugin: the daemon registers it with
@@ -32,7 +32,9 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
   );
   const { guard } = opts;
   const errorBody = opts.itemError ?? defaultItemErrorBody;
-  const call = (request: FastifyRequest) => ({
+  const call = (request: FastifyRequest): SolveCallOptions => ({
+    // The solver's name reaches the request log and the job log even when the solve then fails.
+    onSolver: (solver) => { request.solver = solver; },
     ...(guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) }),
     // A failed item's 500 says nothing inside the answer; its cause goes to the log, as the error handler does for a request.
     itemError: (error: ApiError, index: number) => {
@@ -40,6 +42,6 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
       return errorBody(error, index);
     },
   });
-  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body, call(request)));
-  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body, call(request)));
+  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solve(request.body, call(request)));
+  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solveBatch(request.body, call(request)));
 }

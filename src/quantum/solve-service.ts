@@ -68,6 +68,8 @@ export interface SolveCallOptions {
   guard?: (substrate: Substrate) => void;
   /** How a failed batch item's error is written (the face's envelope; default the local runtime's). */
   itemError?: ItemErrorBody;
+  /** Told the solver's name once the body is validated, before anything can refuse it. */
+  onSolver?: (solver: string) => void;
 }
 
 function substrateUnavailable(): ApiError {
@@ -227,6 +229,7 @@ export class SolveService {
   async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>, call: SolveCallOptions): Promise<SolveResponse | BatchResponse> {
     const started = performance.now();
     const { solver, substrate, shots, seed, field, problems } = request;
+    call.onSolver?.(solver);
     call.guard?.(substrate);
     this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
