@@ -1,0 +1,205 @@
+/**
+ * The console end to end: a real `svc serve` process with the tiny GGUF fixture, driven by
+ * Debian's headless Chromium. Each page must load with no console error, script error or CSP
+ * violation, pass axe-core with no serious or critical violation, and fit a 360 px wide screen;
+ * a chat must stream into the page and a route solve must be drawn in the order the API returned.
+ * Screenshots go to test-artifacts/ (as the account pages' test does).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+
+const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown }[];
+}
+
+/** Every console error, uncaught exception and failed request the page produces. */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => { if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  page.on('requestfailed', (request) => errors.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  return errors;
+}
+
+/**
+ * axe-core is evaluated over the DevTools protocol rather than added as a script tag: the
+ * console's CSP refuses inline scripts, and loosening it for the test would test another page.
+ */
+async function seriousAxeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  // A string, evaluated in the page: the test's own TypeScript has no DOM types.
+  const violations = await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)") as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+}
+
+/** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */
+async function fitsWidth(page: Page): Promise<boolean> {
+  return await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') === true;
+}
+
+async function launch(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+  // No background networking: this machine has no route out (see test/hosted/pages).
+  return chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+test('the console is served at / with its CSP, index revalidated, hashed assets immutable, nothing external', async (t) => {
+  const daemon = await startDaemon();
+  t.after(() => daemon.stop());
+  const index = await fetch(`${daemon.url}/`);
+  assert.equal(index.status, 200);
+  assert.match(String(index.headers.get('content-type')), /^text\/html/);
+  assert.equal(index.headers.get('cache-control'), 'no-cache');
+  assert.equal(index.headers.get('content-security-policy'), CONSOLE_CSP);
+  assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|https?:/);
+  assert.equal(index.headers.get('x-frame-options'), 'DENY');
+  const html = await index.text();
+  assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]|\son\w+=/, 'no inline script or handler');
+  const assets = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css')), `index names its script and style: ${assets.join(', ')}`);
+  for (const asset of assets) {
+    assert.match(asset, /-[A-Za-z0-9_-]{8}\.(js|css)$/, 'asset names carry a content hash');
+    const response = await fetch(`${daemon.url}/${asset}`);
+    assert.equal(response.status, 200, asset);
+    assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable', asset);
+    assert.doesNotMatch(await response.text(), /https?:\/\/(?!www\.w3\.org\/)[a-z]/i, `${asset} loads nothing from another host`);
+  }
+  // Other paths stay the daemon's 404 in the envelope; the folder is not a door to the disk.
+  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console']) {
+    const response = await fetch(`${daemon.url}${path}`);
+    assert.equal(response.status, 404, path);
+    assert.match(String(response.headers.get('content-type')), /^application\/json/, path);
+  }
+  // The loopback guard covers the console like the API: a rebinding page's Origin is refused.
+  const rebinding = await fetch(`${daemon.url}/`, { headers: { origin: 'http://evil.example' } });
+  assert.equal(rebinding.status, 403);
+});
+
+test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await launch();
+  t.after(() => browser.close());
+  const daemon: DaemonProcess = await startDaemon();
+  t.after(() => daemon.stop());
+
+  await t.test('runtime page: health at a glance and the model table', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${daemon.url}/`);
+    await page.locator('[data-testid="status"]', { hasText: 'ok' }).waitFor();
+    assert.equal(await page.locator('[data-testid="loopback"]').innerText(), 'yes');
+    assert.match(await page.locator('[data-testid="listen"]').innerText(), new RegExp(daemon.url.replace(/[.]/g, '\\.')));
+    assert.equal(await page.locator('[data-testid="telemetry"]').innerText(), 'none');
+    assert.equal(await page.locator('[data-testid="outbound"]').innerText(), '0');
+    assert.match(await page.locator('[data-testid="pqc"]').innerText(), /off/);
+    const row = page.locator('#models tbody tr', { hasText: 'tiny' });
+    await row.waitFor();
+    assert.match(await row.innerText(), /tiny\s+\S+\s+\d+(\.\d)? KB\s+\S+/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-runtime.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('chat page: a streamed reply renders with TTFT, tokens/s and the request as curl', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${daemon.url}/#/chat`);
+    await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
+    await page.fill('#chat-max-tokens', '12');
+    await page.fill('#chat-prompt', 'Say hello');
+    await page.click('#chat-send');
+    // The reply streams in: the assistant message exists while the Stop button is live, then stays.
+    await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+    const reply = page.locator('#messages li.assistant');
+    assert.equal(await reply.count(), 1);
+    assert.ok((await reply.innerText()).replace(/^assistant\s*/i, '').length > 0, 'the reply has text');
+    assert.match(await page.locator('#ttft').innerText(), /^\d+ ms$/);
+    assert.match(await page.locator('#completion-tokens').innerText(), /^\d+$/);
+    assert.match(await page.locator('#tokens-per-second').innerText(), /^\d+\.\d$/);
+    assert.equal(await page.locator('.chart canvas').count(), 1, 'uPlot drew the stream');
+    assert.deepEqual(await page.locator('#chat-error').count(), 0);
+
+    await page.click('#copy-curl');
+    const curl = await page.locator('#snippet').innerText();
+    assert.match(curl, new RegExp(`^curl -N '${daemon.url.replace(/[.]/g, '\\.')}/v1/chat/completions'`));
+    const body = JSON.parse(/-d '(.*)'$/s.exec(curl)![1]!) as { model: string; messages: { role: string; content: string }[]; stream: boolean };
+    assert.equal(body.model, 'tiny');
+    assert.equal(body.stream, true);
+    assert.deepEqual(body.messages.map((m) => m.role), ['user', 'assistant']);
+    await page.click('#copy-snippet');
+    await page.locator('#copy-status', { hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), curl);
+    await page.click('#copy-openai-js');
+    assert.match(await page.locator('#snippet').innerText(), /new OpenAI\(\{ baseURL: ".*\/v1", apiKey: 'none' \}\)/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-chat.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('route solver page: the solve is drawn with its stops in the order the API returned', async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const answers: { solution: { route: string[]; classical_optimum: number }; meta: { shots: number } }[] = [];
+    page.on('response', async (response) => {
+      if (response.url().endsWith('/api/solve')) answers.push(await response.json() as (typeof answers)[number]);
+    });
+    await page.goto(`${daemon.url}/#/solve/routes`);
+    await page.click('#route-solve');
+    await page.locator('#route-map').waitFor({ timeout: 60_000 });
+    const answer = answers[0]!;
+    const route = answer.solution.route;
+    assert.equal(route.length, 6, 'depot, 4 stops, depot');
+    for (const [i, id] of route.slice(1, -1).entries()) {
+      assert.equal(await page.locator(`#route-map [data-stop="${id}"]`).getAttribute('data-order'), String(i + 1), `stop ${id} is drawn as number ${i + 1}`);
+    }
+    assert.equal(await page.locator('#route-map line.leg').count(), 5, 'one leg per hop, back to the depot');
+    assert.equal(await page.locator('#route-optimum').innerText(), String(answer.solution.classical_optimum));
+    assert.match(await page.locator('#route-meta').innerText(), new RegExp(`shots\\s+${answer.meta.shots}`));
+    await page.screenshot({ path: join(ARTIFACTS, 'console-route-solver.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('every page fits a 360 px wide screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    for (const [hash, ready, name] of [['#/', '#models', 'runtime'], ['#/chat', '#chat-prompt', 'chat'], ['#/solve/routes', '#route-problem', 'route-solver']] as const) {
+      await page.goto(`${daemon.url}/${hash}`);
+      await page.locator(ready).waitFor();
+      if (name === 'route-solver') {
+        await page.click('#route-solve');
+        await page.locator('#route-map').waitFor({ timeout: 60_000 });
+      }
+      assert.ok(await fitsWidth(page), `${name} scrolls sideways at 360 px`);
+      await page.screenshot({ path: join(ARTIFACTS, `console-${name}-360.png`), fullPage: true });
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
