@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
@@ -50,6 +50,14 @@ async function seriousAxeViolations(page: Page): Promise<string[]> {
 /** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */
 async function fitsWidth(page: Page): Promise<boolean> {
   return await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') === true;
+}
+
+/** A fresh context (empty cache) and page, its errors watched; `clipboardOrigin` lets the copy buttons write there. */
+async function openPage(browser: Browser, viewport: { width: number; height: number }, options: { clipboardOrigin?: string; mobile?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport, ...(options.mobile === true ? { isMobile: true, hasTouch: true } : {}) });
+  if (options.clipboardOrigin !== undefined) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: options.clipboardOrigin });
+  const page = await context.newPage();
+  return { context, page, errors: watchErrors(page) };
 }
 
 async function launch(): Promise<Browser> {
@@ -101,9 +109,7 @@ test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 36
   t.after(() => daemon.stop());
 
   await t.test('runtime page: health at a glance and the model table', async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 800 });
     await page.goto(`${daemon.url}/`);
     await page.locator('[data-testid="status"]', { hasText: 'ok' }).waitFor();
     assert.equal(await page.locator('[data-testid="loopback"]').innerText(), 'yes');
@@ -121,10 +127,7 @@ test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 36
   });
 
   await t.test('chat page: a streamed reply renders with TTFT, tokens/s and the request as curl', async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
     await page.goto(`${daemon.url}/#/chat`);
     await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
     await page.fill('#chat-max-tokens', '12');
@@ -160,9 +163,7 @@ test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 36
   });
 
   await t.test('route solver page: the solve is drawn with its stops in the order the API returned', async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
     const answers: { solution: { route: string[]; classical_optimum: number }; meta: { shots: number } }[] = [];
     page.on('response', async (response) => {
       if (response.url().endsWith('/api/solve')) answers.push(await response.json() as (typeof answers)[number]);
@@ -180,15 +181,27 @@ test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 36
     assert.equal(await page.locator('#route-optimum').innerText(), String(answer.solution.classical_optimum));
     assert.match(await page.locator('#route-meta').innerText(), new RegExp(`shots\\s+${answer.meta.shots}`));
     await page.screenshot({ path: join(ARTIFACTS, 'console-route-solver.png'), fullPage: true });
+
+    // A problem the API refuses shows the envelope's message, not a broken page. Chromium logs
+    // the 422 itself as a console error: that one, and only that one, is expected here.
+    const before = errors.length;
+    await page.fill('#route-problem', JSON.stringify({ type: 'route_optimization', nodes: [], constraints: { max_distance_km: 10, vehicle_count: 1 } }));
+    await page.click('#route-solve');
+    const refusal = await page.locator('#route-error').innerText();
+    assert.match(refusal, /nodes/, refusal);
+    const logged = errors.splice(before);
+    assert.ok(logged.length <= 1 && logged.every((e) => /status of 422/.test(e)), logged.join('\n'));
+    // Invalid JSON never reaches the API.
+    await page.fill('#route-problem', '{ not json');
+    await page.click('#route-solve');
+    await page.locator('#route-error', { hasText: 'not valid JSON' }).waitFor();
     assert.deepEqual(await seriousAxeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
 
   await t.test('every page fits a 360 px wide screen', async () => {
-    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+    const { context, page, errors } = await openPage(browser, { width: 360, height: 740 }, { mobile: true });
     for (const [hash, ready, name] of [['#/', '#models', 'runtime'], ['#/chat', '#chat-prompt', 'chat'], ['#/solve/routes', '#route-problem', 'route-solver']] as const) {
       await page.goto(`${daemon.url}/${hash}`);
       await page.locator(ready).waitFor();

@@ -116,7 +116,8 @@ export function ChatPage() {
         totalMs: performance.now() - started,
         ...(decodeSeconds > 0 && tokens > 1 ? { tokensPerSecond: (tokens - 1) / decodeSeconds } : {}),
       });
-      setHistory((h) => [...h, { role: 'assistant', content: text }]);
+      // A reply that never began (refused, or stopped before its first token) leaves no empty turn.
+      if (text !== '') setHistory((h) => [...h, { role: 'assistant', content: text }]);
       setBusy(false);
       abort.current = null;
     }
