@@ -7,7 +7,7 @@
  * loads (a reload in that context: index revalidated, hashed assets from the cache), reporting
  * medians of Chromium's navigation timings — DOMContentLoaded and load — and of "interactive":
  * the moment the page shows what it fetched from the API (the model table, the model picker,
- * the solve form), read in the page as performance.now() from navigation start. Bytes: what
+ * a solve form), read in the page as performance.now() from navigation start. Bytes: what
  * the cold load transferred (Resource Timing transferSize; the daemon sends files uncompressed,
  * it is a loopback server) and the gzipped size of the JavaScript it ran (the budget's measure).
  *
@@ -30,6 +30,7 @@ const PAGES = [
   { name: 'runtime', hash: '#/', ready: '#models tbody tr' },
   { name: 'chat', hash: '#/chat', ready: '#chat-model option' },
   { name: 'route solver', hash: '#/solve/routes', ready: '#route-solve' },
+  { name: 'portfolio solver', hash: '#/solve/portfolio', ready: '#portfolio-solve' },
 ] as const;
 
 interface Load {

@@ -3,6 +3,7 @@ import type { ComponentType } from 'preact';
 import { RuntimePage } from './pages/runtime-page.tsx';
 import { ChatPage } from './pages/chat-page.tsx';
 import { RouteSolverPage } from './pages/route-solver-page.tsx';
+import { PortfolioSolverPage } from './pages/portfolio-solver-page.tsx';
 
 interface PageEntry {
   hash: string;
@@ -18,6 +19,7 @@ const PAGES: readonly PageEntry[] = [
   { hash: '#/', title: 'Runtime', component: RuntimePage },
   { hash: '#/chat', title: 'Chat', component: ChatPage },
   { hash: '#/solve/routes', title: 'Route solver', component: RouteSolverPage },
+  { hash: '#/solve/portfolio', title: 'Portfolio solver', component: PortfolioSolverPage },
 ];
 
 function pageFor(hash: string): PageEntry {

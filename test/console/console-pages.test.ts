@@ -101,7 +101,7 @@ test('the console is served at / with its CSP, index revalidated, hashed assets 
   assert.equal(rebinding.status, 403);
 });
 
-test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
+test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
   t.after(() => browser.close());
@@ -200,14 +200,41 @@ test('in headless Chromium: runtime, chat and route solver pages, at 1100 and 36
     await context.close();
   });
 
+  await t.test('portfolio solver page: the answer on the risk/return plane, with its certificate', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
+    const answers: { solution: { selected: string[]; expected_return: number; risk: number; optimality_gap: number } }[] = [];
+    page.on('response', async (response) => {
+      if (response.url().endsWith('/api/solve')) answers.push(await response.json() as (typeof answers)[number]);
+    });
+    await page.goto(`${daemon.url}/#/solve/portfolio`);
+    await page.click('#portfolio-solve');
+    await page.locator('#portfolio-chart canvas').waitFor({ timeout: 60_000 });
+    const answer = answers[0]!;
+    assert.ok(answer.solution.selected.length > 0);
+    assert.equal(await page.locator('#portfolio-selected strong').innerText(), answer.solution.selected.join(', '));
+    assert.equal(await page.locator('#portfolio-return').innerText(), String(answer.solution.expected_return));
+    assert.equal(await page.locator('#portfolio-risk').innerText(), String(answer.solution.risk));
+    assert.equal(await page.locator('#portfolio-gap').innerText(), `${(answer.solution.optimality_gap * 100).toFixed(1)} %`);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-portfolio-solver.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   await t.test('every page fits a 360 px wide screen', async () => {
     const { context, page, errors } = await openPage(browser, { width: 360, height: 740 }, { mobile: true });
-    for (const [hash, ready, name] of [['#/', '#models', 'runtime'], ['#/chat', '#chat-prompt', 'chat'], ['#/solve/routes', '#route-problem', 'route-solver']] as const) {
+    const pages = [
+      { hash: '#/', ready: '#models', name: 'runtime' },
+      { hash: '#/chat', ready: '#chat-prompt', name: 'chat' },
+      { hash: '#/solve/routes', ready: '#route-problem', name: 'route-solver', solve: ['#route-solve', '#route-map'] },
+      { hash: '#/solve/portfolio', ready: '#portfolio-problem', name: 'portfolio-solver', solve: ['#portfolio-solve', '#portfolio-chart canvas'] },
+    ] as const;
+    for (const { hash, ready, name, ...rest } of pages) {
       await page.goto(`${daemon.url}/${hash}`);
       await page.locator(ready).waitFor();
-      if (name === 'route-solver') {
-        await page.click('#route-solve');
-        await page.locator('#route-map').waitFor({ timeout: 60_000 });
+      if ('solve' in rest) {
+        await page.click(rest.solve[0]);
+        await page.locator(rest.solve[1]).waitFor({ timeout: 60_000 });
       }
       assert.ok(await fitsWidth(page), `${name} scrolls sideways at 360 px`);
       await page.screenshot({ path: join(ARTIFACTS, `console-${name}-360.png`), fullPage: true });
