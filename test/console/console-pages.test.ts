@@ -60,6 +60,14 @@ async function openPage(browser: Browser, viewport: { width: number; height: num
   return { context, page, errors: watchErrors(page) };
 }
 
+/** Clicks a solver page's Solve button; resolves with the API's answer once the page has drawn it. */
+async function solveOnPage<T>(page: Page, button: string, drawn: string): Promise<T> {
+  const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/solve'), { timeout: 60_000 }), page.click(button)]);
+  const answer = await response.json() as T;
+  await page.locator(drawn).waitFor({ timeout: 60_000 });
+  return answer;
+}
+
 async function launch(): Promise<Browser> {
   assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
   // No background networking: this machine has no route out (see test/hosted/pages).
@@ -164,14 +172,8 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
 
   await t.test('route solver page: the solve is drawn with its stops in the order the API returned', async () => {
     const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
-    const answers: { solution: { route: string[]; classical_optimum: number }; meta: { shots: number } }[] = [];
-    page.on('response', async (response) => {
-      if (response.url().endsWith('/api/solve')) answers.push(await response.json() as (typeof answers)[number]);
-    });
     await page.goto(`${daemon.url}/#/solve/routes`);
-    await page.click('#route-solve');
-    await page.locator('#route-map').waitFor({ timeout: 60_000 });
-    const answer = answers[0]!;
+    const answer = await solveOnPage<{ solution: { route: string[]; classical_optimum: number }; meta: { shots: number } }>(page, '#route-solve', '#route-map');
     const route = answer.solution.route;
     assert.equal(route.length, 6, 'depot, 4 stops, depot');
     for (const [i, id] of route.slice(1, -1).entries()) {
@@ -202,14 +204,8 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
 
   await t.test('portfolio solver page: the answer on the risk/return plane, with its certificate', async () => {
     const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
-    const answers: { solution: { selected: string[]; expected_return: number; risk: number; optimality_gap: number } }[] = [];
-    page.on('response', async (response) => {
-      if (response.url().endsWith('/api/solve')) answers.push(await response.json() as (typeof answers)[number]);
-    });
     await page.goto(`${daemon.url}/#/solve/portfolio`);
-    await page.click('#portfolio-solve');
-    await page.locator('#portfolio-chart canvas').waitFor({ timeout: 60_000 });
-    const answer = answers[0]!;
+    const answer = await solveOnPage<{ solution: { selected: string[]; expected_return: number; risk: number; optimality_gap: number } }>(page, '#portfolio-solve', '#portfolio-chart canvas');
     assert.ok(answer.solution.selected.length > 0);
     assert.equal(await page.locator('#portfolio-selected strong').innerText(), answer.solution.selected.join(', '));
     assert.equal(await page.locator('#portfolio-return').innerText(), String(answer.solution.expected_return));
