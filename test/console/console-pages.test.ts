@@ -239,3 +239,22 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await context.close();
   });
 });
+
+test('over --pqc-transport: Chromium negotiates X25519MLKEM768 and the runtime page says so', { timeout: 120_000 }, async (t) => {
+  const browser = await launch();
+  t.after(() => browser.close());
+  // An ECDSA certificate: Chromium verifies no ML-DSA signature yet; the key exchange is what is post-quantum.
+  const daemon = await startDaemon({ args: ['--pqc-transport', 'ml-kem-768', '--host', '127.0.0.1'], withModel: false });
+  t.after(() => daemon.stop());
+  assert.match(daemon.url, /^https:/);
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${daemon.url}/`);
+  await page.locator('[data-testid="status"]', { hasText: 'ok' }).waitFor();
+  assert.equal(await page.locator('[data-testid="pqc"]').innerText(), 'ml-kem-768');
+  assert.equal(await page.locator('[data-testid="tls"]').innerText(), 'TLSv1.3');
+  assert.match(await page.locator('[data-testid="cipher"]').innerText(), /^TLS_AES_\w+, group X25519MLKEM768, ecdsa-p256 certificate$/);
+  await page.screenshot({ path: join(ARTIFACTS, 'console-runtime-pqc.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});

@@ -20,15 +20,23 @@ function Fact(props: { label: string; value: unknown; testId?: string }) {
   );
 }
 
+/** `cipher` as the daemon reports it (`{suite, group, certificate}`), in one line. */
+function cipherText(cipher: unknown): unknown {
+  if (cipher === null || typeof cipher !== 'object') return cipher;
+  const { suite, group, certificate } = cipher as { suite?: unknown; group?: unknown; certificate?: unknown };
+  const parts = [suite, group === undefined ? undefined : `group ${String(group)}`, certificate === undefined ? undefined : `${String(certificate)} certificate`];
+  return parts.some((p) => p === undefined) ? cipher : parts.join(', ');
+}
+
 /** Transport facts are shown only where the daemon reports them (`--pqc-transport`). */
 function TransportFacts({ health }: { health: Health }) {
   const pqc = health.pqc_transport;
   const on = Array.isArray(pqc) ? pqc.length > 0 : pqc !== undefined && pqc !== null;
   return (
     <>
-      <Fact label="PQC transport" value={on ? pqc : 'off (plain HTTP)'} testId="pqc" />
-      {health.tls !== undefined && health.tls !== null && <Fact label="TLS" value={health.tls} />}
-      {health.cipher !== undefined && health.cipher !== null && <Fact label="Cipher" value={health.cipher} />}
+      <Fact label="PQC transport" value={on ? (Array.isArray(pqc) ? pqc.join(', ') : pqc) : 'off (plain HTTP)'} testId="pqc" />
+      {health.tls !== undefined && health.tls !== null && <Fact label="TLS" value={health.tls} testId="tls" />}
+      {health.cipher !== undefined && health.cipher !== null && <Fact label="Cipher" value={cipherText(health.cipher)} testId="cipher" />}
     </>
   );
 }
