@@ -174,7 +174,8 @@ export function ChatPage() {
           <div class="fact"><dt>Completion tokens</dt><dd id="completion-tokens">{timing.completionTokens ?? '—'}</dd></div>
           <div class="fact"><dt>Total</dt><dd>{timing.totalMs === undefined ? '—' : `${Math.round(timing.totalMs)} ms`}</dd></div>
         </dl>
-        <StreamChart points={points} />
+        {/* Drawn from the first chunk on: an empty chart would only take room. */}
+        {points.length > 1 && <StreamChart points={points} />}
       </section>
       <section class="panel" aria-labelledby="snippet-title">
         <h2 id="snippet-title">Use it from code</h2>
