@@ -22,6 +22,7 @@ import { installRequestLog } from './request-log.ts';
 import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './developer-key-guard.ts';
 import type { TransportSecurity } from '../transport/transport-security.ts';
 import type { JobLog } from '../shared/job-log.ts';
+import { consoleRoutes } from '../console/console-routes.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -128,5 +129,6 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   );
   for (const plugin of options.apiPlugins ?? []) await app.register(plugin, { prefix: '/api' });
   for (const plugin of options.rootPlugins ?? []) await app.register(plugin);
+  await app.register(consoleRoutes);
   return app;
 }

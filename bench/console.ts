@@ -1,0 +1,127 @@
+/**
+ * The console's first load (issue 14's budget: ≤ 150 KB of compressed JavaScript, every page
+ * interactive in ≤ 1 s with the daemon idle), measured in Debian's headless Chromium against a
+ * real `svc serve` with the tiny fixture model.
+ *
+ * For each page, `--rounds` cold loads (a new browser context: empty cache) and as many warm
+ * loads (a reload in that context: index revalidated, hashed assets from the cache), reporting
+ * medians of Chromium's navigation timings — DOMContentLoaded and load — and of "interactive":
+ * the moment the page shows what it fetched from the API (the model table, the model picker,
+ * a solve form), read in the page as performance.now() from navigation start. Bytes: what
+ * the cold load transferred (Resource Timing transferSize; the daemon sends files uncompressed,
+ * it is a loopback server) and the gzipped size of the JavaScript it ran (the budget's measure).
+ *
+ * Usage: npm run bench:console [-- --rounds 7 --json]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { CONSOLE_DIST } from '../src/console/console-routes.ts';
+import { startDaemon } from '../test/helpers/daemon-process.ts';
+
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
+const ROUNDS = Number(flags.rounds);
+const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+const PAGES = [
+  { name: 'runtime', hash: '#/', ready: '#models tbody tr' },
+  { name: 'chat', hash: '#/chat', ready: '#chat-model option' },
+  { name: 'route solver', hash: '#/solve/routes', ready: '#route-solve' },
+  { name: 'portfolio solver', hash: '#/solve/portfolio', ready: '#portfolio-solve' },
+] as const;
+
+interface Load {
+  domContentLoaded: number;
+  load: number;
+  interactive: number;
+  transferBytes: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The gzipped size of the scripts index.html loads (what the budget counts). */
+function compressedFirstLoadJs(): { raw: number; gzip: number } {
+  const index = readFileSync(join(CONSOLE_DIST, 'index.html'), 'utf8');
+  let raw = 0;
+  let gzip = 0;
+  for (const [, path] of index.matchAll(/<script[^>]+src="\.\/([^"]+)"/g)) {
+    const bytes = readFileSync(join(CONSOLE_DIST, path!));
+    raw += bytes.length;
+    gzip += gzipSync(bytes, { level: 9 }).length;
+  }
+  return { raw, gzip };
+}
+
+// Strings evaluated in the page: this file's TypeScript has no DOM types.
+const NAVIGATION_TIMING = `(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const resources = performance.getEntriesByType('resource');
+  return {
+    domContentLoaded: nav.domContentLoadedEventEnd,
+    load: nav.loadEventEnd,
+    transferBytes: nav.transferSize + resources.reduce((s, r) => s + r.transferSize, 0),
+  };
+})()`;
+
+const daemon = await startDaemon();
+const browser = await chromium.launch({
+  executablePath: CHROMIUM, headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const results: { page: string; cold: Load; warm: Load }[] = [];
+try {
+  for (const target of PAGES) {
+    const cold: Load[] = [];
+    const warm: Load[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+      const page = await context.newPage();
+      for (const sample of [cold, warm]) {
+        if (sample === cold) await page.goto(`${daemon.url}/${target.hash}`);
+        else await page.reload();
+        // A function, not a string: the console's CSP forbids eval, which a string predicate needs.
+        const shown = await page.waitForFunction(
+          (selector) => (globalThis as unknown as { document: { querySelector(s: string): unknown } }).document.querySelector(selector) !== null && performance.now(),
+          target.ready,
+          { polling: 'raf' },
+        );
+        const interactive = await shown.jsonValue() as number;
+        await page.waitForLoadState('load');
+        const timing = await page.evaluate(NAVIGATION_TIMING) as Omit<Load, 'interactive'>;
+        sample.push({ ...timing, interactive });
+      }
+      await context.close();
+    }
+    const summary = (loads: Load[]): Load => ({
+      domContentLoaded: median(loads.map((l) => l.domContentLoaded)),
+      load: median(loads.map((l) => l.load)),
+      interactive: median(loads.map((l) => l.interactive)),
+      transferBytes: median(loads.map((l) => l.transferBytes)),
+    });
+    results.push({ page: target.name, cold: summary(cold), warm: summary(warm) });
+  }
+} finally {
+  await browser.close();
+  await daemon.stop();
+}
+
+const js = compressedFirstLoadJs();
+if (flags.json) {
+  console.log(JSON.stringify({ rounds: ROUNDS, javascript: js, pages: results }, null, 2));
+} else {
+  console.log(`Machine: ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${ROUNDS} rounds, medians.`);
+  console.log(`First-load JavaScript: ${(js.raw / 1024).toFixed(1)} KB, ${(js.gzip / 1024).toFixed(1)} KB gzipped (budget 150 KB).`);
+  console.log('');
+  console.log('| page | cold: DOMContentLoaded | cold: interactive | cold: load | cold: bytes transferred | warm: interactive | warm: bytes transferred |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(`| ${r.page} | ${r.cold.domContentLoaded.toFixed(0)} ms | ${r.cold.interactive.toFixed(0)} ms | ${r.cold.load.toFixed(0)} ms | ${(r.cold.transferBytes / 1024).toFixed(1)} KB | ${r.warm.interactive.toFixed(0)} ms | ${(r.warm.transferBytes / 1024).toFixed(1)} KB |`);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The console's only way to the daemon: its public HTTP API, same origin, as any client would
+ * call it (so the console doubles as an example client). Errors arrive in the OpenAI envelope
+ * `{error: {message, type, param, code}}`; they are thrown as ApiCallError with that message.
+ */
+import { createParser } from 'eventsource-parser';
+
+export class ApiCallError extends Error {
+  readonly status: number;
+  readonly code: string | null;
+  constructor(status: number, message: string, code: string | null) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Where the daemon is: the page's own origin and prefix (the console is served at `/`). */
+export function apiUrl(path: string): string {
+  return new URL(path.replace(/^\//, ''), document.baseURI).toString();
+}
+
+async function failure(response: Response): Promise<ApiCallError> {
+  let message = `${response.status} ${response.statusText}`;
+  let code: string | null = null;
+  try {
+    const body = (await response.json()) as { error?: { message?: unknown; code?: unknown } };
+    if (typeof body.error?.message === 'string') message = body.error.message;
+    if (typeof body.error?.code === 'string') code = body.error.code;
+  } catch {
+    // Not the envelope (a proxy's page, say): the status line is all there is.
+  }
+  return new ApiCallError(response.status, message, code);
+}
+
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json' }, signal: signal ?? null });
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
+export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(apiUrl(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+    signal: signal ?? null,
+  });
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
+/**
+ * POSTs a streaming request and calls `onData` with each SSE `data:` payload parsed as JSON,
+ * until `[DONE]` or the end of the body. eventsource-parser does the SSE framing (events split
+ * across reads, CRLF, comments), so this file only deals in JSON.
+ */
+export async function postStream(path: string, body: unknown, onData: (data: unknown) => void, signal?: AbortSignal): Promise<void> {
+  const response = await fetch(apiUrl(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify(body),
+    signal: signal ?? null,
+  });
+  if (!response.ok || response.body === null) throw await failure(response);
+  let done = false;
+  let streamError: ApiCallError | undefined;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (done) return;
+      if (event.data === '[DONE]') {
+        done = true;
+        return;
+      }
+      const data = JSON.parse(event.data) as { error?: { message?: string; code?: string } };
+      // An error after the stream began arrives as one more event in the envelope.
+      if (data.error !== undefined) {
+        streamError = new ApiCallError(response.status, data.error.message ?? 'The stream failed.', data.error.code ?? null);
+        done = true;
+        return;
+      }
+      onData(data);
+    },
+  });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  // Read to the end even after `[DONE]` (the daemon closes right after it): cancelling the body
+  // early would abort the request, which the browser reports as a failed load.
+  for (;;) {
+    const { value, done: ended } = await reader.read();
+    if (ended) break;
+    parser.feed(value);
+  }
+  if (streamError !== undefined) throw streamError;
+}
+
+/** The subset of `/health` the console reads; every field may be absent (the contract says "may carry"). */
+export interface Health {
+  status: string;
+  version?: string;
+  substrate?: string;
+  telemetry?: string;
+  outbound_connections?: unknown;
+  pqc_transport?: unknown;
+  tls?: unknown;
+  cipher?: unknown;
+  cpus?: number;
+  network?: { listen?: string[]; mcp?: string[]; loopback_only?: boolean };
+  model?: { engine?: string; threads?: number; available?: string[]; loaded?: string[]; [key: string]: unknown };
+  quantum?: { solvers?: string[]; max_qubits?: number; workers?: number; running?: number; queued?: number; [key: string]: unknown };
+  upstreams?: unknown;
+  retrieval?: unknown;
+}
+
+export interface ModelInfo {
+  id: string;
+  owned_by: string;
+  source: string | null;
+  size_bytes: number | null;
+  arch: string | null;
+  parameter_size: string | null;
+  quantization: string | null;
+  max_context_length: number | null;
+  capabilities: string[];
+  state: string;
+  plane: string;
+}
+
+export interface ModelList {
+  data: ModelInfo[];
+}
+
+export function fetchModels(signal?: AbortSignal): Promise<ModelList> {
+  return getJson<ModelList>('/v1/models', signal);
+}
+
+/** Models a chat request can name: those with a chat template, and upstream models (no capabilities known). */
+export function chatModels(list: ModelList): ModelInfo[] {
+  return list.data.filter((m) => m.capabilities.length === 0 || m.capabilities.includes('chat'));
+}

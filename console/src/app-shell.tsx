@@ -1,0 +1,57 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { ComponentType } from 'preact';
+import { RuntimePage } from './pages/runtime-page.tsx';
+import { ChatPage } from './pages/chat-page.tsx';
+import { RouteSolverPage } from './pages/route-solver-page.tsx';
+import { PortfolioSolverPage } from './pages/portfolio-solver-page.tsx';
+
+interface PageEntry {
+  hash: string;
+  title: string;
+  component: ComponentType;
+}
+
+/**
+ * Pages are addressed by the URL fragment (`#/chat`), so the daemon serves one index.html and
+ * needs no catch-all route that would answer every unknown path with a page instead of a 404.
+ */
+const PAGES: readonly PageEntry[] = [
+  { hash: '#/', title: 'Runtime', component: RuntimePage },
+  { hash: '#/chat', title: 'Chat', component: ChatPage },
+  { hash: '#/solve/routes', title: 'Route solver', component: RouteSolverPage },
+  { hash: '#/solve/portfolio', title: 'Portfolio solver', component: PortfolioSolverPage },
+];
+
+function pageFor(hash: string): PageEntry {
+  return PAGES.find((p) => p.hash === hash) ?? PAGES[0]!;
+}
+
+export function AppShell() {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const onChange = () => setHash(location.hash);
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  const page = pageFor(hash);
+  useEffect(() => {
+    document.title = `${page.title} · svc console`;
+  }, [page]);
+  const Page = page.component;
+  return (
+    <>
+      <header class="top">
+        <span class="brand">svc</span>
+        <nav aria-label="Console pages">
+          {PAGES.map((p) => (
+            <a href={p.hash} aria-current={p === page ? 'page' : undefined}>{p.title}</a>
+          ))}
+        </nav>
+      </header>
+      <main id="page">
+        <h1>{page.title}</h1>
+        <Page />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,5 @@
+import { render } from 'preact';
+import { AppShell } from './app-shell.tsx';
+import './console.css';
+
+render(<AppShell />, document.getElementById('app')!);

@@ -1,0 +1,104 @@
+import { useState } from 'preact/hooks';
+import { RouteMap, vehicleColour, type MapNode, type VehicleRoute } from '../route-map.tsx';
+import { SolveFacts, type Certificate } from '../solve-facts.tsx';
+import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
+
+const BERLIN: MapNode[] = [
+  { id: 'depot', lat: 52.52, lng: 13.405 },
+  { id: 'a', lat: 52.53, lng: 13.42 },
+  { id: 'b', lat: 52.5, lng: 13.45 },
+  { id: 'c', lat: 52.48, lng: 13.39 },
+  { id: 'd', lat: 52.51, lng: 13.36 },
+  { id: 'e', lat: 52.55, lng: 13.3 },
+  { id: 'f', lat: 52.45, lng: 13.5 },
+];
+
+/** Worked examples: the first runs one QAOA circuit (4 stops, 16 qubits); the second splits stops between vehicles. */
+const EXAMPLES: readonly SolveExample[] = [
+  {
+    name: 'One vehicle, 4 stops (QAOA, 16 qubits)',
+    problem: { type: 'route_optimization', nodes: BERLIN.slice(0, 5), constraints: { max_distance_km: 100, vehicle_count: 1 } },
+  },
+  {
+    name: 'Two vehicles, 6 stops, a time window',
+    problem: {
+      type: 'route_optimization',
+      nodes: BERLIN,
+      constraints: { max_distance_km: 30, vehicle_count: 2, time_windows: [{ node: 'f', start: '08:00', end: '08:30' }] },
+    },
+  },
+];
+
+interface ScheduleEntry {
+  node: string;
+  arrival: string;
+}
+
+interface RouteSolution extends Certificate {
+  route?: string[];
+  routes?: { vehicle: number; stops: string[]; distance_km: number; method?: string; schedule?: ScheduleEntry[] }[];
+  schedule?: ScheduleEntry[];
+  cost?: number;
+  unit?: string;
+}
+
+interface RouteProblem {
+  nodes: MapNode[];
+  constraints?: { time_windows?: { node: string; start: string; end: string }[] };
+}
+
+/** Either answer shape (one vehicle: `route`; several: `routes`) as one list of vehicle routes. */
+function vehicleRoutes(solution: RouteSolution): (VehicleRoute & { distance_km?: number; method?: string; schedule?: ScheduleEntry[] })[] {
+  if (solution.routes !== undefined) return solution.routes;
+  if (solution.route !== undefined) {
+    return [{ vehicle: 1, stops: solution.route, ...(solution.cost === undefined ? {} : { distance_km: solution.cost }), ...(solution.schedule === undefined ? {} : { schedule: solution.schedule }) }];
+  }
+  return [];
+}
+
+export function RouteSolverPage() {
+  const [result, setResult] = useState<{ problem: RouteProblem; response: SolveResponse<RouteSolution> } | undefined>();
+  const solution = result?.response.solution;
+  const routes = solution === undefined ? [] : vehicleRoutes(solution);
+  const windows = new Map((result?.problem.constraints?.time_windows ?? []).map((w) => [w.node, w]));
+  return (
+    <div class="solver">
+      <SolveForm<RouteProblem, RouteSolution>
+        prefix="route"
+        solver="qaoa"
+        description={<>Problem (<code>qaoa</code> / <code>route_optimization</code>; the first node is the depot)</>}
+        examples={EXAMPLES}
+        onSolved={(problem, response) => setResult({ problem, response })}
+      />
+      {result !== undefined && solution !== undefined && (
+        <section class="panel" aria-labelledby="route-result-title" id="route-result">
+          <h2 id="route-result-title">Result <span class="muted">{result.response.id}</span></h2>
+          <RouteMap nodes={result.problem.nodes} routes={routes} />
+          <ol class="vehicles" id="route-order">
+            {routes.map((r, v) => (
+              <li key={r.vehicle} data-vehicle={r.vehicle}>
+                <span class="swatch" style={{ background: vehicleColour(v) }} aria-hidden="true" />
+                <strong>Vehicle {r.vehicle}</strong>
+                {r.distance_km !== undefined && ` · ${r.distance_km} km`}
+                {r.method !== undefined && ` · ${r.method}`}
+                <ol class="stops">
+                  {r.stops.slice(1, -1).map((id) => {
+                    const arrival = r.schedule?.find((s) => s.node === id)?.arrival;
+                    const w = windows.get(id);
+                    return <li key={id}>{id}{arrival !== undefined && ` at ${arrival}`}{w !== undefined && ` (window ${w.start}–${w.end})`}</li>;
+                  })}
+                </ol>
+                {r.stops.length <= 2 && <span class="muted">no stops</span>}
+              </li>
+            ))}
+          </ol>
+          <SolveFacts
+            prefix="route"
+            response={result.response}
+            extra={[{ term: 'Cost', value: solution.cost === undefined ? undefined : `${solution.cost} ${solution.unit ?? ''}`, id: 'route-cost' }]}
+          />
+        </section>
+      )}
+    </div>
+  );
+}

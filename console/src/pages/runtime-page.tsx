@@ -1,0 +1,126 @@
+import { useEffect, useState } from 'preact/hooks';
+import { fetchModels, getJson, type Health, type ModelInfo } from '../api-client.ts';
+import { formatBytes, formatValue } from '../format.ts';
+
+/** Health and the model list are read again this often while the page is open (cheap, loopback). */
+const REFRESH_MS = 5000;
+
+interface RuntimeState {
+  health?: Health;
+  models?: ModelInfo[];
+  error?: string;
+}
+
+function Fact(props: { label: string; value: unknown; testId?: string }) {
+  return (
+    <div class="fact">
+      <dt>{props.label}</dt>
+      <dd data-testid={props.testId}>{formatValue(props.value)}</dd>
+    </div>
+  );
+}
+
+/** `cipher` as the daemon reports it (`{suite, group, certificate}`), in one line. */
+function cipherText(cipher: unknown): unknown {
+  if (cipher === null || typeof cipher !== 'object') return cipher;
+  const { suite, group, certificate } = cipher as { suite?: unknown; group?: unknown; certificate?: unknown };
+  const parts = [suite, group === undefined ? undefined : `group ${String(group)}`, certificate === undefined ? undefined : `${String(certificate)} certificate`];
+  return parts.some((p) => p === undefined) ? cipher : parts.join(', ');
+}
+
+/** Transport facts are shown only where the daemon reports them (`--pqc-transport`). */
+function TransportFacts({ health }: { health: Health }) {
+  const pqc = health.pqc_transport;
+  const on = Array.isArray(pqc) ? pqc.length > 0 : pqc !== undefined && pqc !== null;
+  return (
+    <>
+      <Fact label="PQC transport" value={on ? (Array.isArray(pqc) ? pqc.join(', ') : pqc) : 'off (plain HTTP)'} testId="pqc" />
+      {health.tls !== undefined && health.tls !== null && <Fact label="TLS" value={health.tls} testId="tls" />}
+      {health.cipher !== undefined && health.cipher !== null && <Fact label="Cipher" value={cipherText(health.cipher)} testId="cipher" />}
+    </>
+  );
+}
+
+function HealthPanel({ health }: { health: Health }) {
+  const network = health.network ?? {};
+  const model = health.model ?? {};
+  const quantum = health.quantum ?? {};
+  return (
+    <section aria-labelledby="health-title" class="panel">
+      <h2 id="health-title">
+        Health <span class={`badge ${health.status === 'ok' ? 'ok' : 'bad'}`} data-testid="status">{health.status}</span>
+      </h2>
+      <dl class="facts">
+        <Fact label="Version" value={health.version} />
+        <Fact label="Listening on" value={network.listen?.join(', ')} testId="listen" />
+        <Fact label="Loopback only" value={network.loopback_only === undefined ? undefined : network.loopback_only ? 'yes' : 'NO'} testId="loopback" />
+        <Fact label="MCP" value={network.mcp?.join(', ')} />
+        <Fact label="Telemetry" value={health.telemetry} testId="telemetry" />
+        <Fact label="Outbound connections" value={health.outbound_connections} testId="outbound" />
+        <TransportFacts health={health} />
+        <Fact label="Engine" value={model.engine === undefined ? undefined : `${model.engine}, ${model.threads ?? '?'} threads, ${health.cpus ?? '?'} CPUs`} />
+        <Fact label="Generations" value={`${formatValue(model['active'])} running, ${formatValue(model['waiting'])} waiting`} />
+        <Fact label="Solvers" value={quantum.solvers?.join(', ')} />
+        <Fact label="Solves" value={`${formatValue(quantum.running)} running, ${formatValue(quantum.queued)} queued`} />
+      </dl>
+    </section>
+  );
+}
+
+function ModelsTable({ models }: { models: ModelInfo[] }) {
+  if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
+  return (
+    <div class="table-scroll">
+      <table id="models">
+        <caption>Models served by this daemon</caption>
+        <thead>
+          <tr><th scope="col">Model</th><th scope="col">Source</th><th scope="col">Size</th><th scope="col">Quantization</th><th scope="col">Parameters</th><th scope="col">Context</th><th scope="col">State</th></tr>
+        </thead>
+        <tbody>
+          {models.map((m) => (
+            <tr key={m.id}>
+              <th scope="row">{m.id}</th>
+              <td>{m.source ?? m.owned_by}</td>
+              <td>{formatBytes(m.size_bytes)}</td>
+              <td>{m.quantization ?? '—'}</td>
+              <td>{m.parameter_size ?? '—'}</td>
+              <td>{m.max_context_length ?? '—'}</td>
+              <td><span class={`badge ${m.state === 'loaded' ? 'ok' : ''}`}>{m.state}</span></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function RuntimePage() {
+  const [state, setState] = useState<RuntimeState>({});
+  useEffect(() => {
+    const abort = new AbortController();
+    const load = async () => {
+      try {
+        const [health, models] = await Promise.all([getJson<Health>('/health', abort.signal), fetchModels(abort.signal)]);
+        setState({ health, models: models.data });
+      } catch (error) {
+        if (!abort.signal.aborted) setState((s) => ({ ...s, error: (error as Error).message }));
+      }
+    };
+    void load();
+    const timer = setInterval(() => { if (document.visibilityState === 'visible') void load(); }, REFRESH_MS);
+    return () => {
+      clearInterval(timer);
+      abort.abort();
+    };
+  }, []);
+  return (
+    <>
+      {state.error !== undefined && <p role="alert" class="error">The daemon did not answer: {state.error}</p>}
+      {state.health === undefined ? <p aria-busy="true">Reading /health…</p> : <HealthPanel health={state.health} />}
+      <section aria-labelledby="models-title" class="panel">
+        <h2 id="models-title">Models</h2>
+        {state.models !== undefined && <ModelsTable models={state.models} />}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,38 @@
+/** The same request as the playground sends, written for a terminal and for the openai clients. */
+
+/** POSIX shell single quotes: a `'` inside becomes `'\''`. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+export function curlSnippet(origin: string, body: object): string {
+  return [
+    `curl -N ${shellQuote(`${origin}/v1/chat/completions`)} \\`,
+    `  -H 'Content-Type: application/json' \\`,
+    `  -d ${shellQuote(JSON.stringify(body))}`,
+  ].join('\n');
+}
+
+export function openaiJsSnippet(origin: string, body: object): string {
+  return [
+    `import OpenAI from 'openai';`,
+    ``,
+    `const client = new OpenAI({ baseURL: ${JSON.stringify(`${origin}/v1`)}, apiKey: 'none' });`,
+    `const stream = await client.chat.completions.create(${JSON.stringify(body, null, 2)});`,
+    `for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? '');`,
+  ].join('\n');
+}
+
+/** Python's literals differ from JSON's only in true/false/null, which json.loads handles. */
+export function openaiPythonSnippet(origin: string, body: object): string {
+  return [
+    `import json`,
+    `from openai import OpenAI`,
+    ``,
+    `client = OpenAI(base_url=${JSON.stringify(`${origin}/v1`)}, api_key="none")`,
+    `request = json.loads(${JSON.stringify(JSON.stringify(body))})`,
+    `for chunk in client.chat.completions.create(**request):`,
+    `    if chunk.choices and chunk.choices[0].delta.content:`,
+    `        print(chunk.choices[0].delta.content, end="", flush=True)`,
+  ].join('\n');
+}

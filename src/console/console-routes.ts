@@ -1,0 +1,45 @@
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { fileURLToPath } from 'node:url';
+
+/** The built console (committed; `npm run build:console` writes it from console/, see docs/console.md). */
+export const CONSOLE_DIST = fileURLToPath(new URL('./dist/', import.meta.url));
+
+/**
+ * Only this origin's own files and API: no inline script or style element, no eval, nothing
+ * external (the console must work offline and a page must not leak what it shows). `img-src
+ * data:` is for the empty favicon, which saves the browser a request that would 404.
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** Asset names carry a content hash (Vite's `[name]-[hash]`): a changed file is a new URL. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * Serves the console at `/` (index.html, revalidated on every load so a new build is picked up)
+ * and its hashed assets under `/assets/` (cached for a year). Registered on the local app, so
+ * the loopback guard (Host and Origin) and the error envelope cover it like every API route.
+ * `wildcard: false` registers one route per file found at start: any other path stays the
+ * daemon's own 404 in the envelope, and no path can reach outside the folder.
+ */
+export async function consoleRoutes(app: FastifyInstance): Promise<void> {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    return payload;
+  });
+  await app.register(fastifyStatic, {
+    root: CONSOLE_DIST,
+    prefix: '/',
+    wildcard: false,
+    index: ['index.html'],
+    decorateReply: false,
+    cacheControl: false,
+    setHeaders: (reply, path) => {
+      reply.header('cache-control', path.includes('/assets/') ? IMMUTABLE : 'no-cache');
+    },
+  });
+}

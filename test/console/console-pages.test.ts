@@ -1,0 +1,260 @@
+/**
+ * The console end to end: a real `svc serve` process with the tiny GGUF fixture, driven by
+ * Debian's headless Chromium. Each page must load with no console error, script error or CSP
+ * violation, pass axe-core with no serious or critical violation, and fit a 360 px wide screen;
+ * a chat must stream into the page and a route solve must be drawn in the order the API returned.
+ * Screenshots go to test-artifacts/ (as the account pages' test does).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+
+const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown }[];
+}
+
+/** Every console error, uncaught exception and failed request the page produces. */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => { if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  page.on('requestfailed', (request) => errors.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  return errors;
+}
+
+/**
+ * axe-core is evaluated over the DevTools protocol rather than added as a script tag: the
+ * console's CSP refuses inline scripts, and loosening it for the test would test another page.
+ */
+async function seriousAxeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  // A string, evaluated in the page: the test's own TypeScript has no DOM types.
+  const violations = await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)") as AxeViolation[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+}
+
+/** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */
+async function fitsWidth(page: Page): Promise<boolean> {
+  return await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') === true;
+}
+
+/** A fresh context (empty cache) and page, its errors watched; `clipboardOrigin` lets the copy buttons write there. */
+async function openPage(browser: Browser, viewport: { width: number; height: number }, options: { clipboardOrigin?: string; mobile?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport, ...(options.mobile === true ? { isMobile: true, hasTouch: true } : {}) });
+  if (options.clipboardOrigin !== undefined) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: options.clipboardOrigin });
+  const page = await context.newPage();
+  return { context, page, errors: watchErrors(page) };
+}
+
+/** Clicks a solver page's Solve button; resolves with the API's answer once the page has drawn it. */
+async function solveOnPage<T>(page: Page, button: string, drawn: string): Promise<T> {
+  const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/solve'), { timeout: 60_000 }), page.click(button)]);
+  const answer = await response.json() as T;
+  await page.locator(drawn).waitFor({ timeout: 60_000 });
+  return answer;
+}
+
+async function launch(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+  // No background networking: this machine has no route out (see test/hosted/pages).
+  return chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+test('the console is served at / with its CSP, index revalidated, hashed assets immutable, nothing external', async (t) => {
+  const daemon = await startDaemon();
+  t.after(() => daemon.stop());
+  const index = await fetch(`${daemon.url}/`);
+  assert.equal(index.status, 200);
+  assert.match(String(index.headers.get('content-type')), /^text\/html/);
+  assert.equal(index.headers.get('cache-control'), 'no-cache');
+  assert.equal(index.headers.get('content-security-policy'), CONSOLE_CSP);
+  assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval|https?:/);
+  assert.equal(index.headers.get('x-frame-options'), 'DENY');
+  const html = await index.text();
+  assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]|\son\w+=/, 'no inline script or handler');
+  const assets = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css')), `index names its script and style: ${assets.join(', ')}`);
+  for (const asset of assets) {
+    assert.match(asset, /-[A-Za-z0-9_-]{8}\.(js|css)$/, 'asset names carry a content hash');
+    const response = await fetch(`${daemon.url}/${asset}`);
+    assert.equal(response.status, 200, asset);
+    assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable', asset);
+    assert.doesNotMatch(await response.text(), /https?:\/\/(?!www\.w3\.org\/)[a-z]/i, `${asset} loads nothing from another host`);
+  }
+  // Other paths stay the daemon's 404 in the envelope; the folder is not a door to the disk.
+  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console']) {
+    const response = await fetch(`${daemon.url}${path}`);
+    assert.equal(response.status, 404, path);
+    assert.match(String(response.headers.get('content-type')), /^application\/json/, path);
+  }
+  // The loopback guard covers the console like the API: a rebinding page's Origin is refused.
+  const rebinding = await fetch(`${daemon.url}/`, { headers: { origin: 'http://evil.example' } });
+  assert.equal(rebinding.status, 403);
+});
+
+test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await launch();
+  t.after(() => browser.close());
+  const daemon: DaemonProcess = await startDaemon();
+  t.after(() => daemon.stop());
+
+  await t.test('runtime page: health at a glance and the model table', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 800 });
+    await page.goto(`${daemon.url}/`);
+    await page.locator('[data-testid="status"]', { hasText: 'ok' }).waitFor();
+    assert.equal(await page.locator('[data-testid="loopback"]').innerText(), 'yes');
+    assert.match(await page.locator('[data-testid="listen"]').innerText(), new RegExp(daemon.url.replace(/[.]/g, '\\.')));
+    assert.equal(await page.locator('[data-testid="telemetry"]').innerText(), 'none');
+    assert.equal(await page.locator('[data-testid="outbound"]').innerText(), '0');
+    assert.match(await page.locator('[data-testid="pqc"]').innerText(), /off/);
+    const row = page.locator('#models tbody tr', { hasText: 'tiny' });
+    await row.waitFor();
+    assert.match(await row.innerText(), /tiny\s+\S+\s+\d+(\.\d)? KB\s+\S+/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-runtime.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('chat page: a streamed reply renders with TTFT, tokens/s and the request as curl', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
+    await page.goto(`${daemon.url}/#/chat`);
+    await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
+    await page.fill('#chat-max-tokens', '12');
+    await page.fill('#chat-prompt', 'Say hello');
+    await page.click('#chat-send');
+    // The reply streams in: the assistant message exists while the Stop button is live, then stays.
+    await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+    const reply = page.locator('#messages li.assistant');
+    assert.equal(await reply.count(), 1);
+    assert.ok((await reply.innerText()).replace(/^assistant\s*/i, '').length > 0, 'the reply has text');
+    assert.match(await page.locator('#ttft').innerText(), /^\d+ ms$/);
+    assert.match(await page.locator('#completion-tokens').innerText(), /^\d+$/);
+    assert.match(await page.locator('#tokens-per-second').innerText(), /^\d+\.\d$/);
+    assert.equal(await page.locator('.chart canvas').count(), 1, 'uPlot drew the stream');
+    assert.deepEqual(await page.locator('#chat-error').count(), 0);
+
+    await page.click('#copy-curl');
+    const curl = await page.locator('#snippet').innerText();
+    assert.match(curl, new RegExp(`^curl -N '${daemon.url.replace(/[.]/g, '\\.')}/v1/chat/completions'`));
+    const body = JSON.parse(/-d '(.*)'$/s.exec(curl)![1]!) as { model: string; messages: { role: string; content: string }[]; stream: boolean };
+    assert.equal(body.model, 'tiny');
+    assert.equal(body.stream, true);
+    assert.deepEqual(body.messages.map((m) => m.role), ['user', 'assistant']);
+    await page.click('#copy-snippet');
+    await page.locator('#copy-status', { hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), curl);
+    await page.click('#copy-openai-js');
+    assert.match(await page.locator('#snippet').innerText(), /new OpenAI\(\{ baseURL: ".*\/v1", apiKey: 'none' \}\)/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-chat.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('route solver page: the solve is drawn with its stops in the order the API returned', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
+    await page.goto(`${daemon.url}/#/solve/routes`);
+    const answer = await solveOnPage<{ solution: { route: string[]; classical_optimum: number }; meta: { shots: number } }>(page, '#route-solve', '#route-map');
+    const route = answer.solution.route;
+    assert.equal(route.length, 6, 'depot, 4 stops, depot');
+    for (const [i, id] of route.slice(1, -1).entries()) {
+      assert.equal(await page.locator(`#route-map [data-stop="${id}"]`).getAttribute('data-order'), String(i + 1), `stop ${id} is drawn as number ${i + 1}`);
+    }
+    assert.equal(await page.locator('#route-map line.leg').count(), 5, 'one leg per hop, back to the depot');
+    assert.equal(await page.locator('#route-optimum').innerText(), String(answer.solution.classical_optimum));
+    assert.match(await page.locator('#route-meta').innerText(), new RegExp(`shots\\s+${answer.meta.shots}`));
+    await page.screenshot({ path: join(ARTIFACTS, 'console-route-solver.png'), fullPage: true });
+
+    // A problem the API refuses shows the envelope's message, not a broken page. Chromium logs
+    // the 422 itself as a console error: that one, and only that one, is expected here.
+    const before = errors.length;
+    await page.fill('#route-problem', JSON.stringify({ type: 'route_optimization', nodes: [], constraints: { max_distance_km: 10, vehicle_count: 1 } }));
+    await page.click('#route-solve');
+    const refusal = await page.locator('#route-error').innerText();
+    assert.match(refusal, /nodes/, refusal);
+    const logged = errors.splice(before);
+    assert.ok(logged.length <= 1 && logged.every((e) => /status of 422/.test(e)), logged.join('\n'));
+    // Invalid JSON never reaches the API.
+    await page.fill('#route-problem', '{ not json');
+    await page.click('#route-solve');
+    await page.locator('#route-error', { hasText: 'not valid JSON' }).waitFor();
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('portfolio solver page: the answer on the risk/return plane, with its certificate', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
+    await page.goto(`${daemon.url}/#/solve/portfolio`);
+    const answer = await solveOnPage<{ solution: { selected: string[]; expected_return: number; risk: number; optimality_gap: number } }>(page, '#portfolio-solve', '#portfolio-chart canvas');
+    assert.ok(answer.solution.selected.length > 0);
+    assert.equal(await page.locator('#portfolio-selected strong').innerText(), answer.solution.selected.join(', '));
+    assert.equal(await page.locator('#portfolio-return').innerText(), String(answer.solution.expected_return));
+    assert.equal(await page.locator('#portfolio-risk').innerText(), String(answer.solution.risk));
+    assert.equal(await page.locator('#portfolio-gap').innerText(), `${(answer.solution.optimality_gap * 100).toFixed(1)} %`);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-portfolio-solver.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('every page fits a 360 px wide screen', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 360, height: 740 }, { mobile: true });
+    const pages = [
+      { hash: '#/', ready: '#models', name: 'runtime' },
+      { hash: '#/chat', ready: '#chat-prompt', name: 'chat' },
+      { hash: '#/solve/routes', ready: '#route-problem', name: 'route-solver', solve: ['#route-solve', '#route-map'] },
+      { hash: '#/solve/portfolio', ready: '#portfolio-problem', name: 'portfolio-solver', solve: ['#portfolio-solve', '#portfolio-chart canvas'] },
+    ] as const;
+    for (const { hash, ready, name, ...rest } of pages) {
+      await page.goto(`${daemon.url}/${hash}`);
+      await page.locator(ready).waitFor();
+      if ('solve' in rest) {
+        await page.click(rest.solve[0]);
+        await page.locator(rest.solve[1]).waitFor({ timeout: 60_000 });
+      }
+      assert.ok(await fitsWidth(page), `${name} scrolls sideways at 360 px`);
+      await page.screenshot({ path: join(ARTIFACTS, `console-${name}-360.png`), fullPage: true });
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+test('over --pqc-transport: Chromium negotiates X25519MLKEM768 and the runtime page says so', { timeout: 120_000 }, async (t) => {
+  const browser = await launch();
+  t.after(() => browser.close());
+  // An ECDSA certificate: Chromium verifies no ML-DSA signature yet; the key exchange is what is post-quantum.
+  const daemon = await startDaemon({ args: ['--pqc-transport', 'ml-kem-768', '--host', '127.0.0.1'], withModel: false });
+  t.after(() => daemon.stop());
+  assert.match(daemon.url, /^https:/);
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${daemon.url}/`);
+  await page.locator('[data-testid="status"]', { hasText: 'ok' }).waitFor();
+  assert.equal(await page.locator('[data-testid="pqc"]').innerText(), 'ml-kem-768');
+  assert.equal(await page.locator('[data-testid="tls"]').innerText(), 'TLSv1.3');
+  assert.match(await page.locator('[data-testid="cipher"]').innerText(), /^TLS_AES_\w+, group X25519MLKEM768, ecdsa-p256 certificate$/);
+  await page.screenshot({ path: join(ARTIFACTS, 'console-runtime-pqc.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+});
