@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
 import { runServer } from './run-server.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
+import { hardwareOptions } from './hardware-options.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 /** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
@@ -11,7 +12,7 @@ const REPEATABLE = new Set(['port', 'host', 'model', 'upstream', 'pqcTransport']
  * Log paths pino censors, should a key ever reach a log object (svc's code never puts one
  * there; this is the second line of defence).
  */
-export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
+export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
 
 export type ServeOptions = RawRuntimeOptions & { config?: string };
 
@@ -54,6 +55,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
     .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'));
   for (const option of engineOptions()) serve.addOption(option);
+  for (const option of hardwareOptions()) serve.addOption(option);
   serve
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))

@@ -30,7 +30,8 @@ const INTAKE_MODULE = new URL('./solve-intake.ts', import.meta.url);
  * a request that does not fit gets 429 with Retry-After. A batch is admitted whole or not at
  * all, its problems run in parallel across the pool and come back in request order.
  *
- * No hardware provider can be configured yet: `vendor-eagle` is answered with 503.
+ * `vendor-eagle` problems go to the hardware substrate instead (src/quantum/hardware): 503
+ * unless a provider is configured.
  */
 export interface SolveServiceOptions {
   /** Worker threads; default: the machine's available parallelism. */
@@ -53,12 +54,16 @@ export interface SolveServiceOptions {
 
 /**
  * The hardware substrate, consulted only for a request that names `vendor-eagle` and has passed
- * the caller's guard (the hosted tier's enterprise check). No provider exists yet, so whatever
- * `consult` does, the problem is then answered 503: nothing here runs on hardware.
+ * the caller's guard (the hosted tier's enterprise check). ProviderHardware
+ * (hardware/hardware-substrate.ts) is the implementation.
  */
 export interface HardwareSubstrate {
-  /** Throws the ApiError to answer (503 `substrate_unavailable` when no provider is reachable). */
-  consult(): void;
+  readonly status: 'configured' | 'not_configured';
+  /** Throws the ApiError to answer: 503 `substrate_unavailable` (naming what is missing), 422 for a problem hardware cannot take, 429 when its queue is full. */
+  admit(problems: readonly (ValidatedProblem | SerializedProblem)[]): void;
+  /** Runs one admitted problem (queued behind earlier ones). */
+  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }>;
+  close?(): Promise<void>;
 }
 
 /** Per request: checked after the body is validated, before the substrate or the queue is consulted. */
@@ -80,15 +85,19 @@ function substrateUnavailable(): ApiError {
 }
 
 export const UNCONFIGURED_HARDWARE: HardwareSubstrate = {
-  consult() {
+  status: 'not_configured',
+  admit() {
     throw substrateUnavailable();
+  },
+  run() {
+    return Promise.reject(substrateUnavailable());
   },
 };
 
 export interface SolverCapability {
   solvers: string[];
   substrate: 'simulated';
-  substrates: { local: 'available'; 'vendor-eagle': 'not_configured' };
+  substrates: { local: 'available'; 'vendor-eagle': 'configured' | 'not_configured' };
   /** The simulator's memory ceiling on this machine. */
   max_qubits: number;
   /** What each solver actually simulates at most (beyond: a labelled classical method or a 422). */
@@ -115,11 +124,11 @@ export function solverMaxQubits(): Record<string, number> {
 }
 
 /** What `/health` reports under `quantum`: the solvers, the substrate and this machine's qubit ceiling. */
-export function solverCapability(workers = availableParallelism()): SolverCapability {
+export function solverCapability(workers = availableParallelism(), hardware: HardwareSubstrate['status'] = 'not_configured'): SolverCapability {
   return {
     solvers: [...SOLVER_NAMES],
     substrate: 'simulated',
-    substrates: { local: 'available', 'vendor-eagle': 'not_configured' },
+    substrates: { local: 'available', 'vendor-eagle': hardware },
     max_qubits: maxQubits(),
     solver_max_qubits: solverMaxQubits(),
     workers,
@@ -166,7 +175,7 @@ export class SolveService {
   }
 
   capability(): SolverCapability {
-    return solverCapability(this.workers);
+    return solverCapability(this.workers, this.#hardware.status);
   }
 
   /** Problems running and waiting now. */
@@ -199,6 +208,7 @@ export class SolveService {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#ownsOffThread) await this.#offThread.close();
+    await this.#hardware.close?.();
     const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
     for (const job of this.#queue.splice(0)) job.reject(closing);
     await Promise.all(
@@ -225,11 +235,13 @@ export class SolveService {
     const started = performance.now();
     const { solver, substrate, shots, seed, field, problems } = request;
     call.guard?.(substrate);
-    this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
-    this.#admit(problems.length);
+    const hardware = substrate === 'vendor-eagle';
+    if (hardware) this.#hardware.admit(problems);
+    else this.#admit(problems.length);
+    const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
     if (!request.batch) {
-      const result = await this.#submit(problems[0]!, { shots, seed });
+      const result = await submit(problems[0]!, { shots, seed });
       return {
         id: newId('qj_'),
         solver,
@@ -242,7 +254,7 @@ export class SolveService {
     }
     // Several problems share the pool: one simulator thread each, so they do not fight over the cores.
     const threads = problems.length > 1 ? 1 : undefined;
-    const settled = await Promise.allSettled(problems.map((v, i) => this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
+    const settled = await Promise.allSettled(problems.map((v, i) => submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
     const failed = settled.findIndex((s) => s.status === 'rejected');
     if (failed >= 0) {
       const reason = (settled[failed] as PromiseRejectedResult).reason;
@@ -263,13 +275,6 @@ export class SolveService {
       total_elapsed_ms: Math.round(performance.now() - started),
       ...(seed === undefined ? {} : { seed }),
     };
-  }
-
-  #checkSubstrate(substrate: Substrate): void {
-    if (substrate === 'vendor-eagle') {
-      this.#hardware.consult();
-      throw substrateUnavailable();
-    }
   }
 
   /** Refuses with 429 unless `count` problems can start or wait now. */

@@ -18,7 +18,7 @@ interface Fixture {
 async function build(t: TestContext, options: SolveServiceOptions = {}): Promise<Fixture> {
   let calls = 0;
   // The default (unconfigured) substrate, counted: it is what an enterprise request reaches.
-  const service = new SolveService({ workers: 1, ...options, hardware: { consult: () => { calls++; UNCONFIGURED_HARDWARE.consult(); } } });
+  const service = new SolveService({ workers: 1, ...options, hardware: { ...UNCONFIGURED_HARDWARE, admit: (problems) => { calls++; UNCONFIGURED_HARDWARE.admit(problems); } } });
   t.after(() => service.close());
   const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });
   return {

@@ -88,7 +88,13 @@ test('the Eagle r3 map: 127 qubits, 144 couplers, degree at most 3, one connecte
   const queue = [0];
   while (queue.length > 0) {
     const v = queue.pop()!;
-    for (const [a, b] of edges) for (const [x, y] of [[a, b], [b, a]] as const) if (x === v && !seen.has(y)) (seen.add(y), queue.push(y));
+    for (const [a, b] of edges) {
+      for (const [x, y] of [[a, b], [b, a]] as const) {
+        if (x !== v || seen.has(y)) continue;
+        seen.add(y);
+        queue.push(y);
+      }
+    }
   }
   assert.equal(seen.size, EAGLE_QUBITS);
 });
