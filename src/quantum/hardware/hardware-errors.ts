@@ -10,7 +10,7 @@ import { ApiError } from '../../shared/api-error.ts';
 export const hardwareErrors = {
   unavailable(missing: string): ApiError {
     return new ApiError({
-      status: 503, type: 'server_error', code: 'substrate_unavailable', param: 'substrate', retryAfterSeconds: 60,
+      status: 503, type: 'server_error', code: 'substrate_unavailable', param: 'substrate',
       message: `The 'vendor-eagle' hardware substrate is unavailable on this runtime: ${missing}. Retry with substrate 'local' (the simulator).`,
     });
   },
