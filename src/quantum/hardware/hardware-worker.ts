@@ -9,8 +9,7 @@
 import { MessageChannel, parentPort, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ApiError, type ApiErrorOptions } from '../../shared/api-error.ts';
 import type { Circuit } from '../simulator/circuit.ts';
-import type { SerializedProblem } from '../solve-intake.ts';
-import type { Problem } from '../solve-schemas.ts';
+import { reviveProblem, type SerializedProblem } from '../solve-intake.ts';
 import { runValidated, type ValidatedProblem } from '../solvers/registry.ts';
 import { hardwareErrors } from './hardware-errors.ts';
 import { transpileToIsa, TranspileError } from './isa-transpiler.ts';
@@ -53,11 +52,6 @@ export type HardwareWorkerReply =
   | { kind: 'done'; ok: true; result: ReturnType<typeof runValidated>; jobs: HardwareJobReport[] }
   | { kind: 'done'; ok: false; apiError: ApiErrorOptions | null; detail: string };
 
-function revive(validated: ValidatedProblem | SerializedProblem): ValidatedProblem {
-  if (!('json' in validated)) return validated;
-  return { solver: validated.solver, type: validated.type, problem: JSON.parse(validated.json) as Problem };
-}
-
 parentPort?.once('message', (request: HardwareWorkerRequest) => {
   const jobs: HardwareJobReport[] = [];
   const sample = (circuit: Circuit): Map<number, number> => {
@@ -86,7 +80,7 @@ parentPort?.once('message', (request: HardwareWorkerRequest) => {
   };
   let reply: HardwareWorkerReply;
   try {
-    const result = runValidated(revive(request.validated), { shots: request.shots, seed: request.seed, threads: 1, sample });
+    const result = runValidated(reviveProblem(request.validated), { shots: request.shots, seed: request.seed, threads: 1, sample });
     reply = { kind: 'done', ok: true, result, jobs };
   } catch (error) {
     reply = { kind: 'done', ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };

@@ -6,7 +6,7 @@ import { parseDuration } from '../../../src/runtime/runtime-config.ts';
 import { SolveService } from '../../../src/quantum/solve-service.ts';
 import type { BatchResponse, SolveResponse } from '../../../src/quantum/solve-schemas.ts';
 import { startMockQuantumProvider, type MockProvider } from '../../helpers/mock-quantum-provider.ts';
-import { patternProblem, routeProblem } from '../fixtures.ts';
+import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
 
 const TOKEN = 'tok-3f9a7c21-not-a-real-token';
 
@@ -74,11 +74,24 @@ describe('vendor-eagle through a provider job API (a local server that runs the 
     const res = (await svc.solve({ solver: 'qaoa', problem: routeProblem(3), substrate: 'vendor-eagle', seed: 5 })) as SolveResponse;
     assert.equal(res.substrate, 'vendor-eagle');
     assert.deepEqual(Object.keys(res.solution).filter((k) => k !== 'hardware').sort(), Object.keys(local.solution).sort());
-    assert.equal(res.solution.total_distance_km, local.solution.total_distance_km);
+    assert.equal(res.solution.method, 'qaoa');
+    assert.deepEqual(res.solution.route, local.solution.route);
+    assert.equal(typeof res.solution.classical_optimum, 'number');
+    assert.equal(res.solution.cost, res.solution.classical_optimum);
     const hardware = res.solution.hardware as { jobs: { logical_qubits: number; provider_job_id: string }[] };
     assert.equal(hardware.jobs.length, 1);
     assert.equal(hardware.jobs[0]!.logical_qubits, 9);
     assert.equal(hardware.jobs[0]!.provider_job_id, provider.jobs.at(-1)!.id);
+  });
+
+  it('qubo portfolio: the selection from the provider\'s shots is the local one (the exact optimum of this instance)', async () => {
+    const local = (await svc.solve({ solver: 'qubo', problem: portfolioProblem(), seed: 1 })) as SolveResponse;
+    const res = (await svc.solve({ solver: 'qubo', problem: portfolioProblem(), substrate: 'vendor-eagle', seed: 1 })) as SolveResponse;
+    assert.deepEqual(res.solution.selected, local.solution.selected);
+    assert.deepEqual(res.solution.selected, (local.solution.classical_optimum as { selected: string[] }).selected);
+    const [job] = (res.solution.hardware as { jobs: { logical_qubits: number; gates: Record<string, number> }[] }).jobs;
+    assert.equal(job!.logical_qubits, 6);
+    assert.ok(job!.gates.ecr! > 0);
   });
 
   it('a batch is queued: one job at a time, in request order, each after the previous finished', async () => {
