@@ -3,7 +3,15 @@
  * connection and an answer that is not svc's (another program on the port); the commands then
  * read the disk instead. A daemon that answers but errors is reported, not hidden.
  */
+import { UserError } from '../shared/user-error.ts';
+
 export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:11435';
+
+/** OpenSSL's verdicts on a certificate the client does not trust (a self-signed daemon, a wrong name). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 const TIMEOUT_MS = 3000;
 
@@ -22,11 +30,25 @@ export class DaemonClient {
   }
 
   /** GET a JSON path: the parsed body and status, or undefined when no svc daemon answers. */
-  async get(path: string): Promise<{ status: number; body: unknown } | undefined> {
+  get(path: string): Promise<{ status: number; body: unknown } | undefined> {
+    return this.#call('GET', path, TIMEOUT_MS);
+  }
+
+  /** POST to a path without a body (an action such as `/telemetry/send`), allowing `timeoutMs` for it. */
+  post(path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
+    return this.#call('POST', path, timeoutMs);
+  }
+
+  async #call(method: string, path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
     let response: Response;
     try {
-      response = await fetch(`${this.base}${path}`, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
-    } catch {
+      response = await fetch(`${this.base}${path}`, { method, signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+    } catch (error) {
+      // A daemon is there, behind a certificate this process does not trust: say so rather than "no daemon".
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
+        throw new UserError(`the daemon at ${this.base} serves HTTPS with a certificate this client does not trust (${code}); point NODE_EXTRA_CA_CERTS at its certificate, <data-dir>/transport/identity-*.crt (docs/transport.md)`);
+      }
       return undefined;
     }
     try {

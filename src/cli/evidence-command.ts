@@ -39,6 +39,17 @@ export function publicKeyFrom(text: string, path: string): KeyObject {
   }
 }
 
+/** A saved SSE transcript (`data: {…}` lines) as the list of its JSON events; undefined if it is not one. */
+export function sseEvents(text: string): unknown[] | undefined {
+  const lines = text.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter((d) => d !== '[DONE]');
+  if (lines.length === 0) return undefined;
+  try {
+    return lines.map((d) => JSON.parse(d) as unknown);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The `svc_route` records in a document: a chat completion, a GET /evidence/:id answer, a bare record, or a list of those. */
 export function routeRecordsOf(document: unknown): Record<string, unknown>[] {
   if (Array.isArray(document)) return document.flatMap(routeRecordsOf);
@@ -52,18 +63,19 @@ export function registerEvidenceCommand(program: Command): void {
   const evidence = program.command('evidence').description('route evidence (svc_route) of the hosted tier');
   evidence
     .command('verify')
-    .description('check the ML-DSA signature of svc_route records offline: a chat completion, a GET /evidence/:id answer, a bare record or a list, from a file or - for stdin')
-    .argument('<file>', 'JSON document holding svc_route records, or - for stdin')
+    .description('check the ML-DSA signature of svc_route records offline: a chat completion, a saved stream (SSE), a GET /evidence/:id answer, a bare record or a list, from a file or - for stdin')
+    .argument('<file>', 'JSON document or SSE transcript holding svc_route records, or - for stdin')
     .requiredOption('--public-key <file>', 'the signing key: a PEM public key, the identity certificate (<data-dir>/transport/identity-ml-dsa-65.crt) or the saved JSON of GET /transport/identity')
     .option('--json', 'one JSON line per record')
     .action((file: string, options: { publicKey: string; json?: boolean }) => {
       const publicKey = publicKeyFrom(readText(options.publicKey), options.publicKey);
+      const text = readText(file);
       let document: unknown;
       try {
-        document = JSON.parse(readText(file));
+        document = JSON.parse(text);
       } catch (error) {
-        if (error instanceof UserError) throw error;
-        throw new EvidenceInputError(`${file}: not JSON (${(error as Error).message}).`);
+        document = sseEvents(text);
+        if (document === undefined) throw new EvidenceInputError(`${file}: neither JSON nor an SSE transcript (${(error as Error).message}).`);
       }
       const records = routeRecordsOf(document);
       if (records.length === 0) throw new EvidenceInputError(`${file}: no svc_route record in it (a record has an evidence_id).`);

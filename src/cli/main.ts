@@ -9,6 +9,7 @@ import { registerModelsCommand } from './models-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
 import { registerSpacesCommand } from './spaces-command.ts';
+import { registerTelemetryCommand } from './telemetry-command.ts';
 
 const program = new Command('svc')
   .description('svc: a local-first AI runtime — an OpenAI-compatible daemon on llama.cpp, and quantum solvers')
@@ -25,6 +26,7 @@ registerSolveCommand(program);
 registerSpacesCommand(program);
 registerMcpCommand(program);
 registerEvidenceCommand(program);
+registerTelemetryCommand(program);
 
 // The command that is running ("models list"), to name it in an error report.
 let running = '';

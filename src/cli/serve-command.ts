@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
 import { runServer } from './run-server.ts';
+import { TELEMETRY_MODES } from '../telemetry/telemetry-settings.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 import { hardwareOptions } from './hardware-options.ts';
 
@@ -61,7 +62,8 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
-    .addOption(new Option('--telemetry <mode>', 'telemetry (this build sends none)').choices(['none']).env('SVC_TELEMETRY'))
+    .addOption(new Option('--telemetry <mode>', 'none sends nothing; basic sends uptime and the daily job count to --telemetry-endpoint once a day (docs/telemetry.md) [default: none]').choices(TELEMETRY_MODES).env('SVC_TELEMETRY'))
+    .addOption(new Option('--telemetry-endpoint <url>', 'where --telemetry basic sends its daily report (http or https)').env('SVC_TELEMETRY_ENDPOINT'))
     .addOption(new Option('--pqc-transport <list>', 'serve HTTPS with TLS 1.3 and post-quantum key exchange only, e.g. ml-kem-768,ml-dsa-65 (ml-dsa-*: an ML-DSA certificate, and responses and evidence signed) [default: none, plain HTTP]').env('SVC_PQC_TRANSPORT').argParser(collect))
     .addOption(new Option('--upstream <name=url>', 'an OpenAI-compatible server whose models are served as <name>/<model>, e.g. ollama=http://127.0.0.1:11434/v1; repeat for several').env('SVC_UPSTREAM').argParser(collect))
     .addOption(new Option('--developer-keys <source>', 'accept developer keys (Authorization: Bearer svc_dk_…) for identity, project and per-key limits, checked against an exported key file, a svc hosted data dir, or a postgres:// URL').env('SVC_DEVELOPER_KEYS'))

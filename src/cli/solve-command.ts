@@ -8,7 +8,8 @@ import { SolveService } from '../quantum/solve-service.ts';
  * `svc solve FILE.json`: sends a solve request (`{solver, problem, ...}`) or, with `--batch` or a
  * `problems` array in the file, a batch request to the running daemon, or solves it in this
  * process with `--local`. Prints a readable summary, or the response JSON with `--json`.
- * Exit codes: 0 solved, 1 the request was refused or failed, 2 the file could not be used.
+ * Exit codes: 0 solved, 1 the request was refused or failed (or, in a batch, any problem failed:
+ * the others are still printed), 2 the file could not be used.
  */
 export interface SolveCommandOptions {
   batch?: boolean;
@@ -113,7 +114,8 @@ export async function runSolveCommand(file: string, opts: SolveCommandOptions, i
     response = payload as SolveResponse | BatchResponse;
   }
   io.out(opts.json === true ? `${JSON.stringify(response, null, 2)}\n` : formatResponse(response));
-  return 0;
+  // A batch answered with failed items is printed in full, and exits 1 like a failed solve.
+  return 'results' in response && response.results.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
 /**
@@ -136,10 +138,12 @@ export function describeError(error: unknown): string {
 export function formatResponse(response: SolveResponse | BatchResponse): string {
   const lines: string[] = [];
   if ('results' in response) {
-    lines.push(`${response.id}  ${response.solver} batch on ${response.substrate}: ${response.results.length} problems, ${response.status} in ${response.total_elapsed_ms} ms`);
+    const failed = response.results.filter((r) => r.status === 'failed').length;
+    lines.push(`${response.id}  ${response.solver} batch on ${response.substrate}: ${response.results.length} problems, ${response.status} in ${response.total_elapsed_ms} ms${failed > 0 ? ` (${failed} failed)` : ''}`);
     for (const r of response.results) {
       lines.push('', `[${r.index}]`);
-      lines.push(...describeSolution(r.solution, r.meta).map((l) => `  ${l}`));
+      if (r.status === 'failed') lines.push(`  FAILED ${r.error.code}${r.error.param ? ` (${r.error.param})` : ''}: ${r.error.message}`);
+      else lines.push(...describeSolution(r.solution, r.meta).map((l) => `  ${l}`));
     }
   } else {
     lines.push(`${response.id}  ${response.solver} on ${response.substrate}: ${response.status} in ${response.meta.elapsed_ms} ms`);
@@ -183,6 +187,9 @@ function describeSolution(s: Record<string, unknown>, meta: SolveResponse['meta'
     );
   }
   if (s['optimality_gap'] !== undefined) lines.push(`optimality gap vs exact classical optimum: ${fmt(s['optimality_gap'])}`);
+  if (s['lower_bound'] !== undefined) lines.push(`lower bound: ${fmt(s['lower_bound'], 6)} km (answer at most ${fmt(s['gap_to_lower_bound'])} above the optimum)`);
+  const quantumRoute = s['quantum_result'] as { method: string; cost: number | null } | undefined;
+  if (quantumRoute !== undefined) lines.push(`quantum result (${quantumRoute.method}): ${quantumRoute.cost === null ? 'no valid ordering measured' : `${fmt(quantumRoute.cost, 6)} km`}`);
   const circuit = s['circuit'] as { qubits?: number } | undefined;
   lines.push(`shots ${meta.shots}, optimal count ${meta.optimal_count}, energy ${fmt(meta.energy, 6)}, depth ${meta.depth}${circuit?.qubits ? `, ${circuit.qubits} qubits` : ''}`);
   return lines;

@@ -61,7 +61,11 @@ export interface HostedServer {
 export async function startHostedServer(config: HostedServerConfig, log: Logger): Promise<HostedServer> {
   const routes = loadRouteConfig(config.routesFile);
   // Replicas share evidence keys only if they share this file: see docs/transport.md.
-  const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: [config.host] });
+  const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, {
+    dataDir: config.dataDir,
+    // The names clients reach it by: the listen address and the public origins' hosts.
+    hosts: [config.host, ...(config.publicOrigins ?? []).map((o) => new URL(o).hostname.replace(/^\[|\]$/g, ''))],
+  });
   const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const offThread = new OffThread();
   const draining = new AbortController();
@@ -91,7 +95,8 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport?.signs === true ? (route) => transport.signEvidence(route) : undefined }), evidencePlugin(), usagePlugin()],
       apiPlugins: [hostedSolvePlugin({ service: solver })],
     });
-    await app.listen({ host: config.host, port: config.port });
+    // Fastify names the scheme from its own https option; with --pqc-transport the factory's server speaks TLS.
+    await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${transport === undefined ? address : address.replace(/^http:/, 'https:')}` });
   } catch (error) {
     await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close(), engine.close(), solver.close()]);
     throw error;

@@ -43,6 +43,8 @@ export interface UpstreamOptions {
   firstByteTimeoutMs: number;
   /** Extra request headers (not secret: they may be shown in configuration dumps). */
   headers?: Readonly<Record<string, string>> | undefined;
+  /** Told of each socket opened to this upstream, once connected. */
+  onSocket?: ((socket: Socket) => void) | undefined;
 }
 
 export interface UpstreamModelInfo {
@@ -106,6 +108,7 @@ export class OpenAIUpstream {
           }
           this.#connections++;
           (socket as Socket).once('close', () => this.#connections--);
+          options.onSocket?.(socket as Socket);
           callback(null, socket);
         });
       },

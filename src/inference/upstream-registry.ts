@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { LanguageModel, ModelDescriptor, ModelRegistry } from './language-model.ts';
 import { OpenAIUpstream, type UpstreamModelInfo, type UpstreamOptions } from './openai-upstream.ts';
 
@@ -32,6 +33,8 @@ export interface UpstreamRegistryOptions {
   refreshIntervalMs?: number;
   /** Wait after a failed discovery before trying again (default 5 s). */
   retryIntervalMs?: number;
+  /** Told of each socket opened to a `remote` upstream (the daemon counts them as outbound). */
+  onRemoteSocket?: ((socket: Socket) => void) | undefined;
 }
 
 interface Entry {
@@ -67,7 +70,7 @@ export class UpstreamRegistry implements ModelRegistry {
       if (this.#entries.has(spec.name)) throw new Error(`Two upstreams are named '${spec.name}'.`);
       const models = new Map<string, UpstreamModelInfo>((spec.models ?? []).map((id) => [id, { id }]));
       this.#entries.set(spec.name, {
-        upstream: new OpenAIUpstream(spec), spec, models,
+        upstream: new OpenAIUpstream({ ...spec, onSocket: spec.kind === 'remote' ? options.onRemoteSocket : undefined }), spec, models,
         lastAttempt: Number.NEGATIVE_INFINITY, lastOk: false, failures: 0, refreshing: undefined, since,
       });
     }

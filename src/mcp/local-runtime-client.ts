@@ -41,6 +41,8 @@ export interface LocalRuntimeClientOptions {
   headers?: Readonly<Record<string, string>>;
   /** The daemon's own certificate when it serves HTTPS (--pqc-transport): the only one trusted. */
   ca?: string | undefined;
+  /** The key-exchange groups the daemon accepts (ml-kem-1024 alone excludes a default client's). */
+  groups?: readonly string[] | undefined;
 }
 
 
@@ -65,7 +67,7 @@ export class LocalRuntimeClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#headers = options.headers ?? {};
     this.#ca = options.ca;
-    this.#dispatcher = dispatcher ?? (options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca } }));
+    this.#dispatcher = dispatcher ?? (options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca, ...(options.groups === undefined ? {} : { ecdhCurve: options.groups.join(':') }) } }));
   }
 
   /** The same runtime, with `headers` on each request as well. */

@@ -315,7 +315,13 @@ const solveBatchOutput = z.looseObject({
   id: z.string(),
   solver: z.string(),
   status: z.string(),
-  results: z.array(z.looseObject({ index: z.number(), status: z.string(), solution: z.record(z.string(), z.unknown()), meta: solveMetaSchema })),
+  // Each problem completed or failed on its own (a failed one carries its error envelope).
+  results: z.array(
+    z.union([
+      z.looseObject({ index: z.number(), status: z.literal('completed'), solution: z.record(z.string(), z.unknown()), meta: solveMetaSchema }),
+      z.looseObject({ index: z.number(), status: z.literal('failed'), solution: z.null(), meta: z.null(), error: z.looseObject({ message: z.string(), type: z.string(), code: z.string() }) }),
+    ]),
+  ),
   total_elapsed_ms: z.number(),
 });
 

@@ -1,4 +1,5 @@
 import { ApiError } from '../shared/api-error.ts';
+import { isRejected, type RejectedProblem } from './batch-results.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import {
@@ -38,7 +39,8 @@ export interface PreparedSolve<P = ValidatedProblem> {
   substrate: Substrate;
   shots: number;
   seed: number | undefined;
-  problems: P[];
+  /** In a batch, a problem its solver's schema refuses (422) stays in its place as a RejectedProblem. */
+  problems: (P | RejectedProblem)[];
 }
 
 /** A validated problem as JSON text: strings cross between threads as one copy, where an object graph is cloned node by node. */
@@ -102,13 +104,26 @@ export function prepareSolve(body: unknown, kind: SolveKind): PreparedSolve {
     substrate: request.substrate,
     shots: request.shots,
     seed: request.seed,
-    problems: problems.map((p, i) => validateProblem(solver, p, param(i))),
+    problems: problems.map((p, i) => (request.batch ? validateBatchItem(solver, p, param(i)) : validateProblem(solver, p, param(i)))),
   };
+}
+
+/**
+ * A batch item that does not match its solver's schema (422) fails on its own: the others
+ * still run. A problem that is not even an object leaves the request malformed (400).
+ */
+function validateBatchItem(solver: SolverName, problem: unknown, param: string): ValidatedProblem | RejectedProblem {
+  try {
+    return validateProblem(solver, problem, param);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return { rejected: error.toOptions() };
+    throw error;
+  }
 }
 
 /** Intake of a raw body on the intake worker: parse, validate, and hand back each problem as JSON text. */
 export function prepareSolveJson(bytes: Uint8Array, kind: SolveKind): PreparedSolve<SerializedProblem> {
   const prepared = prepareSolve(parseJsonBody(bytes), kind);
   // The validated problem (defaults applied) is what runs, so that is what is serialized.
-  return { ...prepared, problems: prepared.problems.map(({ solver, type, problem }) => ({ solver, type, json: JSON.stringify(problem) })) };
+  return { ...prepared, problems: prepared.problems.map((p) => (isRejected(p) ? p : { solver: p.solver, type: p.type, json: JSON.stringify(p.problem) })) };
 }

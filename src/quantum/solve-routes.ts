@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiError } from '../shared/api-error.ts';
+import { defaultItemErrorBody } from './batch-results.ts';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
 import { RawJsonBody } from './solve-intake.ts';
-import type { Substrate } from './solve-schemas.ts';
-import type { SolveService } from './solve-service.ts';
+import type { BatchItemError, Substrate } from './solve-schemas.ts';
+import type { SolveCallOptions, SolveService } from './solve-service.ts';
 
 /**
  * `POST /solve` and `POST /solve/batch` as a Fastify plugin: the daemon registers it with
@@ -13,6 +15,8 @@ export interface SolveRoutesOptions {
   service: SolveService;
   /** Refuses a substrate for a caller (throws), after validation and before the substrate is consulted. */
   guard?: (request: FastifyRequest, substrate: Substrate) => void;
+  /** A failed batch item's error in this face's envelope (default: the local runtime's fields). */
+  itemError?: (error: ApiError) => BatchItemError;
 }
 
 /** Room for a batch of 10 problems of 1 MB each plus the envelope; each problem is then checked on its own (413). */
@@ -27,7 +31,17 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
     body.length > INLINE_JSON_BYTES ? new RawJsonBody(body) : parseJsonBody(body),
   );
   const { guard } = opts;
-  const call = (request: FastifyRequest) => (guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) });
-  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solve(request.body, call(request)));
-  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT }, async (request) => service.solveBatch(request.body, call(request)));
+  const errorBody = opts.itemError ?? defaultItemErrorBody;
+  const call = (request: FastifyRequest): SolveCallOptions => ({
+    // The solver's name reaches the request log and the job log even when the solve then fails.
+    onSolver: (solver) => { request.solver = solver; },
+    ...(guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) }),
+    // A failed item's 500 says nothing inside the answer; its cause goes to the log, as the error handler does for a request.
+    itemError: (error: ApiError, index: number) => {
+      if (error.status >= 500) request.log.error({ err: error.cause ?? error, item: index }, `batch item ${index}: ${error.message}`);
+      return errorBody(error, index);
+    },
+  });
+  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solve(request.body, call(request)));
+  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solveBatch(request.body, call(request)));
 }

@@ -212,12 +212,33 @@ export interface SolveResponse {
   seed?: number;
 }
 
+/** A failed batch item's error: the fields of the error envelope a single solve would have answered with. */
+export interface BatchItemError {
+  message: string;
+  type: string;
+  code: string;
+  param?: string | null;
+  docs_url?: string;
+}
+
+/**
+ * One problem of a batch: solved, or failed on its own while the others ran (answered 200 all
+ * the same). A failed item keeps the contract's item keys, `solution` and `meta` null, beside its
+ * `error` (as an OpenAI batch result line has `response: null` beside its `error`).
+ */
+export type BatchItem =
+  | { index: number; status: 'completed'; solution: Record<string, unknown>; meta: SolveMeta }
+  | { index: number; status: 'failed'; solution: null; meta: null; error: BatchItemError };
+
 export interface BatchResponse {
   id: string;
   solver: string;
   substrate: Substrate;
+  /** The batch was processed: every item has its own `status`, `completed` or `failed`. */
   status: 'completed';
-  results: { index: number; status: 'completed'; solution: Record<string, unknown>; meta: SolveMeta }[];
+  results: BatchItem[];
+  /** How many items there are and how they ended (OpenAI's batch `request_counts`). */
+  request_counts: { total: number; completed: number; failed: number };
   total_elapsed_ms: number;
   seed?: number;
 }

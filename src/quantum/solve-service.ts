@@ -9,6 +9,7 @@ import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
 import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
 import { OffThread, transferListOf } from '../shared/off-thread.ts';
+import { batchItems, isRejected, type ItemErrorBody, type ItemResult } from './batch-results.ts';
 import { prepareSolve, RawJsonBody, type PreparedSolve, type SerializedProblem, type SolveKind } from './solve-intake.ts';
 import {
   MAX_FEATURES,
@@ -70,6 +71,10 @@ export interface HardwareSubstrate {
 export interface SolveCallOptions {
   /** Throws (an ApiError) to refuse this substrate for this caller: e.g. 403 without an enterprise plan. */
   guard?: (substrate: Substrate) => void;
+  /** How a failed batch item's error is written (the face's envelope; default the local runtime's). */
+  itemError?: ItemErrorBody;
+  /** Told the solver's name once the body is validated, before anything can refuse it. */
+  onSolver?: (solver: string) => void;
 }
 
 function substrateUnavailable(): ApiError {
@@ -234,14 +239,19 @@ export class SolveService {
   async #run(request: PreparedSolve<ValidatedProblem | SerializedProblem>, call: SolveCallOptions): Promise<SolveResponse | BatchResponse> {
     const started = performance.now();
     const { solver, substrate, shots, seed, field, problems } = request;
+    call.onSolver?.(solver);
     call.guard?.(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
     const hardware = substrate === 'vendor-eagle';
-    if (hardware) this.#hardware.admit(problems);
-    else this.#admit(problems.length);
+    const runnable = problems.filter((p) => !isRejected(p)) as (ValidatedProblem | SerializedProblem)[];
+    if (hardware) this.#hardware.admit(runnable);
+    else this.#admit(runnable.length);
+    // vendor-eagle problems go through the hardware lane (queued, one job at a time), the others to the pool.
     const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
     if (!request.batch) {
-      const result = await submit(problems[0]!, { shots, seed });
+      const problem = problems[0]!;
+      if (isRejected(problem)) throw new ApiError(problem.rejected);
+      const result = await submit(problem, { shots, seed });
       return {
         id: newId('qj_'),
         solver,
@@ -254,24 +264,18 @@ export class SolveService {
     }
     // Several problems share the pool: one simulator thread each, so they do not fight over the cores.
     const threads = problems.length > 1 ? 1 : undefined;
-    const settled = await Promise.allSettled(problems.map((v, i) => submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })));
-    const failed = settled.findIndex((s) => s.status === 'rejected');
-    if (failed >= 0) {
-      const reason = (settled[failed] as PromiseRejectedResult).reason;
-      if (reason instanceof ApiError && reason.status < 500) {
-        throw new ApiError({ status: reason.status, type: reason.type, code: reason.code, message: `${field}.${failed}: ${reason.message}`, param: reason.param === 'problem' || reason.param === null ? `${field}.${failed}` : reason.param.replace(/^problem/, `${field}.${failed}`) });
-      }
-      throw reason;
-    }
+    // Each problem settles on its own: a failed one is answered in its place while the others complete.
+    const outcomes = await Promise.all(
+      problems.map(async (v, i) => (isRejected(v) ? v : settle(submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })))),
+    );
+    const { results, counts } = batchItems(outcomes, field, call.itemError);
     return {
       id: newId('qb_'),
       solver,
       substrate,
       status: 'completed',
-      results: settled.map((s, index) => {
-        const r = (s as PromiseFulfilledResult<{ solution: Record<string, unknown>; meta: SolveMeta }>).value;
-        return { index, status: 'completed' as const, solution: r.solution, meta: r.meta };
-      }),
+      results,
+      request_counts: counts,
       total_elapsed_ms: Math.round(performance.now() - started),
       ...(seed === undefined ? {} : { seed }),
     };
@@ -393,6 +397,10 @@ export class SolveService {
       this.#start(idle, this.#queue.shift()!);
     }
   }
+}
+
+function settle(run: Promise<ItemResult>): Promise<PromiseSettledResult<ItemResult>> {
+  return run.then((value) => ({ status: 'fulfilled', value }), (reason: unknown) => ({ status: 'rejected', reason }));
 }
 
 /** The service with defaults sized to this machine. */

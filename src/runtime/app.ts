@@ -21,6 +21,7 @@ import type { OffThread } from '../shared/off-thread.ts';
 import { installRequestLog } from './request-log.ts';
 import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './developer-key-guard.ts';
 import type { TransportSecurity } from '../transport/transport-security.ts';
+import type { JobLog } from '../shared/job-log.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -50,10 +51,12 @@ export interface LocalAppOptions {
   developerKeys?: DeveloperKeyGuardOptions | undefined;
   /** `--pqc-transport`: HTTPS with post-quantum key exchange, response signatures with an ML-DSA identity. */
   transport?: TransportSecurity | undefined;
+  /** Where requests to job routes (chat, completions, embeddings, solve) are recorded; none, nowhere. */
+  jobLog?: JobLog | undefined;
 }
 
 /** What every listener of the daemon shares: its server settings, error envelope, guards and log. */
-export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys' | 'transport'>;
+export type BaseAppOptions = Pick<LocalAppOptions, 'logger' | 'bodyLimit' | 'requestTimeoutMs' | 'drainingSignal' | 'developerKeys' | 'transport' | 'jobLog'>;
 
 /**
  * A Fastify app with what every listener of the daemon needs before its routes: the error
@@ -78,7 +81,7 @@ export function buildBaseApp(options: BaseAppOptions): FastifyInstance {
   });
   installOpenAIErrorHandler(app);
   installLoopbackGuard(app);
-  installRequestLog(app);
+  installRequestLog(app, options.jobLog);
   installDraining(app, options.drainingSignal);
   options.transport?.install(app);
   if (options.developerKeys !== undefined) {

@@ -51,7 +51,7 @@ export function messageOf(result: GenerateResult): object {
 }
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {
-  app.post('/chat/completions', async (request, reply) => {
+  app.post('/chat/completions', { config: { job: 'chat' } }, async (request, reply) => {
     const body = requestBody(chatCompletionRequestSchema, request.body);
     refuseUnsupported(body);
     let messages = toChatMessages(body.messages);
@@ -69,6 +69,8 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
       if (found.extension.status === 'retrieval_unavailable') {
         // The failure class the contract names; the cause stays in this log, never in the answer.
         request.log.warn({ failure_class: 'retrieval_unavailable', spaces: found.extension.spaces, err: found.failure }, 'retrieval unavailable: answering without sources');
+        // The job log reports the class too; the turn is still answered, so it is not a failed job.
+        request.failure = { type: 'retrieval_unavailable', answered: true };
       }
     }
     const id = newId('chatcmpl-');

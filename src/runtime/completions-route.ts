@@ -23,7 +23,7 @@ function refuseUnsupported(body: CompletionRequest): void {
 
 /** The legacy text-completion endpoint: one choice per prompt, `index` in prompt order. */
 export async function completionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): Promise<void> {
-  app.post('/completions', async (request, reply) => {
+  app.post('/completions', { config: { job: 'completion' } }, async (request, reply) => {
     const body = requestBody(completionRequestSchema, request.body);
     refuseUnsupported(body);
     const model = lookupModel(options.models, body.model);

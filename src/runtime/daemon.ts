@@ -24,7 +24,9 @@ import { LocalRuntimeClient } from '../mcp/local-runtime-client.ts';
 import { DEFAULT_MCP_BODY_LIMIT, mcpRoutes } from '../mcp/mcp-routes.ts';
 import { openAITools } from '../mcp/openai-tools.ts';
 import { SpaceChanges } from '../mcp/space-changes.ts';
+import { OutboundMonitor } from '../transport/outbound-monitor.ts';
 import { plainTransportHealth, TransportSecurity } from '../transport/transport-security.ts';
+import { openTelemetry } from '../telemetry/telemetry-runtime.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -87,22 +89,28 @@ async function openDeveloperKeys(config: RuntimeConfig, log: Logger): Promise<De
  * Port 0 picks a free port once, then binds every address on that same port.
  */
 export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ level: config.logLevel })): Promise<Daemon> {
-  const developerKeys = await openDeveloperKeys(config, log);
+  // First, so every socket the start-up opens (a key store, upstream discovery) is counted.
+  const outbound = new OutboundMonitor();
+  outbound.start();
+  let developerKeys: DeveloperKeyVerifier | undefined;
   try {
-    return await startWith(config, log, developerKeys);
+    developerKeys = await openDeveloperKeys(config, log);
+    return await startWith(config, log, developerKeys, outbound);
   } catch (error) {
+    outbound.stop();
     // A store's connection pool must not keep a process that failed to start alive.
     await developerKeys?.close();
     throw error;
   }
 }
 
-async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined): Promise<Daemon> {
+async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined, outbound: OutboundMonitor): Promise<Daemon> {
   // First: a bad or unreadable identity key stops the start before anything loads.
   const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: config.hosts });
   const scheme = transport === undefined ? 'http' : 'https';
   const { catalog, engine } = await openLocalEngine(config, log);
-  const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }) });
+  // A remote upstream's sockets are outbound even through a tunnel on loopback.
+  const upstreams = new UpstreamRegistry(config.upstreams, { log: log.child({ component: 'upstream' }), onRemoteSocket: (socket) => outbound.countAsOutbound(socket) });
   for (const spec of config.upstreams) {
     if (spec.apiKeyEnv !== undefined && spec.apiKey === undefined) {
       log.warn({ upstream: spec.name, apiKeyEnv: spec.apiKeyEnv }, `upstream '${spec.name}': the environment variable ${spec.apiKeyEnv} (api_key_env) is not set; requests go without a key`);
@@ -118,10 +126,17 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   let spaces: SpacesRuntime;
   // Told of every document change, whoever made it, for MCP clients' resource lists.
   const spaceChanges = new SpaceChanges();
+  // The job log (always) and `basic` reports (docs/telemetry.md).
+  const telemetryLog = log.child({ component: 'telemetry' });
+  const telemetry = openTelemetry({
+    dataDir: config.dataDir,
+    settings: config.telemetrySettings,
+    log: { info: (message) => telemetryLog.info(message), warn: (fields, message) => telemetryLog.warn(fields, message) },
+  });
   try {
-    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed() });
+    spaces = await openSpacesRuntime({ dataDir: config.dataDir, embedder: config.spacesEmbedder, models: served, onDocumentsChanged: () => spaceChanges.changed(), jobLog: telemetry.jobLog });
   } catch (error) {
-    await Promise.all([engine.close(), upstreams.close()]);
+    await Promise.all([engine.close(), upstreams.close(), telemetry.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
   }
   // The built-in embedder is a model too (last: a served model with the same id would win).
@@ -136,7 +151,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;
   const urls: string[] = [];
   // MCP tool handlers call this daemon over its own loopback listener, as any client would.
-  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0', ca: transport?.identity.certificatePem });
+  const mcpRuntime = new LocalRuntimeClient({ baseUrl: () => urls[0] ?? 'http://127.0.0.1:0', ca: transport?.identity.certificatePem, groups: transport?.pqc.groups });
   const mcpLog = log.child({ component: 'mcp' });
   const mcpPlugin = async (root: FastifyInstance): Promise<void> => {
     await root.register(mcpRoutes, {
@@ -166,7 +181,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     fingerprint: `svc-${SVC_VERSION}`,
     apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
     // `/mcp` shares this listener unless --mcp-port gives it its own (below).
-    rootPlugins: config.mcp.port === undefined ? [mcpPlugin] : [],
+    rootPlugins: [...(config.mcp.port === undefined ? [mcpPlugin] : []), telemetry.plugin],
+    jobLog: telemetry.jobLog,
     spaces: spaces.library,
     developerKeys: developerKeyOptions,
     transport,
@@ -186,13 +202,15 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       // `mcp`: where MCP clients connect (the daemon's own addresses unless --mcp-port).
       network: { listen: urls, mcp: (mcpUrls.length > 0 ? mcpUrls : urls).map((u) => `${u}/mcp`), loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
-      // Only configured upstreams are ever dialled (telemetry is off); remote ones count here.
-      outbound_connections: upstreams.outboundConnections(),
+      // Every client socket the process opens, whoever opens it (docs/runtime.md#outbound-connections).
+      ...outbound.health(),
       // Read from the connection this request came on: its protocol, suite and key-exchange group.
       ...(transport === undefined ? plainTransportHealth() : transport.health(request.raw.socket)),
       upstreams: upstreams.health(),
       cpus: availableParallelism(),
       retrieval: await spaces.health(),
+      // `telemetry` above stays the mode; when the last basic report got through (null before).
+      telemetry_last_sent_at: telemetry.reporter.lastSentAt,
       // Where keys come from and how many, never a path, URL or hash.
       ...(developerKeys === undefined
         ? {}
@@ -214,7 +232,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
     await mcpApp?.close();
-    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close()]);
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close(), telemetry.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -299,6 +317,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);
   }
+  telemetry.start();
   if (catalog.size > 0) {
     // After the start-up line, so the daemon is reachable at once; models still load lazily.
     setImmediate(() => void engine.warmUp());
@@ -329,6 +348,9 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await mcpApp?.close();
       spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
+      outbound.stop();
+      // Last: jobs that finished during shutdown are still written.
+      await telemetry.close();
       log.info('stopped');
     })();
     return closing;

@@ -16,7 +16,7 @@ export function toBase64Float32(vector: readonly number[]): string {
 }
 
 export async function embeddingsRoute(app: FastifyInstance, options: { models: ModelRegistry }): Promise<void> {
-  app.post('/embeddings', async (request, reply) => {
+  app.post('/embeddings', { config: { job: 'embeddings' } }, async (request, reply) => {
     const body = requestBody(embeddingRequestSchema, request.body);
     const model = lookupModel(options.models, body.model);
     request.model = model.id;

@@ -3,7 +3,7 @@ import type { FinishReason, GenerateOptions, GenerateResult, GenerationPart } fr
 import { ApiError } from '../shared/api-error.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { toApiError } from './openai-error-handler.ts';
-import { CLIENT_CLOSED_REQUEST, logRequest } from './request-log.ts';
+import { CLIENT_CLOSED_REQUEST, logRequest, noteFailure } from './request-log.ts';
 import { LazySseStream } from './sse-stream.ts';
 
 export interface OpenAIUsage {
@@ -148,6 +148,8 @@ export async function runGeneration(
     // Before the first byte an error is still an ordinary HTTP error response.
     if (sse === undefined || !sse.opened) throw error;
     const apiError = toApiError(error);
+    // The answer is already 200: the job log learns of the failure here.
+    noteFailure(ctx.reply.request, apiError);
     if (apiError.status === 500) ctx.reply.log.error({ err: error }, 'generation failed mid-stream');
     if (ctx.reply.raw.destroyed) return undefined;
     if (stream?.shape.error === undefined) {

@@ -19,7 +19,7 @@ export interface ResponsesRouteOptions {
  * stateless (see responses-request.ts for what that refuses), whole or streamed as events.
  */
 export async function responsesRoute(app: FastifyInstance, options: ResponsesRouteOptions): Promise<void> {
-  app.post('/responses', async (request, reply) => {
+  app.post('/responses', { config: { job: 'responses' } }, async (request, reply) => {
     const body = requestBody(responseRequestSchema, request.body);
     refuseStateful(body);
     const messages = toResponseMessages(body);

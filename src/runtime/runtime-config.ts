@@ -14,6 +14,7 @@ import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 import { parsePqcTransport, PqcTransportError, type PqcTransport } from '../transport/pqc-transport-options.ts';
 import { resolveHardwareConfig, type HardwareConfig, type RawHardwareOptions } from '../quantum/hardware/hardware-config.ts';
+import { resolveTelemetrySettings, TelemetryConfigError, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
 export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
@@ -42,7 +43,9 @@ export interface RuntimeConfig {
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
-  telemetry: 'none';
+  telemetry: TelemetrySettings['mode'];
+  /** `--telemetry-endpoint` and the report interval (src/telemetry, docs/telemetry.md). */
+  telemetrySettings: TelemetrySettings;
   /** OpenAI-compatible servers whose models are served beside the local ones. */
   upstreams: UpstreamSpec[];
   /** `--developer-keys`: where keys are checked; undefined means keys are not looked at. */
@@ -109,6 +112,7 @@ export interface RawRuntimeOptions extends RawHardwareOptions {
   telemetry?: string | undefined;
   /** `--pqc-transport` values, each a name or a comma list. */
   pqcTransport?: string[] | string | undefined;
+  telemetryEndpoint?: string | undefined;
   /** `--upstream NAME=URL` values. */
   upstream?: string[] | undefined;
   /** `[[upstreams]]` tables from the config file, already checked against their schema. */
@@ -171,6 +175,15 @@ function upstreamsFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): Upstream
     return resolveUpstreams(raw.upstreams ?? [], list(raw.upstream).map(upstreamFromFlag), env, parseDuration);
   } catch (error) {
     if (error instanceof UpstreamConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function telemetryFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): TelemetrySettings {
+  try {
+    return resolveTelemetrySettings(raw, env);
+  } catch (error) {
+    if (error instanceof TelemetryConfigError) throw new ConfigError(error.message);
     throw error;
   }
 }
@@ -238,10 +251,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
   }
   const logLevel = (raw.logLevel ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level: '${raw.logLevel}' is not one of ${LOG_LEVELS.join(', ')}.`);
-  const telemetry = (raw.telemetry ?? 'none').toLowerCase();
-  if (telemetry !== 'none') {
-    throw new ConfigError(`--telemetry ${raw.telemetry}: this build sends no telemetry; only 'none' is available.`);
-  }
+  const telemetry = telemetryFrom(raw, env);
   const config: RuntimeConfig = {
     ports: ports.length > 0 ? [...new Set(ports)] : DEFAULT_PORTS,
     hosts: hosts.length > 0 ? [...new Set(hosts.map((h) => (h.toLowerCase() === 'localhost' ? '127.0.0.1' : h.replace(/^\[|\]$/g, ''))))] : DEFAULT_HOSTS,
@@ -250,7 +260,8 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     bodyLimit: parseBytes(raw.bodyLimit ?? '16mb', '--body-limit'),
     requestTimeoutMs: parseDuration(raw.requestTimeout ?? '30s', '--request-timeout'),
     shutdownGraceMs: parseDuration(raw.shutdownTimeout ?? '10s', '--shutdown-timeout'),
-    telemetry: 'none',
+    telemetry: telemetry.mode,
+    telemetrySettings: telemetry,
     upstreams: upstreamsFrom(raw, env),
     developerKeys: developerKeysFrom(raw),
     spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),

@@ -1,3 +1,4 @@
+import { delegatingLibrary } from './delegating-library.ts';
 import type { SpaceLibrary } from './space-types.ts';
 
 /**
@@ -6,10 +7,7 @@ import type { SpaceLibrary } from './space-types.ts';
  * server turns it into `notifications/resources/list_changed`.
  */
 export function withChangeHook(library: SpaceLibrary, onChanged: (space: string) => void): SpaceLibrary {
-  return {
-    createSpace: (name) => library.createSpace(name),
-    listSpaces: () => library.listSpaces(),
-    getSpace: (name) => library.getSpace(name),
+  return delegatingLibrary(library, {
     async deleteSpace(name) {
       await library.deleteSpace(name);
       onChanged(name);
@@ -33,12 +31,5 @@ export function withChangeHook(library: SpaceLibrary, onChanged: (space: string)
       await library.deleteDocument(space, documentId);
       onChanged(space);
     },
-    listDocuments: (space, page) => library.listDocuments(space, page),
-    getDocument: (space, documentId, options) => library.getDocument(space, documentId, options),
-    search: (space, request) => library.search(space, request),
-    searchAll: (request) => library.searchAll(request),
-    warmUp: (space) => library.warmUp(space),
-    reindex: (space, onProgress) => library.reindex(space, onProgress),
-    close: () => library.close(),
-  };
+  });
 }

@@ -10,6 +10,8 @@ import { DEFAULT_MAX_DOCUMENT_BYTES } from './extract-document.ts';
 import { ModelEmbedder } from './model-embedder.ts';
 import { openSpaceLibrary } from './space-library.ts';
 import { withChangeHook } from './library-change-hook.ts';
+import { withJobLog } from './library-job-log.ts';
+import { NO_JOB_LOG, type JobLog } from '../shared/job-log.ts';
 import { spacesRoutes } from './spaces-routes.ts';
 import type { Embedder, SpaceLibrary } from './space-types.ts';
 
@@ -62,12 +64,22 @@ async function chooseEmbedder(id: string | undefined, models: ModelRegistry, bui
   return new ModelEmbedder(model, dimensions);
 }
 
-export async function openSpacesRuntime(options: { dataDir: string; embedder?: string | undefined; models: ModelRegistry; onDocumentsChanged?: (space: string) => void }): Promise<SpacesRuntime> {
+export interface SpacesRuntimeOptions {
+  dataDir: string;
+  embedder?: string | undefined;
+  models: ModelRegistry;
+  onDocumentsChanged?: (space: string) => void;
+  /** Where each ingest is recorded as a job (library-job-log.ts); none, nowhere. */
+  jobLog?: JobLog;
+}
+
+export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<SpacesRuntime> {
   const builtin = new HashedEmbedder();
   const builtinModels = new EmbedderModelRegistry(builtin);
   const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin);
   const opened = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
-  const library = options.onDocumentsChanged === undefined ? opened : withChangeHook(opened, options.onDocumentsChanged);
+  const watched = options.onDocumentsChanged === undefined ? opened : withChangeHook(opened, options.onDocumentsChanged);
+  const library = withJobLog(watched, options.jobLog ?? NO_JOB_LOG, embedder.id);
   const jobs = new IngestJobs({ maxQueuedBytes: SPACES_MAX_QUEUED_BYTES });
   return {
     library,

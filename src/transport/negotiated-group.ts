@@ -33,8 +33,19 @@ export function pickGroup(allowed: readonly string[], offered: OfferedGroups): s
 }
 
 export interface GroupTracking {
-  /** The key-exchange group of a connection that completed its handshake. */
+  /** The key-exchange group of a connection that completed its handshake on this server. */
   groupOf(socket: TLSSocket): string | undefined;
+}
+
+/** A connection between its first byte and the end of its handshake. */
+interface Pending {
+  socket: Socket;
+  group?: string | undefined;
+}
+
+/** Unique among the live connections of one listening socket (its local address and port are fixed). */
+function connectionKey(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string {
+  return `${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}`;
 }
 
 /**
@@ -44,33 +55,43 @@ export interface GroupTracking {
  * are put back for OpenSSL), and works out OpenSSL's choice from it (`pickGroup`).
  *
  * A client that never sends its hello is cut off after `helloTimeoutMs`; one that speaks plain
- * HTTP to the HTTPS port gets a plain-HTTP 400 saying so, in the error envelope.
+ * HTTP to the HTTPS port gets a plain-HTTP 400 saying so, in the error envelope. A hello the
+ * reader cannot parse (split over several records, say) goes to TLS as it is, its group unknown.
+ *
+ * Node's HTTP layer sees a connection only once its handshake is done, so `closeIdleConnections`
+ * and `closeAllConnections` are extended here to the connections still before that point: a
+ * shutdown must not wait on a client stalled mid-handshake.
  */
 export function trackNegotiatedGroups(server: TlsServer, options: { groups: readonly string[]; helloTimeoutMs: number; envelope: ErrorEnvelope }): GroupTracking {
   const [tlsConnectionListener] = server.listeners('connection') as ((socket: Socket) => void)[];
   if (tlsConnectionListener === undefined) throw new Error('the TLS server has no connection listener');
   server.removeListener('connection', tlsConnectionListener);
-  // Keyed by the peer's address and port: unique among live connections, and the TLS socket
-  // reports the same pair as the raw socket it wraps.
-  const groups = new Map<string, string>();
-  const keyOf = (socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string => `${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}`;
+  const pending = new Map<string, Pending>();
+  const groups = new WeakMap<TLSSocket, string>();
+
   server.on('connection', (socket: Socket) => {
-    const key = keyOf(socket);
-    socket.once('close', () => groups.delete(key));
+    const key = connectionKey(socket);
+    const entry: Pending = { socket };
+    pending.set(key, entry);
+    socket.once('close', () => {
+      if (pending.get(key) === entry) pending.delete(key);
+    });
     // A reset before the hello is complete must not be an uncaught error.
     const ignore = (): void => {};
     socket.on('error', ignore);
     const timer = setTimeout(() => socket.destroy(), options.helloTimeoutMs);
     timer.unref();
+    const startTls = (): void => {
+      socket.off('error', ignore);
+      if (!socket.destroyed) tlsConnectionListener.call(server, socket);
+    };
     readTlsClientHello(socket).then(
       (hello) => {
         clearTimeout(timer);
-        socket.off('error', ignore);
         const shares = getExtensionData(hello, 0x0033) as { entries?: { group: number }[] } | null | undefined;
         const supported = getExtensionData(hello, 0x000a) as { groups?: number[] } | null | undefined;
-        const group = pickGroup(options.groups, { keyShares: shares?.entries?.map((e) => e.group) ?? [], supported: supported?.groups ?? [] });
-        if (group !== undefined) groups.set(key, group);
-        if (!socket.destroyed) tlsConnectionListener.call(server, socket);
+        entry.group = pickGroup(options.groups, { keyShares: shares?.entries?.map((e) => e.group) ?? [], supported: supported?.groups ?? [] });
+        startTls();
       },
       (error: unknown) => {
         clearTimeout(timer);
@@ -82,12 +103,40 @@ export function trackNegotiatedGroups(server: TlsServer, options: { groups: read
             code: 'https_required',
             message: 'This port serves HTTPS only (the daemon runs with --pqc-transport): use an https:// URL.',
           });
+          socket.off('error', ignore);
+          socket.on('error', () => socket.destroy());
+          // Read and drop what the client still sends, so its close is seen and ours is prompt.
+          socket.resume();
           endAndClose(socket, rawErrorResponse(refusal, options.envelope), true);
           return;
         }
-        socket.destroy();
+        // Not a hello this reader understands (the bytes are back on the socket): OpenSSL decides.
+        startTls();
       },
     );
   });
-  return { groupOf: (socket) => groups.get(keyOf(socket)) };
+  server.prependListener('secureConnection', (tlsSocket: TLSSocket) => {
+    const key = connectionKey(tlsSocket);
+    const entry = pending.get(key);
+    pending.delete(key);
+    if (entry?.group !== undefined) groups.set(tlsSocket, entry.group);
+  });
+
+  // Connections before the end of their handshake are idle by any measure: no request yet.
+  const cutPending = (): void => {
+    for (const { socket } of pending.values()) socket.destroy();
+    pending.clear();
+  };
+  const { closeIdleConnections, closeAllConnections } = server as TlsServer & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+  Object.assign(server, {
+    closeIdleConnections(this: unknown): void {
+      cutPending();
+      closeIdleConnections?.call(server);
+    },
+    closeAllConnections(this: unknown): void {
+      cutPending();
+      closeAllConnections?.call(server);
+    },
+  });
+  return { groupOf: (socket) => groups.get(socket) };
 }

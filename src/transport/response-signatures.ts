@@ -8,10 +8,20 @@ export const RESPONSE_SIGNATURE_LABEL = 'svc';
 
 /**
  * What each response signature covers (RFC 9421): the status, the body through its digest
- * (RFC 9530), the content type, and the request it answers (method and path), so a signed
+ * (RFC 9530), the content type, and the request it answers (method, path and query), so a signed
  * answer cannot be replayed as the answer to another request.
  */
-const COVERED = ['@status', 'content-digest', '@method;req', '@path;req'] as const;
+const COVERED = ['@status', 'content-digest', '@method;req', '@path;req', '@query;req'] as const;
+
+/**
+ * A `nonce` the client put in Accept-Signature (`svc=();nonce="…"`), echoed in the signature so
+ * the client knows the answer is fresh. Only a plain token is taken (an sf-string without quotes or
+ * backslashes, 128 characters at most); anything else is ignored.
+ */
+function requestedNonce(acceptSignature: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(acceptSignature) ? acceptSignature.join(',') : acceptSignature;
+  return text === undefined ? undefined : /;\s*nonce="([\x21\x23-\x5b\x5d-\x7e]{1,128})"/.exec(text)?.[1];
+}
 
 function headerRecord(headers: Record<string, unknown>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -41,15 +51,19 @@ export function installResponseSignatures(app: FastifyInstance, identity: Pick<T
   };
   app.addHook('onSend', async (request, reply, payload) => {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload) && payload !== null && payload !== undefined) return payload;
+    // A HEAD answer carries no content for a digest to describe.
+    if (request.method === 'HEAD') return payload;
     if (request.headers['accept-signature'] === undefined && !always(request.routeOptions.url ?? '')) return payload;
+    const nonce = requestedNonce(request.headers['accept-signature']);
     const body = payload ?? '';
     reply.header('content-digest', `sha-256=:${createHash('sha256').update(body).digest('base64')}:`);
     const fields = reply.hasHeader('content-type') ? [...COVERED, 'content-type'] : [...COVERED];
     const signed = await httpbis.signMessage(
-      { key, name: RESPONSE_SIGNATURE_LABEL, fields, params: ['created', 'keyid', 'alg'] },
+      { key, name: RESPONSE_SIGNATURE_LABEL, fields, params: ['created', 'keyid', 'alg', ...(nonce === undefined ? [] : ['nonce'])], paramValues: nonce === undefined ? {} : { nonce } },
       { status: reply.statusCode, headers: headerRecord(reply.getHeaders()) },
-      // Only the path is covered: the host a client used is its own business.
-      { method: request.method, url: `http://localhost${request.url}`, headers: headerRecord(request.headers) },
+      // Path and query are covered, not the host: which name a client used is its own business.
+      // Parsed as a URL reference, so an absolute-form target (`GET http://h/p`) gives `/p`.
+      { method: request.method, url: new URL(request.url, 'http://localhost'), headers: headerRecord(request.headers) },
     );
     // The library names the two fields in its own case.
     for (const [name, value] of Object.entries(signed.headers)) {

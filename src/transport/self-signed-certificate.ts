@@ -48,9 +48,11 @@ export function selfSignedCertificate(request: CertificateRequest): string {
     new RelativeDistinguishedName([new AttributeTypeAndValue({ type: COMMON_NAME_OID, value: new AttributeValue({ utf8String: request.commonName }) })]),
   ]);
   const altNames = request.names.map((n) => (isIP(n) !== 0 ? new GeneralName({ iPAddress: n }) : new GeneralName({ dNSName: n })));
-  // A positive 127-bit serial (RFC 5280 §4.1.2.2: unique, at most 20 octets).
+  // A positive serial of 16 octets (RFC 5280 §4.1.2.2: unique, at most 20). The top bit clear keeps
+  // it positive and the next one set keeps DER from needing a leading zero octet: with only the
+  // first, one serial in ~256 began 0x00 0x0?, which OpenSSL refuses as illegal padding.
   const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const tbs = new TBSCertificate({
     version: Version.v3,
     serialNumber: new Uint8Array(serial).buffer,

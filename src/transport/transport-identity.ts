@@ -1,5 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate, type KeyObject } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
+import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../shared/user-error.ts';
 import type { MlDsaName } from './pqc-transport-options.ts';
@@ -40,8 +40,10 @@ export function keyIdOf(publicKey: KeyObject): string {
  * dir may win; then its file is the one used), never leaving a partial file under `path`.
  */
 function writeOnce(path: string, text: string, mode: number): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text, { mode, flag: 'w' });
+  // A fresh name, created exclusively: a file left (or planted) under a predictable name, with
+  // another mode, is never written into (in a container the daemon is pid 1 on every start).
+  const temp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
+  writeFileSync(temp, text, { mode, flag: 'wx' });
   try {
     linkSync(temp, path);
   } catch (error) {
@@ -52,10 +54,13 @@ function writeOnce(path: string, text: string, mode: number): void {
 }
 
 function readKey(path: string): KeyObject {
-  const mode = statSync(path).mode;
-  // As ssh refuses a private key others can read: that key is the server's identity.
+  const { mode, uid } = statSync(path);
+  // As ssh refuses a private key others can read or own: that key is the server's identity.
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
     throw new TransportIdentityError(`${path}: the transport identity's private key is readable by other users (mode ${(mode & 0o777).toString(8)}); run chmod 600 on it.`);
+  }
+  if (process.getuid !== undefined && uid !== process.getuid()) {
+    throw new TransportIdentityError(`${path}: the transport identity's private key belongs to another user (uid ${uid}); the daemon runs as uid ${process.getuid()}.`);
   }
   try {
     return createPrivateKey(readFileSync(path));
@@ -86,6 +91,8 @@ export function loadTransportIdentity(options: { dataDir: string; algorithm: MlD
   const algorithm = options.algorithm ?? 'ecdsa-p256';
   const dir = join(options.dataDir, 'transport');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode applies only to a folder it creates.
+  if (process.platform !== 'win32') chmodSync(dir, 0o700);
   const keyPath = join(dir, `identity-${algorithm}.key`);
   const certificatePath = join(dir, `identity-${algorithm}.crt`);
   let privateKey: KeyObject;
@@ -98,8 +105,10 @@ export function loadTransportIdentity(options: { dataDir: string; algorithm: MlD
     privateKey = readKey(keyPath);
   }
   const expected = algorithm === 'ecdsa-p256' ? 'ec' : algorithm;
-  if (privateKey.asymmetricKeyType !== expected) {
-    throw new TransportIdentityError(`${keyPath}: holds a ${privateKey.asymmetricKeyType ?? 'unknown'} key, not ${algorithm}; move it away to have a new identity made.`);
+  const curve = privateKey.asymmetricKeyDetails?.namedCurve;
+  if (privateKey.asymmetricKeyType !== expected || (expected === 'ec' && curve !== 'prime256v1')) {
+    const held = privateKey.asymmetricKeyType === 'ec' ? `an EC ${curve ?? 'unknown-curve'}` : `a ${privateKey.asymmetricKeyType ?? 'unknown'}`;
+    throw new TransportIdentityError(`${keyPath}: holds ${held} key, not ${algorithm}; move it away to have a new identity made.`);
   }
   const publicKey = createPublicKey(privateKey);
   let certificatePem: string | undefined;

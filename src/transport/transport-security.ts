@@ -6,15 +6,26 @@ import { signEvidence, type EvidenceSignatureFields } from './evidence-signature
 import { trackNegotiatedGroups, type GroupTracking } from './negotiated-group.ts';
 import type { PqcTransport } from './pqc-transport-options.ts';
 import { installResponseSignatures } from './response-signatures.ts';
-import { loadTransportIdentity, type TransportIdentity } from './transport-identity.ts';
+import { loadTransportIdentity, TransportIdentityError, type TransportIdentity } from './transport-identity.ts';
 
-/** How long a connection may take to send its ClientHello before it is cut off. */
+/** How long a connection may take to send its ClientHello, and then to finish its handshake, before it is cut off. */
 const HELLO_TIMEOUT_MS = 10_000;
+
+/** ML-KEM groups in TLS came with OpenSSL 3.5 (Node 24's). */
+function requireOpenSsl35(): void {
+  const [major = 0, minor = 0] = (process.versions.openssl ?? '').split('.').map(Number);
+  if (major < 3 || (major === 3 && minor < 5)) {
+    throw new TransportIdentityError(`--pqc-transport needs OpenSSL 3.5 or later for ML-KEM in TLS; this Node (${process.version}) has OpenSSL ${process.versions.openssl ?? 'unknown'}. Run svc on Node 24 (npm start does).`);
+  }
+}
+
+/** Addresses that mean "every interface": not names a client can reach, so not in the certificate. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
 /** `/health`'s transport fields for one connection, read from that connection. */
 export interface TransportHealth {
   pqc_transport: string[];
-  /** The connection's protocol (`TLSv1.3`), null over plain HTTP. */
+  /** The connection's protocol (`TLSv1.3`), null over plain HTTP (or once the client has gone). */
   tls: string | null;
   /** The connection's cipher suite, key-exchange group and certificate key, null over plain HTTP. */
   cipher: { suite: string; group: string | null; certificate: string } | null;
@@ -39,9 +50,10 @@ export class TransportSecurity {
   readonly #tracking: GroupTracking[] = [];
 
   constructor(pqc: PqcTransport, options: { dataDir: string; hosts: readonly string[] }) {
+    requireOpenSsl35();
     this.pqc = pqc;
     // The loopback names always, so https://localhost, https://127.0.0.1 and https://[::1] all verify.
-    const names = [...new Set(['localhost', '127.0.0.1', '::1', ...options.hosts])];
+    const names = [...new Set(['localhost', '127.0.0.1', '::1', ...options.hosts.filter((h) => !WILDCARD_HOSTS.has(h))])];
     this.identity = loadTransportIdentity({ dataDir: options.dataDir, algorithm: pqc.signature, names });
   }
 
@@ -57,6 +69,8 @@ export class TransportSecurity {
       cert: this.identity.certificatePem,
       minVersion: 'TLSv1.3',
       ecdhCurve: this.pqc.groups.join(':'),
+      // Node's default is 120 s: a client stalled mid-handshake would hold a slot that long.
+      handshakeTimeout: HELLO_TIMEOUT_MS,
     };
   }
 
@@ -70,10 +84,12 @@ export class TransportSecurity {
     const identity = this.signs ? { transport_identity: { algorithm: this.identity.algorithm, key_id: this.identity.keyId, url: IDENTITY_PATH } } : {};
     if (!(socket instanceof TLSSocket)) return { pqc_transport: [], tls: null, cipher: null, ...identity };
     const group = this.#tracking.map((t) => t.groupOf(socket)).find((g) => g !== undefined) ?? null;
+    // Both read null once the client has gone (the answer then reaches no one, but must not throw).
+    const suite = (socket.getCipher() as ReturnType<TLSSocket['getCipher']> | null)?.standardName ?? null;
     return {
       pqc_transport: this.pqc.names,
       tls: socket.getProtocol(),
-      cipher: { suite: socket.getCipher().standardName, group, certificate: this.identity.algorithm },
+      cipher: suite === null ? null : { suite, group, certificate: this.identity.algorithm },
       ...identity,
     };
   }

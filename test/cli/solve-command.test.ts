@@ -63,6 +63,14 @@ describe('svc solve', () => {
     assert.match(t2.stdout, /grover batch on local: 1 problems/);
   });
 
+  it('prints a batch with a failed problem in full and exits 1', async () => {
+    const t = io({ 'b.json': JSON.stringify({ solver: 'grover', problems: [patternProblem(8, 3), { ...patternProblem(16, 3), search_space_size: 8 }] }) });
+    assert.equal(await runSolveCommand('b.json', { url }, t), 1, t.stderr);
+    assert.match(t.stdout, /grover batch on local: 2 problems, completed in \d+ ms \(1 failed\)/);
+    assert.match(t.stdout, /\[0\]\n {2}method: grover/);
+    assert.match(t.stdout, /\[1\]\n {2}FAILED invalid_problem \(problems\.1\.search_space_size\): /);
+  });
+
   it('solves in-process with --local, reproducibly with --seed', async () => {
     const files = { 'q.json': JSON.stringify({ solver: 'qubo', problem: portfolioProblem() }) };
     const a = io(files);

@@ -2,7 +2,8 @@
  * What every daemon response must satisfy, whatever was sent (issue 7): no 5xx but the documented
  * 501 (coming in V1.1) and 503 (busy, shutting down, substrate unavailable); every status ≥ 400
  * carries the JSON envelope `{error:{message,type,param,code}}`, parser errors included; and
- * error messages are bounded, so user input is never echoed whole.
+ * error messages are bounded, so user input is never echoed whole. A solve batch's failed items
+ * (answered inside a 200) keep the same rules.
  */
 import type { RawExchange, RawResponse } from './raw-exchange.ts';
 
@@ -25,6 +26,11 @@ export function parseEnvelope(body: Buffer): Envelope | string {
   const keys = Object.keys(parsed);
   if (keys.length !== 1 || keys[0] !== 'error') return `body is not the envelope (keys ${JSON.stringify(keys)}): ${JSON.stringify(parsed).slice(0, 200)}`;
   const error = (parsed as { error: unknown }).error;
+  return envelopeFieldProblem(error) ?? (parsed as Envelope);
+}
+
+/** Why `error` is not the envelope's inner object (null when it is). */
+function envelopeFieldProblem(error: unknown): string | null {
   if (typeof error !== 'object' || error === null || Array.isArray(error)) return `error is not an object: ${JSON.stringify(error)?.slice(0, 160)}`;
   const e = error as Record<string, unknown>;
   const wrong = [
@@ -34,7 +40,30 @@ export function parseEnvelope(body: Buffer): Envelope | string {
     e.param === null || typeof e.param === 'string' ? null : 'param',
   ].filter((w) => w !== null);
   if (wrong.length > 0) return `envelope fields of the wrong type or missing (${wrong.join(', ')}): ${JSON.stringify(error).slice(0, 200)}`;
-  return parsed as Envelope;
+  return null;
+}
+
+/**
+ * A solve batch answers 200 with each problem's own status: a failed item carries the envelope's
+ * fields, and an `internal_error` item is a 500 in hiding.
+ */
+function batchItemViolations(body: Buffer): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const results = (parsed as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results)) return [];
+  return results.flatMap((item: { index?: unknown; status?: unknown; error?: unknown }) => {
+    if (item?.status !== 'failed') return [];
+    const problem = envelopeFieldProblem(item.error);
+    if (problem !== null) return [`batch item ${String(item.index)} failed: ${problem}`];
+    const { code, message } = item.error as { code: string | null; message: string };
+    if (code === 'internal_error') return [`batch item ${String(item.index)} failed with internal_error (a 500 inside a 200)`];
+    return Buffer.byteLength(message, 'utf8') >= MAX_MESSAGE_BYTES ? [`batch item ${String(item.index)} (${code}): error message echoes input`] : [];
+  });
 }
 
 /** Why a response breaks the rules (empty when it keeps them). */
@@ -54,6 +83,7 @@ export function envelopeViolations(response: RawResponse, request: { head: boole
     const bytes = Buffer.byteLength(envelope.error.message, 'utf8');
     if (bytes >= MAX_MESSAGE_BYTES) problems.push(`status ${status} (${code}): error message of ${bytes} bytes echoes input (limit ${MAX_MESSAGE_BYTES}): ${JSON.stringify(envelope.error.message.slice(0, 120))}…`);
   }
+  if (status === 200) problems.push(...batchItemViolations(response.body));
   if (request.foreignCharset && status >= 200 && status < 300) problems.push(`status ${status}: a body declared in a non-UTF-8 charset was accepted (read as UTF-8)`);
   if (request.refuse != null && status < 400) problems.push(`status ${status}: ${request.refuse} was served; it must be refused (a status ≥ 400)`);
   return problems;

@@ -32,8 +32,10 @@ export function tinyModelPath(): string {
   return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-v1.gguf'));
 }
 
-export function runCli(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
-  return spawn(NODE, [join(ROOT, 'src/cli/main.ts'), ...args], {
+/** `wrap`: a command that runs the CLI as its last arguments (`unshare -rn …`); the CLI's pid is the child's only if it execs. */
+export function runCli(args: string[], env: Record<string, string> = {}, wrap: readonly string[] = []): ChildProcessWithoutNullStreams {
+  const argv = [NODE, join(ROOT, 'src/cli/main.ts'), ...args];
+  return spawn(wrap[0] ?? NODE, [...wrap.slice(1), ...(wrap.length > 0 ? argv : argv.slice(1))], {
     cwd: ROOT,
     // No test sees the real home directory's model stores unless it asks (SVC_DISCOVER).
     env: { ...process.env, SVC_GPU: 'cpu', SVC_THREADS: '1', SVC_DISCOVER: 'none', ...env },
@@ -69,11 +71,13 @@ export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, 
   }
 }
 
-export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean } = {}): Promise<DaemonProcess> {
+export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean; wrap?: readonly string[]; onSpawn?: (child: ChildProcessWithoutNullStreams) => void } = {}): Promise<DaemonProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
   return startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], {
     env: options.env,
+    wrap: options.wrap,
+    onSpawn: options.onSpawn,
     onExit: () => rmSync(dataDir, { recursive: true, force: true }),
   });
 }
@@ -88,8 +92,9 @@ export async function startDaemonWithClient(options: Parameters<typeof startDaem
  * Runs a server command of the CLI (`svc serve …`, `svc hosted …`) and resolves once its log
  * says where it listens (the line with `addresses`), keeping every JSON log line it writes.
  */
-export async function startServerProcess(args: string[], options: { env?: Record<string, string> | undefined; onExit?: () => void } = {}): Promise<DaemonProcess> {
-  const child = runCli(args, options.env);
+export async function startServerProcess(args: string[], options: { env?: Record<string, string> | undefined; wrap?: readonly string[] | undefined; onSpawn?: ((child: ChildProcessWithoutNullStreams) => void) | undefined; onExit?: () => void } = {}): Promise<DaemonProcess> {
+  const child = runCli(args, options.env, options.wrap);
+  options.onSpawn?.(child);
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });

@@ -28,6 +28,8 @@ export interface MockProviderOptions {
   pollsBeforeDone?: number;
   behaviour?: 'complete' | 'fail' | 'never' | 'counts';
   seed?: number;
+  /** Jobs (by id, e.g. job-2) that fail whatever `behaviour` says. */
+  failJobs?: readonly string[];
 }
 
 export interface MockProvider {
@@ -83,7 +85,7 @@ export async function startMockQuantumProvider(options: MockProviderOptions): Pr
         if (job.status === 'Queued' || job.status === 'Running') {
           job.polls++;
           if (behaviour !== 'never' && job.polls > (options.pollsBeforeDone ?? 1)) {
-            job.status = behaviour === 'fail' ? 'Failed' : 'Completed';
+            job.status = behaviour === 'fail' || options.failJobs?.includes(job.id) === true ? 'Failed' : 'Completed';
             job.finished = Date.now();
           } else if (behaviour !== 'never' && job.polls > 0) job.status = 'Running';
         }

@@ -80,6 +80,72 @@ describe('/api/solve and /api/solve/batch', () => {
     return res;
   };
 
+  /** A batch with one problem its solver refuses: 200, that item failed with the envelope's fields, the others completed. */
+  const expectItemError = async (payload: { problems: unknown[] } & Record<string, unknown>, failed: number, param: string, code = 'invalid_problem') => {
+    const res = await post(app, '/api/solve/batch', payload);
+    assert.equal(res.statusCode, 200, res.body);
+    const { results, request_counts: counts } = res.json();
+    assert.deepEqual(counts, { total: payload.problems.length, completed: payload.problems.length - 1, failed: 1 });
+    const item = results[failed];
+    assert.equal(item.status, 'failed');
+    assert.deepEqual(Object.keys(item.error).sort(), ['code', 'message', 'param', 'type']);
+    assert.equal(item.error.param, param);
+    assert.equal(item.error.code, code);
+    assert.equal(item.error.type, 'invalid_request_error');
+    assert.equal(item.solution, null);
+    assert.equal(item.meta, null);
+    for (const r of results) if (r.index !== failed) assert.equal(r.status, 'completed');
+    return res;
+  };
+
+  it('a batch answers each problem on its own: one that cannot be solved fails in its place, the others complete', async () => {
+    // Item 1 passes the schema but its solver refuses it when it runs (a search space smaller
+    // than the dataset); item 2 does not match the schema (no bits); items 0 and 3 are good.
+    const tooSmall = { ...patternProblem(16, 3), search_space_size: 8 };
+    const res = await post(app, '/api/solve/batch', { solver: 'grover', problems: [patternProblem(16, 5), tooSmall, { type: 'qrng', bits: 0 }, patternProblem(16, 11)], seed: 4 });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.status, 'completed');
+    assert.deepEqual(body.request_counts, { total: 4, completed: 2, failed: 2 });
+    assert.deepEqual(body.results.map((r: { status: string }) => r.status), ['completed', 'failed', 'failed', 'completed']);
+    assert.equal(body.results[0].solution.target_index, 5);
+    assert.equal(body.results[3].solution.target_index, 11);
+    // the worker's error names the item's place in the batch, like a single solve names 'problem.…'
+    const ran = body.results[1];
+    assert.deepEqual(ran.error, { ...ran.error, type: 'invalid_request_error', code: 'invalid_problem', param: 'problems.1.search_space_size' });
+    assert.match(ran.error.message, /at least 16/);
+    assert.equal(body.results[2].error.param, 'problems.2.bits');
+    // the same problem alone answers with the same envelope fields
+    const alone = await post(app, '/api/solve', { solver: 'grover', problem: tooSmall });
+    assert.equal(alone.statusCode, 422);
+    assert.deepEqual(Object.keys(alone.json().error).sort(), Object.keys(ran.error).sort());
+    assert.equal(alone.json().error.code, ran.error.code);
+    // and with batch: true on /api/solve, the item is named 'problem.1.…'
+    const viaSolve = await post(app, '/api/solve', { solver: 'grover', batch: true, problem: [patternProblem(8, 2), tooSmall] });
+    assert.equal(viaSolve.statusCode, 200, viaSolve.body);
+    assert.equal(viaSolve.json().results[1].error.param, 'problem.1.search_space_size');
+    assert.equal(viaSolve.json().results[0].solution.target_index, 2);
+  });
+
+  it('a batch whose every problem fails is still answered 200, each item failed', async () => {
+    const wide = Array.from({ length: 40 }, (_, i) => i);
+    const tooWide = { type: 'classification', training_data: [{ features: wide, label: 'a' }, { features: wide, label: 'b' }], predict: [{ features: wide }] };
+    const res = await post(app, '/api/solve/batch', { solver: 'qsvm', problems: [tooWide, { type: 'classification' }] });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.deepEqual(body.request_counts, { total: 2, completed: 0, failed: 2 });
+    assert.equal(body.results[0].error.code, 'problem_too_large');
+    assert.match(body.results[0].error.param, /^problems\.0\b/);
+    assert.equal(body.results[1].error.code, 'invalid_problem');
+    assert.match(body.results[1].error.param, /^problems\.1\./);
+  });
+
+  it('what is wrong with the batch request itself is still a request-level error', async () => {
+    await expectError('/api/solve/batch', { solver: 'grover', problems: [patternProblem(4, 1), 'go'] }, 400, 'problems.1', 'invalid_problem');
+    await expectError('/api/solve/batch', { solver: 'grover', problems: [] }, 400, 'problems');
+    await expectError('/api/solve/batch', { solver: 'grover', problems: patternProblem(4, 1) }, 400, 'problems');
+  });
+
   it('400: unknown solver', async () => {
     await expectError('/api/solve', { solver: 'annealer', problem: routeProblem(2) }, 400, 'solver', 'unknown_solver');
   });
@@ -103,7 +169,7 @@ describe('/api/solve and /api/solve/batch', () => {
   it('422: schema mismatch names the field', async () => {
     const res = await expectError('/api/solve', { solver: 'qubo', problem: { ...portfolioProblem(), assets: [{ id: 'X', expected_return: 'high', risk: 0.1 }] } }, 422, 'problem.assets.0.expected_return');
     assert.match(res.json().error.message, /problem\.assets\.0\.expected_return/);
-    await expectError('/api/solve/batch', { solver: 'qaoa', problems: [routeProblem(2), { type: 'route_optimization', nodes: [] }] }, 422, 'problems.1.nodes');
+    await expectItemError({ solver: 'qaoa', problems: [routeProblem(2), { type: 'route_optimization', nodes: [] }] }, 1, 'problems.1.nodes');
     await expectError('/api/solve', { solver: 'qsvm', problem: routeProblem(2) }, 422, 'problem.type');
   });
   it('422: a problem too large for the simulator is refused cleanly', async () => {
@@ -123,7 +189,7 @@ describe('/api/solve and /api/solve/batch', () => {
   it('prototype keys as problem.type or solver are refused 422/400, never looked up on a prototype', async () => {
     for (const key of PROTOTYPE_KEYS) {
       await expectError('/api/solve', { solver: 'qaoa', problem: { ...routeProblem(2), type: key } }, 422, 'problem.type');
-      await expectError('/api/solve/batch', { solver: 'grover', problems: [patternProblem(4, 1), { type: key }] }, 422, 'problems.1.type');
+      await expectItemError({ solver: 'grover', problems: [patternProblem(4, 1), { type: key }] }, 1, 'problems.1.type');
       await expectError('/api/solve', { solver: key, problem: routeProblem(2) }, 400, 'solver', 'unknown_solver');
     }
     // The same through the large-body path (parsed and validated on the intake worker).
@@ -145,7 +211,7 @@ describe('/api/solve and /api/solve/batch', () => {
     // defaults applied by validation survive the trip as JSON text (qrng's format defaults to base64)
     const qrng = await post(app, '/api/solve', { solver: 'grover', problem: { type: 'qrng', bits: 64 }, shots: 1, padding: 'x'.repeat(70_000) });
     assert.equal(qrng.statusCode, 200, qrng.body);
-    await expectError('/api/solve/batch', { solver: 'grover', problems: [big(1), { ...big(2), search_space_size: 'many' }] }, 422, 'problems.1.search_space_size');
+    await expectItemError({ solver: 'grover', problems: [big(1), { ...big(2), search_space_size: 'many' }] }, 1, 'problems.1.search_space_size');
     await expectError('/api/solve', `{"solver":"grover","problem":{"dataset":"${'y'.repeat(70_000)}"`, 400, null, 'invalid_json');
   });
 
@@ -185,7 +251,8 @@ describe('/api/solve and /api/solve/batch', () => {
     // per-solver ceilings: what is really simulated, never above the simulator's
     assert.equal(cap.solver_max_qubits['qaoa'], 16);
     assert.equal(cap.solver_max_qubits['qubo'], 24);
-    assert.equal(cap.solver_max_qubits['grover'], Math.min(20, cap.max_qubits));
+    assert.equal(cap.solver_max_qubits['grover'], Math.min(22, cap.max_qubits));
+    assert.equal(cap.solver_max_qubits['qsvm'], Math.min(20, cap.max_qubits));
     for (const q of Object.values(cap.solver_max_qubits)) assert.ok(q <= cap.max_qubits);
     assert.deepEqual(solverCapability(3).workers, 3);
   });
@@ -219,15 +286,20 @@ describe('solve service', () => {
     }
   });
 
+  // A started solve worker holds about 12 MiB of V8 heap; with 200 000 records split into strings
+  // it needs about 24 MiB. 18 MiB leaves each side a margin (at 16 MiB a busy machine's late GC failed
+  // the small problem too; at 24 MiB the big one sometimes fits).
+  const HEAP_MB = 18;
+  const heapHungryProblem = () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
+    lines[5000] = 'needle';
+    return { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+  };
+
   it('replaces a worker that runs out of heap: 422 problem_too_large for that problem, the next one is solved', async () => {
-    // A started solve worker holds about 12 MiB of V8 heap; with 200 000 records split into strings
-    // it needs about 24 MiB. 18 MiB leaves each side a margin (at 16 MiB a busy machine's late GC failed
-    // the small problem too; at 24 MiB the big one sometimes fits).
-    const service = new SolveService({ workers: 1, workerHeapMb: 18 });
+    const service = new SolveService({ workers: 1, workerHeapMb: HEAP_MB });
     try {
-      const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
-      lines[5000] = 'needle';
-      const big = { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+      const big = heapHungryProblem();
       await assert.rejects(service.solve({ solver: 'grover', problem: big, seed: 1 }), (e: { status?: number; code?: string; param?: string; message?: string }) => {
         assert.equal(e.status, 422);
         assert.equal(e.code, 'problem_too_large');
@@ -238,6 +310,23 @@ describe('solve service', () => {
       assert.deepEqual(service.load, { running: 0, queued: 0 });
       const next = (await service.solve({ solver: 'grover', problem: patternProblem(8, 3), seed: 1 })) as unknown as { solution: { target_index: number } };
       assert.equal(next.solution.target_index, 3);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a batch problem that runs out of heap fails alone; the others in the batch are solved', async () => {
+    const service = new SolveService({ workers: 1, workerHeapMb: HEAP_MB });
+    try {
+      const big = heapHungryProblem();
+      const result = await service.solveBatch({ solver: 'grover', problems: [patternProblem(8, 3), big, patternProblem(8, 6)], seed: 1 });
+      assert.deepEqual(result.request_counts, { total: 3, completed: 2, failed: 1 });
+      const [first, failed, last] = result.results;
+      assert.ok(first?.status === 'completed' && last?.status === 'completed' && failed?.status === 'failed');
+      assert.equal(first.solution['target_index'], 3);
+      assert.equal(last.solution['target_index'], 6);
+      assert.equal(failed.error.code, 'problem_too_large');
+      assert.equal(failed.error.param, 'problems.1');
     } finally {
       await service.close();
     }

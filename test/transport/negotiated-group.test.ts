@@ -113,3 +113,62 @@ test('a client that never sends its ClientHello is cut off after the hello timeo
   });
   assert.ok(closed, 'the half-sent hello was cut off');
 });
+
+test('a ClientHello split over two TLS records still gets its handshake (its group unknown)', async (t) => {
+  const { port, transport } = await serve(t, 'ml-kem-768');
+  // A proxy that re-frames the client's first record as two records, as TLS allows.
+  const { createServer: createTcpServer } = await import('node:net');
+  const proxy = createTcpServer((client) => {
+    const upstream = netConnect(port, '127.0.0.1');
+    let first = true;
+    let held = Buffer.alloc(0);
+    client.on('data', (data: Buffer) => {
+      if (!first) { upstream.write(data); return; }
+      held = Buffer.concat([held, data]);
+      if (held.length < 5 || held.length < 5 + held.readUInt16BE(3)) return;
+      first = false;
+      const length = held.readUInt16BE(3);
+      const body = held.subarray(5, 5 + length);
+      const half = Math.floor(body.length / 2);
+      const record = (part: Buffer): Buffer => Buffer.concat([Buffer.from([0x16, held[1]!, held[2]!, part.length >> 8, part.length & 0xff]), part]);
+      upstream.write(Buffer.concat([record(body.subarray(0, half)), record(body.subarray(half)), held.subarray(5 + length)]));
+    });
+    upstream.pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => proxy.close(resolve)));
+  const { clientGroup, health } = await exchange((proxy.address() as AddressInfo).port, transport.identity.certificatePem, undefined);
+  assert.equal(clientGroup, 'X25519MLKEM768');
+  assert.equal(health.tls, 'TLSv1.3');
+  assert.equal(health.cipher.group, null, 'not derived from a hello the reader could not parse: unknown, never guessed');
+});
+
+test('closing the server cuts connections still before the end of their handshake (shutdown does not wait on them)', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-groups-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const transport = new TransportSecurity(parsePqcTransport('ml-kem-768')!, { dataDir, hosts: [] });
+  // Hour-long hello timeout: only the close can end these connections within the test's time.
+  const server = createHttpsServer({ ...transport.tlsOptions(), handshakeTimeout: 3_600_000 }, (_request, response) => response.end());
+  trackNegotiatedGroups(server, { groups: transport.pqc.groups, helloTimeoutMs: 3_600_000, envelope: (e) => ({ error: e.message }) });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const silent = netConnect(port, '127.0.0.1');
+  silent.on('error', () => {});
+  // A complete ClientHello, and then nothing: the client side never sees the server's answer.
+  const raw = netConnect(port, '127.0.0.1');
+  raw.on('error', () => {});
+  raw.on('data', () => {});
+  const { Duplex } = await import('node:stream');
+  const mute = new Duplex({ write(chunk: Buffer, _encoding, done) { raw.write(chunk); done(); }, read() {} });
+  const client = connect({ socket: mute, ca: transport.identity.certificatePem, servername: 'localhost' });
+  client.on('error', () => {});
+  await Promise.all([new Promise((resolve) => silent.once('connect', resolve)), new Promise((resolve) => raw.once('connect', resolve))]);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Resolves only once every connection is gone: without the cut, in an hour.
+  const closed = new Promise((resolve) => server.close(resolve));
+  server.closeIdleConnections();
+  await closed;
+  client.destroy();
+});

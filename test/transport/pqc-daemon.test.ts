@@ -38,25 +38,27 @@ function call(method: string, path: string, body?: unknown, extra: { ecdhCurve?:
  * signature base is built here by hand from the response and the request, and checked with
  * node:crypto's ML-DSA.
  */
-function verifyResponseSignature(answer: Answer, method: string, path: string): { ok: boolean; covered: string[] } {
+function verifyResponseSignature(answer: Answer, method: string, target: string): { ok: boolean; covered: string[]; params: string } {
   const input = String(answer.headers['signature-input']);
   const signature = String(answer.headers['signature']);
-  const m = /^svc=(\((.*)\);created=\d+;keyid="([^"]+)";alg="(ml-dsa-65)")$/.exec(input);
+  const m = /^svc=(\((.*)\)(;created=\d+;keyid="([^"]+)";alg="ml-dsa-65"(?:;nonce="[^"]*")?))$/.exec(input);
   assert.ok(m, `Signature-Input: ${input}`);
-  assert.equal(m[3], keyId);
+  assert.equal(m[4], keyId);
   const covered = [...m[2]!.matchAll(/"([^"]+)"(;req)?/g)].map((c) => `"${c[1]}"${c[2] ?? ''}`);
+  const url = new URL(target, 'https://localhost');
   const value = (component: string): string => {
     switch (component) {
       case '"@status"': return String(answer.status);
       case '"@method";req': return method;
-      case '"@path";req': return path;
+      case '"@path";req': return url.pathname;
+      case '"@query";req': return url.search === '' ? '?' : url.search;
       default: return String(answer.headers[component.slice(1, -1)]);
     }
   };
   const base = [...covered.map((c) => `${c}: ${value(c)}`), `"@signature-params": ${m[1]}`].join('\n');
   const raw = /^svc=:([A-Za-z0-9+/=]+):$/.exec(signature);
   assert.ok(raw, `Signature: ${signature.slice(0, 40)}`);
-  return { ok: verify(null, Buffer.from(base), publicKey, Buffer.from(raw[1]!, 'base64')), covered };
+  return { ok: verify(null, Buffer.from(base), publicKey, Buffer.from(raw[1]!, 'base64')), covered, params: m[3]! };
 }
 
 before(async () => {
@@ -101,7 +103,7 @@ test('responses are signed (RFC 9421, ML-DSA-65): the signature verifies with no
   assert.equal(health.headers['content-digest'], `sha-256=:${createHash('sha256').update(health.body).digest('base64')}:`);
   const { ok, covered } = verifyResponseSignature(health, 'GET', '/health');
   assert.ok(ok);
-  assert.deepEqual(covered, ['"@status"', '"content-digest"', '"@method";req', '"@path";req', '"content-type"']);
+  assert.deepEqual(covered, ['"@status"', '"content-digest"', '"@method";req', '"@path";req', '"@query";req', '"content-type"']);
   assert.equal(verifyResponseSignature({ ...health, status: 500 }, 'GET', '/health').ok, false);
   assert.equal(verifyResponseSignature({ ...health, headers: { ...health.headers, 'content-digest': 'sha-256=:AAAA:' } }, 'GET', '/health').ok, false);
   assert.equal(verifyResponseSignature(health, 'GET', '/v1/models').ok, false, 'bound to the request it answers');
@@ -114,6 +116,15 @@ test('responses are signed (RFC 9421, ML-DSA-65): the signature verifies with no
   const missing = await call('POST', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'accept-signature': 'svc=()' } });
   assert.equal(missing.status, 404);
   assert.ok(verifyResponseSignature(missing, 'POST', '/v1/chat/completions').ok);
+  // The query is covered, and a nonce the client sends comes back inside the signature.
+  const fresh = await call('GET', '/v1/models?limit=1', undefined, { headers: { 'accept-signature': 'svc=();nonce="n-4711"' } });
+  const checked = verifyResponseSignature(fresh, 'GET', '/v1/models?limit=1');
+  assert.ok(checked.ok);
+  assert.match(checked.params, /;nonce="n-4711"$/);
+  assert.equal(verifyResponseSignature(fresh, 'GET', '/v1/models?limit=2').ok, false);
+  // HEAD carries no content to digest: unsigned.
+  const head = await call('HEAD', '/health');
+  assert.equal(head.headers['signature'], undefined);
 });
 
 test('the official openai client talks to it over PQC TLS: a signed chat answer, and a stream', async () => {
@@ -142,6 +153,38 @@ test('MCP over PQC TLS: the SDK client connects, and a tool that calls the daemo
   assert.match(JSON.stringify(result.content), /tiny/);
   await client.close();
   await dispatcher.close();
+});
+
+test('svc\'s own CLI: trusts the daemon through NODE_EXTRA_CA_CERTS, and without it says why it cannot connect', async () => {
+  const dataDir = daemon.child.spawnargs[daemon.child.spawnargs.indexOf('--data-dir') + 1]!;
+  const trusted = await runCliToEnd(['models', 'list', '--url', daemon.url], { NODE_EXTRA_CA_CERTS: `${dataDir}/transport/identity-ml-dsa-65.crt` });
+  assert.equal(trusted.code, 0, trusted.stderr);
+  assert.match(trusted.stdout, /^tiny /m);
+  const untrusted = await runCliToEnd(['models', 'list', '--url', daemon.url]);
+  assert.equal(untrusted.code, 1);
+  assert.match(untrusted.stderr, /serves HTTPS with a certificate this client does not trust \(DEPTH_ZERO_SELF_SIGNED_CERT\); point NODE_EXTRA_CA_CERTS/);
+});
+
+test('ml-kem-1024 alone: a default client is refused, one offering ML-KEM-1024 gets in, and the MCP tools still reach the daemon', async () => {
+  const strict = await startDaemon({ args: ['--pqc-transport', 'ml-kem-1024', '--host', '127.0.0.1'] });
+  try {
+    const dataDir = strict.child.spawnargs[strict.child.spawnargs.indexOf('--data-dir') + 1]!;
+    const strictCa = readFileSync(`${dataDir}/transport/identity-ecdsa-p256.crt`, 'utf8');
+    const refused = await undiciFetch(`${strict.url}/health`, { dispatcher: new Agent({ connect: { ca: strictCa } }) }).then(() => 'connected', (error: { cause?: { code?: string } }) => error.cause?.code);
+    assert.equal(refused, 'ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE');
+    const dispatcher = new Agent({ connect: { ca: strictCa, ecdhCurve: 'MLKEM1024' } });
+    const health = await undiciFetch(`${strict.url}/health`, { dispatcher }).then((r) => r.json()) as { cipher: { group: string } };
+    assert.equal(health.cipher.group, 'MLKEM1024');
+    const client = new Client({ name: 'svc-pqc-test', version: '1.0.0' });
+    const fetchOverTls = ((url: string | URL, init?: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${strict.url}/mcp`), { fetch: fetchOverTls }));
+    const result = await client.callTool({ name: 'svc_list_models', arguments: {} });
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    await client.close();
+    await dispatcher.close();
+  } finally {
+    await strict.stop();
+  }
 });
 
 test('unsupported and later algorithms stop the start with exit 2, naming what is supported', async () => {

@@ -63,7 +63,15 @@ test('identity: a private key others can read, a key of another kind, or garbage
   chmodSync(identity.keyPath, 0o600);
   const ecKey = readFileSync(loadTransportIdentity({ dataDir, algorithm: undefined, names: ['localhost'] }).keyPath);
   writeFileSync(identity.keyPath, ecKey, { mode: 0o600 });
-  assert.throws(() => loadTransportIdentity({ dataDir, algorithm: 'ml-dsa-65', names: ['localhost'] }), /holds a ec key, not ml-dsa-65; move it away/);
+  assert.throws(() => loadTransportIdentity({ dataDir, algorithm: 'ml-dsa-65', names: ['localhost'] }), /holds an EC prime256v1 key, not ml-dsa-65; move it away/);
   writeFileSync(identity.keyPath, 'not a key', { mode: 0o600 });
   assert.throws(() => loadTransportIdentity({ dataDir, algorithm: 'ml-dsa-65', names: ['localhost'] }), /not a private key this build can read/);
+});
+
+test('identity: an EC key on another curve is not the P-256 identity', async (t) => {
+  const dataDir = tempDir(t);
+  const ec = loadTransportIdentity({ dataDir, algorithm: undefined, names: ['localhost'] });
+  const { generateKeyPairSync } = await import('node:crypto');
+  writeFileSync(ec.keyPath, generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+  assert.throws(() => loadTransportIdentity({ dataDir, algorithm: undefined, names: ['localhost'] }), /holds an EC secp384r1 key, not ecdsa-p256/);
 });

@@ -1,7 +1,7 @@
 import { solveRoutes } from '../../quantum/solve-routes.ts';
 import type { SolveService } from '../../quantum/solve-service.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
-import { HostedError } from '../hosted-error.ts';
+import { HostedError, hostedErrorBody } from '../hosted-error.ts';
 
 export interface HostedSolveOptions {
   service: SolveService;
@@ -18,6 +18,8 @@ export function hostedSolvePlugin(options: HostedSolveOptions): HostedPlugin {
     scope.addHook('onRequest', context.requireKey);
     await scope.register(solveRoutes, {
       service: options.service,
+      // A failed batch item carries the hosted envelope's fields, like a failed single solve.
+      itemError: (error) => hostedErrorBody(error).error,
       guard: (request, substrate) => {
         if (substrate === 'vendor-eagle' && request.hostedIdentity?.account.plan.enterprise !== true) {
           throw new HostedError({

@@ -23,8 +23,12 @@ import type { SolverContext } from './solver-context.ts';
  * about the mean, O(2^n) per round — which tests check equals running the gate circuit.
  */
 
-/** Above this many qubits the k·2^n simulation is too slow for a request: a classical scan answers. */
-export const GROVER_MAX_QUBITS = 20;
+/**
+ * Above this many qubits the k·2^n simulation (k ≈ π/4·√(2^n) rounds, one sweep each) is too slow
+ * for a request: a classical scan answers. Measured on a busy 2-core box (docs/solvers.md): 22
+ * qubits in about 6 s; 23 took 25 s and 24 took 90 s, too near the 120 s job limit.
+ */
+export const GROVER_MAX_QUBITS = 22;
 /** The gate-level circuit is materialised up to this many ops; beyond, the oracle is one labelled diagonal. */
 const MAX_GATE_OPS = 200_000;
 
@@ -167,12 +171,23 @@ export function groverState(qubits: number, marked: readonly number[], iteration
   const s = StateVector.uniform(qubits);
   const re = s.re;
   const size = re.length;
+  // One sweep per round: the oracle's flips change the sum only at the marked indices, and the
+  // reflection pass sums what it writes, so the mean is never a separate pass over the state.
+  let sum = 0;
+  for (let i = 0; i < size; i++) sum += re[i]!;
   for (let k = 0; k < iterations; k++) {
-    for (const z of marked) re[z] = -re[z]!;
-    let sum = 0;
-    for (let i = 0; i < size; i++) sum += re[i]!;
+    for (const z of marked) {
+      sum -= 2 * re[z]!;
+      re[z] = -re[z]!;
+    }
     const twiceMean = (2 * sum) / size;
-    for (let i = 0; i < size; i++) re[i] = twiceMean - re[i]!;
+    let next = 0;
+    for (let i = 0; i < size; i++) {
+      const v = twiceMean - re[i]!;
+      re[i] = v;
+      next += v;
+    }
+    sum = next;
   }
   // The diffusion above is 2|s⟩⟨s| - I; the gate form H X MCZ X H equals I - 2|s⟩⟨s| (a global
   // phase of -1 per round), which no measurement can see. Match the circuit's sign anyway.

@@ -2,27 +2,34 @@ import { ApiError } from '../../shared/api-error.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import type { RouteProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit, type CircuitSummary } from './circuit-summary.ts';
+import { HELD_KARP_MAX_STOPS, heldKarpRoute } from './held-karp-route.ts';
+import { oneTreeBound } from './one-tree-bound.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
+import { nearestNeighbourOrder, routeLocalSearch } from './route-local-search.ts';
+import { driveMinutes, evaluateRoute, hasWindows, isFeasible, penalisedCost, type RouteModel } from './route-model.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
  * qaoa / route_optimization. nodes[0] is the depot; every other node is a stop visited once by
  * one vehicle. Distances are great-circle (haversine, mean Earth radius 6371.0088 km).
  *
- * One vehicle with at most MAX_QAOA_STOPS stops: QAOA on the one-hot position encoding
- * (m² qubits, see qaoaRoute). Several vehicles: stops are split by a sweep around the depot, one
- * QAOA per vehicle (decomposition). A route with more stops than MAX_QAOA_STOPS is built by
- * nearest neighbour + 2-opt and refined by QAOA windows (windowedQaoaRoute), labelled so.
+ * Each vehicle's route is solved by every method that applies, and the best feasible route any
+ * of them found is the answer (`method` names the one that found it):
+ * - quantum: QAOA on the one-hot position encoding (m² qubits) up to MAX_QAOA_STOPS stops; beyond,
+ *   nearest neighbour + 2-opt re-ordered by QAOA windows of ROUTE_WINDOW stops (windowedQaoaRoute);
+ * - exact: Held-Karp up to HELD_KARP_MAX_STOPS stops, time windows as a hard constraint;
+ * - local search: 2-opt + Or-opt + relocate with neighbour lists (route-local-search.ts), with
+ *   the Held-Karp 1-tree lower bound and the gap to it beyond the exact range.
+ * The quantum run's own route and figures are reported beside the answer. Several vehicles:
+ * stops are split by a sweep around the depot, every vehicle used when the stops allow it.
  * Constraint violations are reported (`feasible: false`, `violations`), never hidden.
  */
 
 export const MAX_QAOA_STOPS = 4;
 /** Stops per QAOA window when a route is longer than MAX_QAOA_STOPS (9 qubits each). */
 const ROUTE_WINDOW = 3;
-/** Beyond this many windows per route the request would take too long: the route stays classical. */
+/** Beyond this many windows per route the request would take too long: no quantum part runs. */
 const MAX_ROUTE_WINDOWS = 60;
-/** Routes up to this many stops are also solved exactly by enumeration, to report the gap. */
-const MAX_BRUTE_FORCE_STOPS = 8;
 const EARTH_RADIUS_KM = 6371.0088;
 export const DEFAULT_SPEED_KMH = 40;
 export const DEFAULT_SERVICE_MINUTES = 5;
@@ -45,50 +52,6 @@ const hhmmOf = (minutes: number): string => {
   return day > 0 ? `${text}+${day}d` : text;
 };
 
-interface RouteModel {
-  dist: number[][];
-  windows: ({ start: number; end: number } | undefined)[];
-  speedKmh: number;
-  serviceMinutes: number;
-  departure: number;
-  maxDistanceKm: number;
-}
-
-interface RouteEvaluation {
-  distanceKm: number;
-  lateMinutes: number;
-  arrivals: number[];
-}
-
-/** Distance and schedule of depot → stops → depot (stops are node indices ≥ 1). */
-function evaluateRoute(model: RouteModel, stops: readonly number[]): RouteEvaluation {
-  let distanceKm = 0;
-  let lateMinutes = 0;
-  let t = model.departure;
-  let at = 0;
-  const arrivals: number[] = [];
-  for (const s of [...stops, 0]) {
-    const leg = model.dist[at]![s]!;
-    distanceKm += leg;
-    t += (leg / model.speedKmh) * 60;
-    const w = model.windows[s];
-    if (w !== undefined) {
-      if (t < w.start && s !== 0) t = w.start;
-      if (t > w.end) lateMinutes += t - w.end;
-    }
-    arrivals.push(t);
-    if (s !== 0) t += model.serviceMinutes;
-    at = s;
-  }
-  return { distanceKm, lateMinutes, arrivals };
-}
-
-/** The cost QAOA and every search minimise: length plus heavy penalties for violations. */
-function penalisedCost(model: RouteModel, e: RouteEvaluation, scale: number): number {
-  const over = Math.max(0, e.distanceKm - model.maxDistanceKm);
-  return e.distanceKm + scale * (over / Math.max(1e-9, model.maxDistanceKm) + e.lateMinutes / 60 + (over > 0 || e.lateMinutes > 0 ? 1 : 0));
-}
-
 function* permutations(items: number[]): Generator<number[]> {
   if (items.length <= 1) {
     yield [...items];
@@ -100,27 +63,8 @@ function* permutations(items: number[]): Generator<number[]> {
   }
 }
 
-function bruteForce(model: RouteModel, stops: number[], scale: number): { order: number[]; cost: number } {
-  let best = { order: stops, cost: Infinity };
-  for (const p of permutations(stops)) {
-    const cost = penalisedCost(model, evaluateRoute(model, p), scale);
-    if (cost < best.cost - 1e-12) best = { order: p, cost };
-  }
-  return best;
-}
-
 function nearestNeighbourTwoOpt(model: RouteModel, stops: number[], scale: number): number[] {
-  const left = new Set(stops);
-  const order: number[] = [];
-  let at = 0;
-  while (left.size > 0) {
-    let next = -1;
-    for (const s of left) if (next < 0 || model.dist[at]![s]! < model.dist[at]![next]!) next = s;
-    order.push(next);
-    left.delete(next);
-    at = next;
-  }
-  return twoOpt(model, order, scale);
+  return twoOpt(model, nearestNeighbourOrder(model, stops), scale);
 }
 
 /**
@@ -175,39 +119,49 @@ export function twoOpt(model: RouteModel, order: number[], scale: number): numbe
   return best;
 }
 
-interface SubRoute {
-  order: number[];
-  method: string;
+/** What the quantum part of one route produced: its own best route and the circuits' figures. */
+interface QuantumRoute {
+  method: 'qaoa' | 'qaoa_windows_2opt';
+  /** Its best route; undefined when no valid ordering was measured. */
+  order: number[] | undefined;
   energy: number;
   depth: number;
+  /** Shots that measured its route (the best count of any one circuit, for windows). */
   optimalCount: number;
   circuit?: CircuitSummary;
-  exactCost?: number;
   /** One entry per QAOA circuit run for this route (see quantumEvidence). */
-  quantum?: QuantumEvidence[];
+  quantum: QuantumEvidence[];
   /** QAOA circuits run for this route (each sampled ctx.shots times). */
-  circuitsRun?: number;
+  circuitsRun: number;
   /** Optimal-count summed over those circuits (windows whose result was discarded included). */
-  optimalTotal?: number;
+  optimalTotal: number;
 }
 
+/** Lateness the QUBO sees below this many minutes is rounding (the bound it uses is not exact arithmetic). */
+const QUBO_LATE_TOLERANCE_MINUTES = 1e-6;
+
 /**
- * QAOA over the one-hot encoding of `stops` (m = stops.length ≤ MAX_QAOA_STOPS): qubit i·m+p
- * says "stop i is visited at position p". The cost is the textbook TSP QUBO — the length of
- * depot → … → depot plus A·(1-Σ_p x_ip)² per stop and A·(1-Σ_i x_ip)² per position — so the
- * circuit is real RZ/RZZ layers. Time windows and max_distance_km are not in the QUBO: every
- * measured valid ordering is scored exactly (length plus violation penalties) and the best is kept.
+ * The QUBO QAOA minimises for `stops` in the one-hot encoding: qubit i·m+p says "stop i is
+ * visited at position p". Terms:
+ * - length: the legs from `from` (the node before the window, the depot for a whole route)
+ *   to position 0, between consecutive positions, and from position m−1 to `to`;
+ * - time windows: each term that places a stop (or `to`) after its window closes, by a lower
+ *   bound on the arrival, costs B·(1 + ℓ/(ℓ+60)) for ℓ minutes late, with B above any
+ *   ordering's length: linear for position 0 (the arrival from `from` is exact), quadratic for
+ *   the pair (j at p−1, i at p) — j's arrival bounded below by the direct leg from `from` plus
+ *   p−1 service times (haversine obeys the triangle inequality), then j's window, service and
+ *   the leg j→i. So an ordering that meets every window pays nothing, and one the bound shows
+ *   late pays at least B;
+ * - one-hot: A·(1−Σ_p x_ip)² per stop and A·(1−Σ_i x_ip)² per position, A = B without time
+ *   windows and 3B with them (a dropped stop then costs more than the ≤ 2 late terms it avoids).
+ * max_distance_km is not in the QUBO (every measured ordering is scored exactly).
  */
-function qaoaRoute(
+export function routeQubo(
   model: RouteModel,
-  stops: number[],
-  scale: number,
-  ctx: SolverContext,
-  includeQasm: boolean | undefined,
-  around: { before: number[]; after: number[] } = { before: [], after: [] },
-): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number } } {
+  stops: readonly number[],
+  around: { before: readonly number[]; after: readonly number[] } = { before: [], after: [] },
+): { n: number; q: Float64Array; offset: number; lateWeight: number } {
   const m = stops.length;
-  // the window's neighbours on the full route (the depot for a whole route)
   const from = around.before[around.before.length - 1] ?? 0;
   const to = around.after[0] ?? 0;
   const n = m * m;
@@ -216,14 +170,17 @@ function qaoaRoute(
   const add = (a: number, b: number, w: number): void => {
     q[a * n + b] = q[a * n + b]! + w;
   };
+  const dist = model.dist;
   let maxLeg = 0;
-  for (const a of [from, to, ...stops]) for (const b of [from, to, ...stops]) maxLeg = Math.max(maxLeg, model.dist[a]![b]!);
-  const penalty = (m + 1) * maxLeg + 1;
+  for (const a of [from, to, ...stops]) for (const b of [from, to, ...stops]) maxLeg = Math.max(maxLeg, dist[a]![b]!);
+  const lateWeight = (m + 1) * maxLeg + 1;
+  const timed = [to, ...stops].some((s) => model.windows[s] !== undefined);
+  const penalty = timed ? 3 * lateWeight : lateWeight;
   let offset = 0;
   for (let i = 0; i < m; i++) {
-    add(v(i, 0), v(i, 0), model.dist[from]![stops[i]!]!);
-    add(v(i, m - 1), v(i, m - 1), model.dist[stops[i]!]![to]!);
-    for (let p = 0; p + 1 < m; p++) for (let j = 0; j < m; j++) if (j !== i) add(v(i, p), v(j, p + 1), model.dist[stops[i]!]![stops[j]!]!);
+    add(v(i, 0), v(i, 0), dist[from]![stops[i]!]!);
+    add(v(i, m - 1), v(i, m - 1), dist[stops[i]!]![to]!);
+    for (let p = 0; p + 1 < m; p++) for (let j = 0; j < m; j++) if (j !== i) add(v(i, p), v(j, p + 1), dist[stops[i]!]![stops[j]!]!);
   }
   for (let a = 0; a < m; a++) {
     // one position per stop (row a) and one stop per position (column a)
@@ -235,6 +192,47 @@ function qaoaRoute(
       }
     }
   }
+  if (!timed) return { n, q, offset, lateWeight };
+  // when the vehicle leaves `from`: departure for a whole route, else from the fixed prefix
+  const leaveFrom =
+    around.before.length === 0 ? model.departure : evaluateRoute(model, around.before).arrivals[around.before.length - 1]! + model.serviceMinutes;
+  const lateCost = (node: number, arrival: number): number => {
+    const w = model.windows[node];
+    const late = w === undefined ? 0 : arrival - w.end;
+    return late > QUBO_LATE_TOLERANCE_MINUTES ? lateWeight * (1 + late / (late + 60)) : 0;
+  };
+  const wait = (node: number, arrival: number): number => Math.max(arrival, node === 0 ? -Infinity : (model.windows[node]?.start ?? -Infinity));
+  // the earliest stop j can be left when it is at position p
+  const earliestLeave = (j: number, p: number): number =>
+    wait(stops[j]!, leaveFrom + driveMinutes(model, dist[from]![stops[j]!]!) + p * model.serviceMinutes) + model.serviceMinutes;
+  for (let i = 0; i < m; i++) {
+    add(v(i, 0), v(i, 0), lateCost(stops[i]!, leaveFrom + driveMinutes(model, dist[from]![stops[i]!]!)));
+    add(v(i, m - 1), v(i, m - 1), lateCost(to, earliestLeave(i, m - 1) + driveMinutes(model, dist[stops[i]!]![to]!)));
+    for (let p = 1; p < m; p++) {
+      for (let j = 0; j < m; j++) {
+        if (j !== i) add(v(j, p - 1), v(i, p), lateCost(stops[i]!, earliestLeave(j, p - 1) + driveMinutes(model, dist[stops[j]!]![stops[i]!]!)));
+      }
+    }
+  }
+  return { n, q, offset, lateWeight };
+}
+
+/**
+ * QAOA (p = 2) on routeQubo for `stops` (m ≤ MAX_QAOA_STOPS, m² qubits): real RZ/RZZ layers.
+ * Every measured valid ordering is then scored exactly on the whole route (length plus
+ * violation penalties) and the best is kept.
+ */
+function qaoaRoute(
+  model: RouteModel,
+  stops: number[],
+  scale: number,
+  ctx: SolverContext,
+  includeQasm: boolean | undefined,
+  around: { before: number[]; after: number[] } = { before: [], after: [] },
+): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number } } {
+  const m = stops.length;
+  const v = (i: number, p: number): number => i * m + p;
+  const { n, q, offset } = routeQubo(model, stops, around);
   const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads, sample: ctx.sample });
   const decode = (z: number): number[] | undefined => {
     const order: number[] = [];
@@ -277,16 +275,15 @@ function qaoaRoute(
 }
 
 /**
- * A route too long for one QAOA: built by nearest neighbour + 2-opt, then re-ordered window by
- * window — each run of ROUTE_WINDOW consecutive stops is a QAOA sub-problem with its neighbours
- * fixed (ROUTE_WINDOW² qubits), kept when it does not make the route worse — then 2-opt again.
+ * The quantum part of a route too long for one QAOA: built by nearest neighbour + 2-opt, then
+ * re-ordered window by window — each run of ROUTE_WINDOW consecutive stops is a QAOA
+ * sub-problem with its neighbours fixed (ROUTE_WINDOW² qubits), kept when it does not make the
+ * route worse — then 2-opt again. Undefined beyond MAX_ROUTE_WINDOWS windows (too slow).
  */
-function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): SubRoute {
+function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): QuantumRoute | undefined {
+  if (Math.ceil(stops.length / ROUTE_WINDOW) > MAX_ROUTE_WINDOWS) return undefined;
   let order = nearestNeighbourTwoOpt(model, stops, scale);
   const cost = (o: number[]): number => penalisedCost(model, evaluateRoute(model, o), scale);
-  if (Math.ceil(order.length / ROUTE_WINDOW) > MAX_ROUTE_WINDOWS) {
-    return { order, method: 'nearest_neighbour_2opt', energy: cost(order), depth: 0, optimalCount: 0 };
-  }
   let energy = 0;
   let depth = 0;
   let optimalCount = 0;
@@ -310,7 +307,7 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
     }
   }
   order = twoOpt(model, order, scale);
-  return { order, method: 'qaoa_windows_2opt', energy, depth, optimalCount, optimalTotal, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
+  return { method: 'qaoa_windows_2opt', order, energy, depth, optimalCount, optimalTotal, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
 
 /**
@@ -323,12 +320,16 @@ const SPLIT_SEARCH_BUDGET = 5e7;
 /**
  * Splits the stops among vehicles by a sweep around the depot: stops sorted by bearing
  * (longitude scaled by cos(latitude), so bearings are true on the map), then cut into contiguous
- * arcs, one per vehicle (an arc may be empty: that vehicle stays home). Every start of the
- * sweep is tried and, up to SPLIT_SEARCH_MAX_STOPS stops, every set of cut points (a DP over
- * unequal counts); an arc is scored by the length of its route (the shorter of the sweep order
- * and nearest neighbour + 2-opt; in larger instances arcs over 12 stops use the sweep order
- * only), and splits are ranked by (arcs over max_distance_km, total excess, total length).
- * Larger instances cut each start into equal counts.
+ * arcs, one per vehicle. Every start of the sweep is tried and, up to SPLIT_SEARCH_MAX_STOPS
+ * stops, every set of cut points (a DP over unequal counts); an arc is scored by the length of
+ * its route (the least penalised of the sweep order, nearest neighbour + 2-opt — in larger
+ * instances only for arcs of up to 12 stops — and, with time windows, window-end order), and
+ * splits are ranked by (arcs breaking max_distance_km or a window, total excess km, total
+ * minutes late, idle vehicles, total length): a user who asks for k vehicles gets k routes
+ * whenever the stops can be shared within the constraints — one long tour is often shorter in
+ * total, but it is not what was asked for. Only with fewer stops than vehicles, or when
+ * sharing breaks a constraint, does a vehicle stay home. Larger instances cut each
+ * start into equal counts.
  */
 function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number, scale: number): number[][] {
   const depot = nodes[0]!;
@@ -339,37 +340,59 @@ function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number
     .sort((a, b) => a.angle - b.angle || a.index - b.index)
     .map((x) => x.index);
   const count = sorted.length;
-  const arcCache = new Map<string, number>();
-  const arcLength = (first: number, length: number): number => {
-    if (length === 0) return 0;
+  const timed = hasWindows(model);
+  const untimed: RouteModel = { ...model, windows: [] };
+  const arcCache = new Map<string, { km: number; late: number }>();
+  /** The arc's route: the least penalised of the sweep order, nearest neighbour + 2-opt and (with time windows) window-end order. */
+  const arcRoute = (first: number, length: number): { km: number; late: number } => {
+    if (length === 0) return { km: 0, late: 0 };
     const key = `${first % count}:${length}`;
     const cached = arcCache.get(key);
     if (cached !== undefined) return cached;
     const stops = Array.from({ length }, (_, k) => sorted[(first + k) % count]!);
-    let km = evaluateRoute(model, stops).distanceKm;
-    if (length <= 12 || count <= SPLIT_SEARCH_MAX_STOPS) km = Math.min(km, evaluateRoute(model, nearestNeighbourTwoOpt(model, stops, scale)).distanceKm);
-    arcCache.set(key, km);
-    return km;
+    const orders = [stops];
+    // 2-opt on length alone: re-timing every 2-opt candidate for every arc would be too slow here
+    if (length <= 12 || count <= SPLIT_SEARCH_MAX_STOPS) orders.push(nearestNeighbourTwoOpt(untimed, stops, scale));
+    if (timed) orders.push([...stops].sort((a, b) => (model.windows[a]?.end ?? Infinity) - (model.windows[b]?.end ?? Infinity) || a - b));
+    let best = { km: Infinity, late: Infinity, cost: Infinity };
+    for (const order of orders) {
+      const e = evaluateRoute(model, order);
+      const cost = penalisedCost(model, e, scale);
+      if (cost < best.cost) best = { km: e.distanceKm, late: e.lateMinutes, cost };
+    }
+    const arc = { km: best.km, late: best.late };
+    arcCache.set(key, arc);
+    return arc;
   };
-  type Score = [number, number, number];
-  const scoreOf = (km: number): Score => (km > model.maxDistanceKm + 1e-9 ? [1, km - model.maxDistanceKm, km] : [0, 0, km]);
-  const add = (a: Score, b: Score): Score => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
-  const less = (a: Score, b: Score): boolean => a[0] !== b[0] ? a[0] < b[0] : Math.abs(a[1] - b[1]) > 1e-9 ? a[1] < b[1] : a[2] < b[2] - 1e-9;
+  // (arcs breaking a constraint, total excess km, total minutes late, idle vehicles, total km), compared in that order
+  type Score = [number, number, number, number, number];
+  const scoreOf = ({ km, late }: { km: number; late: number }, stops: number): Score => {
+    const over = Math.max(0, km - model.maxDistanceKm);
+    return [over > 1e-9 || late > 0 ? 1 : 0, over, late, stops === 0 ? 1 : 0, km];
+  };
+  const add = (a: Score, b: Score): Score => [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]];
+  const less = (a: Score, b: Score): boolean =>
+    a[0] !== b[0] ? a[0] < b[0]
+    : Math.abs(a[1] - b[1]) > 1e-9 ? a[1] < b[1]
+    : Math.abs(a[2] - b[2]) > 1e-9 ? a[2] < b[2]
+    : a[3] !== b[3] ? a[3] < b[3]
+    : a[4] < b[4] - 1e-9;
+  const none: Score = [Infinity, Infinity, Infinity, Infinity, Infinity];
   const full = count <= SPLIT_SEARCH_MAX_STOPS && count * count * count * vehicles <= SPLIT_SEARCH_BUDGET;
   let best: { score: Score; groups: number[][] } | undefined;
   for (let rotation = 0; rotation < Math.max(1, count); rotation++) {
     let cuts: number[];
     if (full) {
       // dp[v][j]: best score covering the first j stops (of this rotation) with v vehicles
-      const dp: { score: Score; from: number }[][] = [Array.from({ length: count + 1 }, (_, j) => ({ score: j === 0 ? [0, 0, 0] : [Infinity, Infinity, Infinity], from: -1 }))];
+      const dp: { score: Score; from: number }[][] = [Array.from({ length: count + 1 }, (_, j) => ({ score: j === 0 ? ([0, 0, 0, 0, 0] as Score) : none, from: -1 }))];
       for (let v = 1; v <= vehicles; v++) {
         const row: { score: Score; from: number }[] = [];
         for (let j = 0; j <= count; j++) {
-          let cell = { score: [Infinity, Infinity, Infinity] as Score, from: -1 };
+          let cell = { score: none, from: -1 };
           for (let i = 0; i <= j; i++) {
             const prev = dp[v - 1]![i]!;
             if (!Number.isFinite(prev.score[0])) continue;
-            const candidate = add(prev.score, scoreOf(arcLength(rotation + i, j - i)));
+            const candidate = add(prev.score, scoreOf(arcRoute(rotation + i, j - i), j - i));
             if (cell.from < 0 || less(candidate, cell.score)) cell = { score: candidate, from: i };
           }
           row.push(cell);
@@ -385,11 +408,11 @@ function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number
       cuts = Array.from({ length: vehicles + 1 }, (_, v) => Math.floor((v * count) / vehicles));
     }
     const groups: number[][] = [];
-    let score: Score = [0, 0, 0];
+    let score: Score = [0, 0, 0, 0, 0];
     for (let v = 0; v < vehicles; v++) {
       const length = cuts[v + 1]! - cuts[v]!;
       groups.push(Array.from({ length }, (_, k) => sorted[(rotation + cuts[v]! + k) % count]!));
-      score = add(score, scoreOf(arcLength(rotation + cuts[v]!, length)));
+      score = add(score, scoreOf(arcRoute(rotation + cuts[v]!, length), length));
     }
     if (best === undefined || less(score, best.score)) best = { score, groups };
   }
@@ -421,97 +444,173 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const vehicles = constraints.vehicle_count;
   const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweep(model, nodes, vehicles, scale);
   const includeQasm = problem.options?.include_qasm;
-  const subs: SubRoute[] = groups.map((stops) => {
-    if (stops.length <= 1) return { order: stops, method: 'trivial', energy: penalisedCost(model, evaluateRoute(model, stops), scale), depth: 0, optimalCount: 0 };
-    if (stops.length <= MAX_QAOA_STOPS) {
-      const { quantum, ...sub } = qaoaRoute(model, stops, scale, ctx, includeQasm);
-      const exactCost = bruteForce(model, stops, scale).cost;
-      // no valid ordering among the shots: say so and build the route classically
-      if (sub.order === undefined) return { ...sub, order: nearestNeighbourTwoOpt(model, stops, scale), method: 'nearest_neighbour_2opt', exactCost, quantum: [quantum], circuitsRun: 1 };
-      return { ...sub, order: sub.order, method: 'qaoa', exactCost, quantum: [quantum], circuitsRun: 1 };
-    }
-    const sub = windowedQaoaRoute(model, stops, scale, ctx, includeQasm);
-    return stops.length <= MAX_BRUTE_FORCE_STOPS ? { ...sub, exactCost: bruteForce(model, stops, scale).cost } : sub;
-  });
+  const answers = groups.map((stops) => solveOneRoute(model, stops, scale, ctx, includeQasm));
 
   const id = (i: number): string => nodes[i]!.id;
+  const round = (x: number): number => Math.round(x * 1000) / 1000;
   const violations: string[] = [];
-  const described = subs.map((sub, v) => {
-    const e = evaluateRoute(model, sub.order);
-    if (sub.order.length > 0 && e.distanceKm > model.maxDistanceKm + 1e-9) {
+  const routeOf = (order: readonly number[]): string[] => (order.length === 0 ? [] : [id(0), ...order.map(id), id(0)]);
+  /** The quantum run's own result for one route, beside the answer. */
+  const quantumResult = (a: RouteAnswer): Record<string, unknown> | undefined => {
+    const q = a.quantum;
+    if (q === undefined) return undefined;
+    if (q.order === undefined) return { method: q.method, route: null, cost: null, feasible: null, optimal_count: 0, note: 'no valid ordering was measured' };
+    const e = evaluateRoute(model, q.order);
+    return { method: q.method, route: routeOf(q.order), cost: round(e.distanceKm), feasible: isFeasible(model, e), optimal_count: q.optimalCount };
+  };
+  const described = answers.map((a, v) => {
+    const e = evaluateRoute(model, a.order);
+    if (a.order.length > 0 && e.distanceKm > model.maxDistanceKm + 1e-9) {
       violations.push(`vehicle ${v + 1} route is ${e.distanceKm.toFixed(2)} km, over max_distance_km ${model.maxDistanceKm}`);
     }
-    sub.order.forEach((s, k) => {
+    a.order.forEach((s, k) => {
       const w = model.windows[s];
       if (w !== undefined && e.arrivals[k]! > w.end + 1e-9) violations.push(`arrives at ${id(s)} at ${hhmmOf(e.arrivals[k]!)}, after its window ends at ${hhmmOf(w.end)}`);
     });
     const back = e.arrivals[e.arrivals.length - 1]!;
     const depotWindow = model.windows[0];
-    if (sub.order.length > 0 && depotWindow !== undefined && back > depotWindow.end + 1e-9) {
+    if (a.order.length > 0 && depotWindow !== undefined && back > depotWindow.end + 1e-9) {
       violations.push(`vehicle ${v + 1} returns to ${id(0)} at ${hhmmOf(back)}, after its window ends at ${hhmmOf(depotWindow.end)}`);
     }
-    const stops = sub.order.length === 0 ? [] : [id(0), ...sub.order.map(id), id(0)];
-    const schedule = sub.order.map((s, k) => ({ node: id(s), arrival: hhmmOf(e.arrivals[k]!) }));
-    return { e, stops, schedule, sub };
+    const schedule = a.order.map((s, k) => ({ node: id(s), arrival: hhmmOf(e.arrivals[k]!) }));
+    return { e, stops: routeOf(a.order), schedule, answer: a };
   });
 
-  const methods = new Set(subs.filter((s) => s.method !== 'trivial').map((s) => s.method));
+  const isQuantum = (m: string): boolean => m === 'qaoa' || m === 'qaoa_windows_2opt';
+  const used = answers.filter((a) => a.method !== 'trivial');
   const method =
-    methods.size === 0 ? 'trivial'
-    : methods.size === 1 && vehicles === 1 ? [...methods][0]!
-    : methods.has('qaoa') || methods.has('qaoa_windows_2opt') ? (methods.size === 1 && methods.has('qaoa') ? 'qaoa_decomposed' : 'qaoa_decomposed_hybrid')
-    : [...methods][0]!;
+    vehicles === 1 ? answers[0]!.method
+    : used.length === 0 ? 'trivial'
+    : used.every((a) => a.method === 'qaoa') ? 'qaoa_decomposed'
+    : used.some((a) => isQuantum(a.method)) ? 'qaoa_decomposed_hybrid'
+    : 'classical_decomposed';
   const totalKm = described.reduce((sum, d) => sum + d.e.distanceKm, 0);
-  const round = (x: number): number => Math.round(x * 1000) / 1000;
-  const circuits = subs.filter((s) => s.circuit !== undefined);
   const solution: Record<string, unknown> = { method };
   if (vehicles === 1) {
     const only = described[0]!;
     Object.assign(solution, { route: only.stops, cost: round(only.e.distanceKm), unit: 'km', schedule: only.schedule });
+    const q = quantumResult(only.answer);
+    if (q !== undefined) solution['quantum_result'] = q;
   } else {
     Object.assign(solution, {
-      routes: described.map((d, v) => ({ vehicle: v + 1, stops: d.stops, distance_km: round(d.e.distanceKm), method: d.sub.method, schedule: d.schedule })),
+      routes: described.map((d, v) => {
+        const q = quantumResult(d.answer);
+        return { vehicle: v + 1, stops: d.stops, distance_km: round(d.e.distanceKm), method: d.answer.method, schedule: d.schedule, ...(q === undefined ? {} : { quantum_result: q }) };
+      }),
       cost: round(totalKm),
       unit: 'km',
     });
   }
   solution['feasible'] = violations.length === 0;
   if (violations.length > 0) solution['violations'] = violations;
-  // The exact optimum per route, where enumeration is cheap, and how far the answer is from it.
-  if (subs.every((s) => s.exactCost !== undefined || s.method === 'trivial') && subs.some((s) => s.exactCost !== undefined)) {
-    const exact = subs.reduce((sum, s) => sum + (s.exactCost ?? penalisedCost(model, evaluateRoute(model, s.order), scale)), 0);
-    const found = subs.reduce((sum, s) => sum + penalisedCost(model, evaluateRoute(model, s.order), scale), 0);
-    // Penalties add at least `scale`, so a penalised optimum that large proves no feasible route exists.
-    if (exact >= scale) {
-      solution['classical_optimum'] = null;
-      solution['infeasible_reason'] =
-        vehicles === 1
-          ? 'no ordering of the stops meets max_distance_km and the time windows (checked exhaustively)'
-          : 'for this split of the stops among vehicles, no ordering meets max_distance_km and the time windows (each route checked exhaustively; the split itself is a heuristic sweep, so another split may be feasible)';
-    } else {
-      solution['classical_optimum'] = round(exact);
-      solution['optimality_gap'] = exact > 0 ? Math.max(0, round((found - exact) / exact)) : 0;
-    }
-    if (vehicles > 1) solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';
+  // What is proven about the optimum: exact per route up to HELD_KARP_MAX_STOPS, a lower bound beyond.
+  if (answers.some((a) => a.optimumKm === null)) {
+    solution['classical_optimum'] = null;
+    solution['proven_optimal'] = false;
+    solution['infeasible_reason'] =
+      vehicles === 1
+        ? 'no ordering of the stops meets max_distance_km and the time windows (proven by Held-Karp over every ordering)'
+        : 'for this split of the stops among vehicles, no ordering of some route meets max_distance_km and the time windows (each route checked exhaustively; the split itself is a heuristic sweep, so another split may be feasible)';
+  } else if (answers.every((a) => a.optimumKm !== undefined)) {
+    const exact = answers.reduce((sum, a) => sum + a.optimumKm!, 0);
+    solution['classical_optimum'] = round(exact);
+    solution['optimality_gap'] = exact > 0 ? Math.max(0, round((totalKm - exact) / exact)) : 0;
+    solution['proven_optimal'] = totalKm <= exact + 1e-9;
+  } else {
+    const bound = answers.reduce((sum, a) => sum + (a.optimumKm ?? a.lowerBoundKm ?? 0), 0);
+    solution['lower_bound'] = round(bound);
+    solution['gap_to_lower_bound'] = bound > 0 ? Math.max(0, round((totalKm - bound) / bound)) : 0;
+    // a 1-tree bound that meets a feasible route's length proves it optimal (it happens on small instances)
+    solution['proven_optimal'] = violations.length === 0 && totalKm - bound <= 1e-7 * bound;
   }
-  const circuitsRun = subs.reduce((sum, s) => sum + (s.circuitsRun ?? 0), 0);
+  if (vehicles > 1 && (solution['classical_optimum'] !== undefined || solution['lower_bound'] !== undefined)) {
+    solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';
+  }
+  const quantumParts = answers.flatMap((a) => (a.quantum === undefined ? [] : [a.quantum]));
+  const circuitsRun = quantumParts.reduce((sum, q) => sum + q.circuitsRun, 0);
   solution['circuits_run'] = circuitsRun;
   solution['total_shots'] = circuitsRun * ctx.shots;
-  solution['optimal_count_total'] = subs.reduce((sum, s) => sum + (s.optimalTotal ?? s.optimalCount), 0);
-  const evidence = subs.flatMap((s) => s.quantum ?? []);
+  solution['optimal_count_total'] = quantumParts.reduce((sum, q) => sum + q.optimalTotal, 0);
+  const evidence = quantumParts.flatMap((q) => q.quantum);
   if (evidence.length === 1) solution['quantum'] = evidence[0];
   else if (evidence.length > 1) solution['quantum'] = evidence;
-  if (circuits.length === 1) solution['circuit'] = circuits[0]!.circuit;
-  else if (circuits.length > 1) solution['circuits'] = circuits.map((s) => s.circuit);
+  const circuits = quantumParts.flatMap((q) => (q.circuit === undefined ? [] : [q.circuit]));
+  if (circuits.length === 1) solution['circuit'] = circuits[0];
+  else if (circuits.length > 1) solution['circuits'] = circuits;
   solution['assumptions'] = { speed_kmh: model.speedKmh, service_minutes: model.serviceMinutes, departure_time: hhmmOf(model.departure), depot: id(0) };
   return {
     solution,
     meta: {
       shots: ctx.shots,
-      // per circuit, so never above shots: the best count any one circuit measured (totals in solution)
-      optimal_count: subs.reduce((max, s) => Math.max(max, s.optimalCount), 0),
-      energy: subs.reduce((sum, s) => sum + s.energy, 0),
-      depth: subs.reduce((max, s) => Math.max(max, s.depth), 0),
+      // shots that measured the returned route: per circuit, so never above shots, and 0 for a
+      // route a classical method found (the quantum run's own count is in quantum_result)
+      optimal_count: answers.reduce((max, a) => Math.max(max, a.quantum !== undefined && a.method === a.quantum.method ? a.quantum.optimalCount : 0), 0),
+      energy: quantumParts.reduce((sum, q) => sum + q.energy, 0),
+      depth: quantumParts.reduce((max, q) => Math.max(max, q.depth), 0),
     },
   };
+}
+
+/** How one vehicle's route was settled. */
+interface RouteAnswer {
+  order: number[];
+  /** The method that found `order`: trivial, qaoa, qaoa_windows_2opt, held_karp or local_search. */
+  method: string;
+  quantum?: QuantumRoute;
+  /** The proven optimum (km); null when it is proven that no route meets the constraints; undefined when not proven. */
+  optimumKm?: number | null;
+  /** A lower bound on the route's length (km) where the optimum is not proven. */
+  lowerBoundKm?: number;
+}
+
+/**
+ * One vehicle's route by every method that applies; the best by penalised cost wins, ties
+ * going to the quantum result, then Held-Karp, then local search (the first to find it is credited).
+ */
+function solveOneRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): RouteAnswer {
+  if (stops.length <= 1) {
+    const e = evaluateRoute(model, stops);
+    return { order: stops, method: 'trivial', optimumKm: isFeasible(model, e) ? e.distanceKm : null };
+  }
+  let quantum: QuantumRoute | undefined;
+  if (stops.length <= MAX_QAOA_STOPS) {
+    const run = qaoaRoute(model, stops, scale, ctx, includeQasm);
+    quantum = { method: 'qaoa', order: run.order, energy: run.energy, depth: run.depth, optimalCount: run.optimalCount, circuit: run.circuit, quantum: [run.quantum], circuitsRun: 1, optimalTotal: run.optimalCount };
+  } else {
+    quantum = windowedQaoaRoute(model, stops, scale, ctx, includeQasm);
+  }
+  const local = routeLocalSearch(model, stops, scale);
+  const candidates: { method: string; order: number[] }[] = [];
+  if (quantum?.order !== undefined) candidates.push({ method: quantum.method, order: quantum.order });
+  let optimumKm: number | null | undefined;
+  if (stops.length <= HELD_KARP_MAX_STOPS) {
+    const timed = hasWindows(model);
+    // the shortest route already found bounds the search (with time windows, a feasible one)
+    const known = [...candidates.map((c) => c.order), local].map((o) => evaluateRoute(model, o)).filter((e) => !timed || isFeasible(model, e));
+    const upper = Math.min(Infinity, ...known.map((e) => e.distanceKm));
+    const exact = heldKarpRoute(model, stops, upper);
+    if (exact.kind === 'optimal') {
+      candidates.push({ method: 'held_karp', order: exact.order });
+      optimumKm = exact.distanceKm;
+    } else if (exact.kind === 'none_better') optimumKm = upper;
+    else if (exact.kind === 'infeasible') optimumKm = null;
+    // without time windows the shortest route is proven; if it breaks max_distance_km, every route does
+    if (typeof optimumKm === 'number' && optimumKm > model.maxDistanceKm + 1e-9) optimumKm = null;
+  }
+  candidates.push({ method: 'local_search', order: local });
+  let best = candidates[0]!;
+  let bestCost = penalisedCost(model, evaluateRoute(model, best.order), scale);
+  for (const c of candidates.slice(1)) {
+    const cost = penalisedCost(model, evaluateRoute(model, c.order), scale);
+    if (cost < bestCost - 1e-9) {
+      best = c;
+      bestCost = cost;
+    }
+  }
+  const answer: RouteAnswer = { order: best.order, method: best.method, ...(quantum === undefined ? {} : { quantum }), ...(optimumKm === undefined ? {} : { optimumKm }) };
+  if (optimumKm === undefined) {
+    const km = evaluateRoute(model, best.order).distanceKm;
+    answer.lowerBoundKm = Math.min(km, oneTreeBound(model.dist, [0, ...stops], km));
+  }
+  return answer;
 }

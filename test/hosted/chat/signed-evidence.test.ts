@@ -4,6 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { verify } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { SVC_ROUTE_FIELDS, SVC_ROUTE_SIGNATURE_FIELDS } from '../../../src/hosted/descriptors.ts';
 import { verifyEvidence } from '../../../src/transport/evidence-signature.ts';
 import { parsePqcTransport } from '../../../src/transport/pqc-transport-options.ts';
@@ -35,6 +37,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     for (const change of [{ billable_joules: 0 }, { fallback: true }, { evidence_id: 'ev_other' }, { signing_key_id: 'x' }]) {
       assert.equal(verifyEvidence({ ...route, ...change }, transport.identity.publicKey).valid, false, JSON.stringify(change));
     }
+    // Checked once without svc's verifier: RFC 8785 JSON of the record less its signature, ML-DSA with the documented context.
+    const { signature, ...signed } = route;
+    assert.ok(verify(null, Buffer.from(canonicalize(signed)!), { key: transport.identity.publicKey, context: Buffer.from('svc_route/v1') }, Buffer.from(String(signature), 'base64url')));
     // Fields in another order are the same record (RFC 8785): what is signed is the content.
     assert.equal(verifyEvidence(Object.fromEntries(Object.entries(route).reverse()), transport.identity.publicKey).valid, true);
 
@@ -80,12 +85,18 @@ test('svc evidence verify: offline, with the certificate, the PEM key or the ide
   writeFileSync(files.identity, JSON.stringify({ public_key: transport.identity.publicKeyPem }));
   writeFileSync(files.foreign, other.identity.publicKeyPem);
   writeFileSync(files.garbage, '{"no": "records"}');
+  const stream = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { authorization: `Bearer ${a.secret}` }, payload: { ...BODY, stream: true } });
+  const sseFile = join(dir, 'stream.txt');
+  writeFileSync(sseFile, stream.body);
 
   for (const key of [transport.identity.certificatePath, files.pem, files.identity]) {
     const run = await runCliToEnd(['evidence', 'verify', files.completion, '--public-key', key]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `valid    ${String(completion.svc_route.evidence_id)}: signed by ml-dsa-65 key ${transport.identity.keyId}\n`);
   }
+  const fromStream = await runCliToEnd(['evidence', 'verify', sseFile, '--public-key', files.pem]);
+  assert.equal(fromStream.code, 0, fromStream.stderr);
+  assert.match(fromStream.stdout, /^valid    ev_\w+: signed by ml-dsa-65 key /);
   const tampered = await runCliToEnd(['evidence', 'verify', files.tampered, '--public-key', files.pem, '--json']);
   assert.equal(tampered.code, 1);
   const lines = tampered.stdout.trim().split('\n').map((l) => JSON.parse(l) as { valid: boolean; reason?: string });

@@ -76,6 +76,20 @@ test('any valid key solves on the simulator: single and batch', async (t) => {
   assert.equal(f.hardwareCalls(), 0);
 });
 
+test('a failed batch item carries the hosted envelope, as a failed single solve does', async (t) => {
+  const f = await build(t);
+  const secret = await f.key();
+  const tooSmall = { ...patternProblem(16, 3), search_space_size: 8 };
+  const alone = assertEnvelope(await post(f.app, '/api/solve', { solver: 'grover', problem: tooSmall }, secret), 422, 'invalid_problem');
+  const batch = await post(f.app, '/api/solve/batch', { solver: 'grover', problems: [patternProblem(8, 2), tooSmall] }, secret);
+  assert.equal(batch.statusCode, 200, batch.body);
+  const [done, failed] = batch.json<{ results: { status: string; error?: Record<string, unknown> }[] }>().results;
+  assert.equal(done?.status, 'completed');
+  assert.equal(failed?.status, 'failed');
+  assert.deepEqual(Object.keys(failed.error!).sort(), Object.keys(alone).sort());
+  assert.equal(failed.error!['docs_url'], '/docs/hosted#invalid_problem');
+});
+
 test('vendor-eagle without an enterprise plan: 403 before the hardware substrate is consulted', async (t) => {
   const f = await build(t);
   const paid = await f.key({ hostedEntitlement: true, monthlyJouleAllowance: 1000 }, 'supercomputer');

@@ -98,10 +98,10 @@ describe('vendor-eagle through a provider job API (a local server that runs the 
     const before = provider.jobs.length;
     const res = (await svc.solveBatch({ solver: 'grover', problems: [patternProblem(16, 2), patternProblem(16, 9)], substrate: 'vendor-eagle', seed: 1 })) as BatchResponse;
     assert.equal(res.status, 'completed');
-    assert.deepEqual(res.results.map((r) => r.solution.target_index), [2, 9]);
+    assert.deepEqual(res.results.map((r) => r.solution!.target_index), [2, 9]);
     const [first, second] = provider.jobs.slice(before);
     assert.ok(first!.finished !== undefined && second!.created >= first!.finished);
-    assert.deepEqual(res.results.map((r) => (r.solution.hardware as { jobs: { provider_job_id: string }[] }).jobs[0]!.provider_job_id), [first!.id, second!.id]);
+    assert.deepEqual(res.results.map((r) => (r.solution!.hardware as { jobs: { provider_job_id: string }[] }).jobs[0]!.provider_job_id), [first!.id, second!.id]);
   });
 
   it('solvers that estimate from many circuits are refused with 422 on hardware', async () => {
@@ -156,6 +156,19 @@ describe('vendor-eagle when things go wrong: clean 502, 503 and 504', () => {
     const svc = service(config(url));
     assert.match((await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle' }), 502, 'substrate_unreachable')).message, /could not be reached \(ECONNREFUSED\)/);
     await svc.close();
+  });
+
+  it('a batch item whose job fails is a failed item with the provider\'s reason; the others complete', async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, failJobs: ['job-2'] });
+    const svc = service(config(provider.url));
+    const res = (await svc.solveBatch({ solver: 'grover', problems: [patternProblem(16, 1), patternProblem(16, 4), patternProblem(16, 8)], substrate: 'vendor-eagle', seed: 1 })) as BatchResponse;
+    assert.deepEqual(res.results.map((r) => r.status), ['completed', 'failed', 'completed']);
+    assert.deepEqual([res.results[0]!.solution!.target_index, res.results[2]!.solution!.target_index], [1, 8]);
+    const failed = res.results[1] as unknown as { error: { code: string; message: string } };
+    assert.equal(failed.error.code, 'substrate_job_failed');
+    assert.match(failed.error.message, /job-2 ended Failed/);
+    await svc.close();
+    await provider.close();
   });
 
   it('results as counts (not per-shot samples) decode the same way', async () => {

@@ -4,7 +4,7 @@ import { probabilities } from '../../../src/quantum/simulator/measure.ts';
 import { seededRng } from '../../../src/quantum/simulator/rng.ts';
 import { StateVector } from '../../../src/quantum/simulator/state-vector.ts';
 import { patternSearchProblemSchema, qrngProblemSchema } from '../../../src/quantum/solve-schemas.ts';
-import { groverCircuit, groverIterations, groverState, solvePatternSearch, splitRecords } from '../../../src/quantum/solvers/grover-search.ts';
+import { GROVER_MAX_QUBITS, groverCircuit, groverIterations, groverState, solvePatternSearch, splitRecords } from '../../../src/quantum/solvers/grover-search.ts';
 import { solveQrng } from '../../../src/quantum/solvers/grover-qrng.ts';
 import { patternProblem } from '../fixtures.ts';
 
@@ -71,6 +71,16 @@ describe('grover / pattern_search', () => {
 
   it('rejects a search space smaller than the dataset (422, named field)', () => {
     assert.throws(() => search({ ...patternProblem(10, 3), search_space_size: 4 }), (e: { status?: number; param?: string }) => e.status === 422 && e.param === 'problem.search_space_size');
+  });
+
+  it('simulates Grover above the old 20-qubit ceiling (21 qubits here) and finds the record', () => {
+    assert.ok(GROVER_MAX_QUBITS >= 21);
+    const lines = ['order-0 ok', 'order-1 ok', 'order-2 status=FRAUD', 'order-3 ok'];
+    const { solution } = search({ type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'FRAUD', min_confidence: 0.5 }, search_space_size: 2 ** 20 + 1 });
+    assert.equal(solution['method'], 'grover');
+    assert.equal(solution['qubits'], 21);
+    assert.equal(solution['target_index'], 2);
+    assert.ok((solution['success_probability'] as number) > 0.99);
   });
 
   it('falls back to a labelled classical scan beyond the Grover qubit ceiling', () => {

@@ -4,7 +4,7 @@ import { seededRng } from '../../../src/quantum/simulator/rng.ts';
 import { StateVector } from '../../../src/quantum/simulator/state-vector.ts';
 import { classificationProblemSchema, clusteringProblemSchema } from '../../../src/quantum/solve-schemas.ts';
 import { solveClustering } from '../../../src/quantum/solvers/qkmeans-clustering.ts';
-import { measuredFraction, solveClassification, trainSvm, zzFeatureMap } from '../../../src/quantum/solvers/qsvm-classification.ts';
+import { measuredFraction, SCALE_GRID, solveClassification, trainSvm, zzFeatureMap, zzFeatureState } from '../../../src/quantum/solvers/qsvm-classification.ts';
 import { blobs } from '../fixtures.ts';
 
 const ctx = (seed = 1, shots = 1024) => ({ shots, rng: seededRng(seed) });
@@ -75,6 +75,103 @@ describe('qsvm / classification', () => {
   });
 });
 
+/** Two gaussian classes whose centres are `apart` spreads apart (Euclidean), in `dim` features, off the origin and unevenly scaled. */
+function twoClasses(dim: number, apart: number, perClass: number, seed: number): { label: string; features: number[] }[] {
+  const offset = Array.from({ length: dim }, (_, i) => 40 + 15 * i);
+  const step = apart / Math.sqrt(dim);
+  const points = blobs({ left: offset.map(() => 0), right: offset.map(() => step) }, perClass, 1, seed);
+  // features on different scales (the solver standardises them): feature i in units of 10^(i-1)
+  return points.map((p) => ({ label: p.label, features: p.features.map((v, i) => (v + offset[i]!) * 10 ** (i - 1)) }));
+}
+
+/** A classical RBF SVM (γ = 1/dim on standardised features) trained and scored in the test: the baseline. */
+function rbfAccuracy(train: { label: string; features: number[] }[], test: { label: string; features: number[] }[]): number {
+  const dim = train[0]!.features.length;
+  const mean = Array.from({ length: dim }, (_, f) => train.reduce((s, d) => s + d.features[f]!, 0) / train.length);
+  const sd = Array.from({ length: dim }, (_, f) => Math.sqrt(train.reduce((s, d) => s + (d.features[f]! - mean[f]!) ** 2, 0) / train.length));
+  const z = (x: number[]) => x.map((v, f) => (v - mean[f]!) / sd[f]!);
+  const k = (a: number[], b: number[]) => Math.exp(-a.reduce((s, v, i) => s + (v - b[i]!) ** 2, 0) / dim);
+  const zt = train.map((d) => z(d.features));
+  const y = Int8Array.from(train, (d) => (d.label === 'left' ? 1 : -1));
+  const { alpha, b } = trainSvm(zt.map((a) => Float64Array.from(zt, (c) => k(a, c))), y);
+  return test.filter((t) => {
+    const zz = z(t.features);
+    const f = zt.reduce((s, zi, i) => s + alpha[i]! * y[i]! * k(zi, zz), b);
+    return (f > 0 ? 'left' : 'right') === t.label;
+  }).length / test.length;
+}
+
+describe('qsvm: standardised features and a cross-validated kernel scale (issue 13)', () => {
+  const run = (train: { label: string; features: number[] }[], test: { features: number[] }[], seed: number) =>
+    solveClassification(classificationProblemSchema.parse({ type: 'classification', training_data: train, predict: test.map((t) => ({ features: t.features })) }), ctx(seed));
+  const accuracyOf = (solution: Record<string, unknown>, test: { label: string }[]) =>
+    (solution['predictions'] as { label: string }[]).filter((p, i) => p.label === test[i]!.label).length / test.length;
+
+  it('the feature state built pass by pass equals running the ZZ feature map gate by gate', () => {
+    const rng = seededRng(8);
+    for (let n = 1; n <= 6; n++) {
+      const x = Array.from({ length: n }, () => 4 * rng.next() - 2);
+      const gates = StateVector.zero(n);
+      zzFeatureMap(x).run(gates);
+      const fast = zzFeatureState(x);
+      for (let z = 0; z < 2 ** n; z++) {
+        assert.ok(Math.abs(fast.re[z]! - gates.re[z]!) < 1e-12 && Math.abs(fast.im[z]! - gates.im[z]!) < 1e-12, `n=${n} z=${z}`);
+      }
+    }
+  });
+
+  it('two 4-feature classes nine spreads apart (20 training points each) are classified without error', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const train = twoClasses(4, 9, 20, seed);
+      const test = twoClasses(4, 9, 20, seed + 100);
+      const { solution } = run(train, test, seed);
+      assert.equal(accuracyOf(solution, test), 1, `seed ${seed}`);
+      assert.equal(rbfAccuracy(train, test), 1, `seed ${seed}: the classical baseline`);
+      assert.equal(solution['training_accuracy'], 1);
+      assert.equal(solution['cross_validated_accuracy'], 1);
+      // a margin, not a memorised training set (the issue saw 32 of 40 points as support vectors)
+      const sv = (solution['support_vectors'] as { count: number }[])[0]!.count;
+      assert.ok(sv <= 10, `seed ${seed}: ${sv} support vectors`);
+    }
+  });
+
+  it('overlapping classes: accuracy above chance and close to a classical RBF SVM on the same data', () => {
+    let ours = 0;
+    let classical = 0;
+    const seeds = [1, 2, 3, 4, 5];
+    for (const seed of seeds) {
+      const train = twoClasses(4, 1.5, 20, seed);
+      const test = twoClasses(4, 1.5, 40, seed + 100);
+      const { solution } = run(train, test, seed);
+      const cv = solution['cross_validated_accuracy'] as number;
+      const fit = solution['training_accuracy'] as number;
+      assert.ok(cv >= 0 && cv <= 1 && fit >= 0 && fit <= 1, `cv ${cv}, training ${fit}`);
+      ours += accuracyOf(solution, test) / seeds.length;
+      classical += rbfAccuracy(train, test) / seeds.length;
+    }
+    assert.ok(ours > 0.6, `mean accuracy ${ours}`);
+    assert.ok(ours >= classical - 0.1, `mean accuracy ${ours} vs the RBF SVM's ${classical}`);
+  });
+
+  it('reports the cross-validation: folds, every candidate scale with its accuracy, the one chosen', () => {
+    const train = twoClasses(3, 4, 12, 6);
+    const { solution } = run(train, [train[0]!], 6);
+    const cv = solution['cross_validation'] as { folds: number; selected_scale: number; selected_by: string; candidates: { kernel_scale: number; cross_validated_accuracy: number }[] };
+    assert.equal(cv.folds, 5);
+    assert.equal(cv.selected_by, 'cross_validation');
+    assert.deepEqual(cv.candidates.map((c) => c.kernel_scale), [...SCALE_GRID]);
+    for (const c of cv.candidates) assert.ok(c.cross_validated_accuracy >= 0 && c.cross_validated_accuracy <= 1);
+    const best = Math.max(...cv.candidates.map((c) => c.cross_validated_accuracy));
+    assert.equal(solution['cross_validated_accuracy'], best);
+    assert.equal(cv.candidates.find((c) => c.kernel_scale === cv.selected_scale)?.cross_validated_accuracy, best);
+    assert.deepEqual(solution['feature_scaling'], { ...(solution['feature_scaling'] as object), method: 'standardise', statistics: 'training_data', kernel_scale: cv.selected_scale });
+    // fewer training points than folds: one fold per point (leave-one-out)
+    const tiny = run(twoClasses(2, 9, 2, 7), [{ features: [0, 0] }], 7).solution;
+    assert.equal((tiny['cross_validation'] as { folds: number }).folds, 4);
+    assert.ok((tiny['cross_validated_accuracy'] as number) >= 0 && (tiny['cross_validated_accuracy'] as number) <= 1);
+  });
+});
+
 describe('qkmeans / clustering', () => {
   it('recovers well-separated blobs with swap-test distances', () => {
     const points = blobs({ p: [0, 0], q: [6, 0], r: [3, 6] }, 12, 0.5, 9).map((b, i) => ({ id: `${b.label}${i}`, features: b.features }));
@@ -110,8 +207,11 @@ describe('qkmeans / qsvm: shot accounting, bounds, ids', () => {
     assert.equal(solution['empty_clusters'], 0);
     const train = blobs({ a: [0, 0], b: [3, 3] }, 4, 0.3, 2);
     const svm = solveClassification(classificationProblemSchema.parse({ type: 'classification', training_data: train, predict: [{ features: [0, 0] }] }), ctx(2));
-    assert.equal(svm.solution['circuits_run'], (8 * 7) / 2 + 8);
-    assert.equal(svm.solution['total_shots'], ((8 * 7) / 2 + 8) * svm.meta.shots);
+    // every candidate scale's training kernel, then one row per prediction
+    const candidates = (svm.solution['cross_validation'] as { candidates: unknown[] }).candidates.length;
+    assert.equal(candidates, SCALE_GRID.length);
+    assert.equal(svm.solution['circuits_run'], (candidates * 8 * 7) / 2 + 8);
+    assert.equal(svm.solution['total_shots'], ((candidates * 8 * 7) / 2 + 8) * svm.meta.shots);
   });
 
   it('refuses huge magnitudes in features by schema (no overflow to a 500)', () => {
