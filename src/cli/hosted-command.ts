@@ -3,14 +3,16 @@ import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import type { HostedServerConfig } from '../hosted/hosted-server.ts';
-import { ConfigError, LOG_LEVELS, parseBytes, parseDuration, pqcTransportFrom, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
+import { ConfigError, hardwareFrom, LOG_LEVELS, parseBytes, parseDuration, pqcTransportFrom, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
+import type { RawHardwareOptions } from '../quantum/hardware/hardware-config.ts';
+import { hardwareOptions } from './hardware-options.ts';
 import { runServer } from './run-server.ts';
 import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
 export const DEFAULT_HOSTED_PORT = 11450;
 
-interface RawHostedOptions extends RawEngineOptions {
+interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
   host?: string;
   port?: string;
   dataDir?: string;
@@ -75,6 +77,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     engine: resolveEngineSettings(raw, dataDir),
     release: { downloadUrl: env.SVC_DOWNLOAD_URL, updaterManifestUrl: env.SVC_UPDATER_MANIFEST_URL, notes: env.SVC_RELEASE_NOTES },
     pqcTransport: pqcTransportFrom(raw.pqcTransport),
+    hardware: hardwareFrom(raw),
   };
 }
 
@@ -88,6 +91,8 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('-d, --data-dir <dir>', 'where the embedded store keeps its database; GGUF files in <dir>/models are served [default: ~/.svc/hosted]').env('SVC_HOSTED_DATA_DIR'));
   // The engine backend's models: the same flags (and SVC_* variables) as `svc serve`.
   for (const option of engineOptions()) hosted.addOption(option);
+  // vendor-eagle's provider: enterprise accounts only (hosted-solve-plugin.ts checks the plan first).
+  for (const option of hardwareOptions()) hosted.addOption(option);
   hosted
     .addOption(new Option('--database-url <url>', 'PostgreSQL URL: share accounts, keys and the ledger between replicas').env('SVC_DATABASE_URL'))
     .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter and hot counters across replicas').env('SVC_REDIS_URL'))

@@ -3,6 +3,7 @@ import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, 
 import { runServer } from './run-server.ts';
 import { TELEMETRY_MODES } from '../telemetry/telemetry-settings.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
+import { hardwareOptions } from './hardware-options.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 /** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
@@ -12,7 +13,7 @@ const REPEATABLE = new Set(['port', 'host', 'model', 'upstream', 'pqcTransport']
  * Log paths pino censors, should a key ever reach a log object (svc's code never puts one
  * there; this is the second line of defence).
  */
-export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
+export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
 
 export type ServeOptions = RawRuntimeOptions & { config?: string };
 
@@ -55,6 +56,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--host <host>', 'loopback address to bind; repeat for several [default: 127.0.0.1 and ::1]').env('SVC_HOST').argParser(collect))
     .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'));
   for (const option of engineOptions()) serve.addOption(option);
+  for (const option of hardwareOptions()) serve.addOption(option);
   serve
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))

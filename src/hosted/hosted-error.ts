@@ -83,6 +83,15 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['solve_time_budget_exceeded', { status: 422, type: 'invalid_request_error' }],
   ['solve_queue_full', { status: 429, type: 'rate_limit_error' }],
   ['substrate_unavailable', { status: 503, type: 'server_error' }],
+  // vendor-eagle through a configured provider (src/quantum/hardware/hardware-errors.ts)
+  ['substrate_unsupported', { status: 422, type: 'invalid_request_error' }],
+  ['circuit_not_transpilable', { status: 422, type: 'invalid_request_error' }],
+  ['hardware_queue_full', { status: 429, type: 'rate_limit_error' }],
+  ['substrate_unreachable', { status: 502, type: 'server_error' }],
+  ['substrate_auth_failed', { status: 502, type: 'server_error' }],
+  ['substrate_provider_error', { status: 502, type: 'server_error' }],
+  ['substrate_job_failed', { status: 502, type: 'server_error' }],
+  ['substrate_timeout', { status: 504, type: 'server_error' }],
   ['shutting_down', { status: 503, type: 'server_error' }],
 ]);
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { openLocalEngine } from '../inference/open-local-engine.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
+import { createHardwareSubstrate, type HardwareConfig } from '../quantum/hardware/hardware-config.ts';
 import type { EngineSettings } from '../runtime/runtime-config.ts';
 import { OffThread } from '../shared/off-thread.ts';
 import { readBuildInfo } from './build-info.ts';
@@ -43,6 +44,8 @@ export interface HostedServerConfig {
   release: ReleaseSettings;
   /** `--pqc-transport`: HTTPS with post-quantum key exchange; with ML-DSA, signed route evidence. */
   pqcTransport?: PqcTransport | undefined;
+  /** `--quantum-provider` and friends: the `vendor-eagle` substrate; undefined, none (503). */
+  hardware?: HardwareConfig | undefined;
 }
 
 export interface HostedServer {
@@ -79,7 +82,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   // Measured Joules for engine backends where the host exposes RAPL; raw_joules is null elsewhere.
   const meter = RaplMeter.open();
   const executor = new RouteExecutor({ engine, meter });
-  const solver = createSolveService({ offThread });
+  const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
   // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
   // The numbers come from the route configuration's `limits` table (defaults where absent).
   const limiter = await openRateLimiter({ redisUrl: config.redisUrl, limits: routes.limits, log });

@@ -78,6 +78,12 @@ function envelope(body: unknown, kind: SolveKind) {
   return { ...request, solver, field: 'problem' as const, problems: [request.problem] };
 }
 
+/** A problem as a solve worker receives it, back to an object (large ones cross threads as JSON text). */
+export function reviveProblem(validated: ValidatedProblem | SerializedProblem): ValidatedProblem {
+  if (!('json' in validated)) return validated;
+  return { solver: validated.solver, type: validated.type, problem: JSON.parse(validated.json) as ValidatedProblem['problem'] };
+}
+
 /** Intake of a parsed body (on the event loop for small bodies; prepareSolveJson on the worker). */
 export function prepareSolve(body: unknown, kind: SolveKind): PreparedSolve {
   const request = envelope(body, kind);

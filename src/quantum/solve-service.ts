@@ -31,7 +31,8 @@ const INTAKE_MODULE = new URL('./solve-intake.ts', import.meta.url);
  * a request that does not fit gets 429 with Retry-After. A batch is admitted whole or not at
  * all, its problems run in parallel across the pool and come back in request order.
  *
- * No hardware provider can be configured yet: `vendor-eagle` is answered with 503.
+ * `vendor-eagle` problems go to the hardware substrate instead (src/quantum/hardware): 503
+ * unless a provider is configured.
  */
 export interface SolveServiceOptions {
   /** Worker threads; default: the machine's available parallelism. */
@@ -54,12 +55,16 @@ export interface SolveServiceOptions {
 
 /**
  * The hardware substrate, consulted only for a request that names `vendor-eagle` and has passed
- * the caller's guard (the hosted tier's enterprise check). No provider exists yet, so whatever
- * `consult` does, the problem is then answered 503: nothing here runs on hardware.
+ * the caller's guard (the hosted tier's enterprise check). ProviderHardware
+ * (hardware/hardware-substrate.ts) is the implementation.
  */
 export interface HardwareSubstrate {
-  /** Throws the ApiError to answer (503 `substrate_unavailable` when no provider is reachable). */
-  consult(): void;
+  readonly status: 'configured' | 'not_configured';
+  /** Throws the ApiError to answer: 503 `substrate_unavailable` (naming what is missing), 422 for a problem hardware cannot take, 429 when its queue is full. */
+  admit(problems: readonly (ValidatedProblem | SerializedProblem)[]): void;
+  /** Runs one admitted problem (queued behind earlier ones). */
+  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }>;
+  close?(): Promise<void>;
 }
 
 /** Per request: checked after the body is validated, before the substrate or the queue is consulted. */
@@ -85,15 +90,19 @@ function substrateUnavailable(): ApiError {
 }
 
 export const UNCONFIGURED_HARDWARE: HardwareSubstrate = {
-  consult() {
+  status: 'not_configured',
+  admit() {
     throw substrateUnavailable();
+  },
+  run() {
+    return Promise.reject(substrateUnavailable());
   },
 };
 
 export interface SolverCapability {
   solvers: string[];
   substrate: 'simulated';
-  substrates: { local: 'available'; 'vendor-eagle': 'not_configured' };
+  substrates: { local: 'available'; 'vendor-eagle': 'configured' | 'not_configured' };
   /** The simulator's memory ceiling on this machine. */
   max_qubits: number;
   /** What each solver actually simulates at most (beyond: a labelled classical method or a 422). */
@@ -120,11 +129,11 @@ export function solverMaxQubits(): Record<string, number> {
 }
 
 /** What `/health` reports under `quantum`: the solvers, the substrate and this machine's qubit ceiling. */
-export function solverCapability(workers = availableParallelism()): SolverCapability {
+export function solverCapability(workers = availableParallelism(), hardware: HardwareSubstrate['status'] = 'not_configured'): SolverCapability {
   return {
     solvers: [...SOLVER_NAMES],
     substrate: 'simulated',
-    substrates: { local: 'available', 'vendor-eagle': 'not_configured' },
+    substrates: { local: 'available', 'vendor-eagle': hardware },
     max_qubits: maxQubits(),
     solver_max_qubits: solverMaxQubits(),
     workers,
@@ -171,7 +180,7 @@ export class SolveService {
   }
 
   capability(): SolverCapability {
-    return solverCapability(this.workers);
+    return solverCapability(this.workers, this.#hardware.status);
   }
 
   /** Problems running and waiting now. */
@@ -204,6 +213,7 @@ export class SolveService {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#ownsOffThread) await this.#offThread.close();
+    await this.#hardware.close?.();
     const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
     for (const job of this.#queue.splice(0)) job.reject(closing);
     await Promise.all(
@@ -231,13 +241,17 @@ export class SolveService {
     const { solver, substrate, shots, seed, field, problems } = request;
     call.onSolver?.(solver);
     call.guard?.(substrate);
-    this.#checkSubstrate(substrate);
     // Every problem is admitted before any runs, so none is left behind by a refusal.
-    this.#admit(problems.filter((p) => !isRejected(p)).length);
+    const hardware = substrate === 'vendor-eagle';
+    const runnable = problems.filter((p) => !isRejected(p)) as (ValidatedProblem | SerializedProblem)[];
+    if (hardware) this.#hardware.admit(runnable);
+    else this.#admit(runnable.length);
+    // vendor-eagle problems go through the hardware lane (queued, one job at a time), the others to the pool.
+    const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
     if (!request.batch) {
       const problem = problems[0]!;
       if (isRejected(problem)) throw new ApiError(problem.rejected);
-      const result = await this.#submit(problem, { shots, seed });
+      const result = await submit(problem, { shots, seed });
       return {
         id: newId('qj_'),
         solver,
@@ -252,7 +266,7 @@ export class SolveService {
     const threads = problems.length > 1 ? 1 : undefined;
     // Each problem settles on its own: a failed one is answered in its place while the others complete.
     const outcomes = await Promise.all(
-      problems.map(async (v, i) => (isRejected(v) ? v : settle(this.#submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })))),
+      problems.map(async (v, i) => (isRejected(v) ? v : settle(submit(v, { shots, threads, seed: seed === undefined ? undefined : (seed + i) % 2 ** 32 })))),
     );
     const { results, counts } = batchItems(outcomes, field, call.itemError);
     return {
@@ -265,13 +279,6 @@ export class SolveService {
       total_elapsed_ms: Math.round(performance.now() - started),
       ...(seed === undefined ? {} : { seed }),
     };
-  }
-
-  #checkSubstrate(substrate: Substrate): void {
-    if (substrate === 'vendor-eagle') {
-      this.#hardware.consult();
-      throw substrateUnavailable();
-    }
   }
 
   /** Refuses with 429 unless `count` problems can start or wait now. */

@@ -5,8 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
-import type { SerializedProblem } from './solve-intake.ts';
-import type { Problem } from './solve-schemas.ts';
+import { reviveProblem, type SerializedProblem } from './solve-intake.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
 
 export interface WorkerRequest {
@@ -16,11 +15,6 @@ export interface WorkerRequest {
   options: RunOptions;
 }
 
-function revive(validated: ValidatedProblem | SerializedProblem): ValidatedProblem {
-  if (!('json' in validated)) return validated;
-  return { solver: validated.solver, type: validated.type, problem: JSON.parse(validated.json) as Problem };
-}
-
 export type WorkerReply =
   | { id: number; ok: true; result: ReturnType<typeof runValidated> }
   | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
@@ -28,7 +22,7 @@ export type WorkerReply =
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
-    reply = { id: request.id, ok: true, result: runValidated(revive(request.validated), request.options) };
+    reply = { id: request.id, ok: true, result: runValidated(reviveProblem(request.validated), request.options) };
   } catch (error) {
     reply = { id: request.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }

@@ -7,6 +7,7 @@ import { openLocalEngine } from '../inference/open-local-engine.ts';
 import { MergedModelRegistry } from '../inference/merged-model-registry.ts';
 import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
+import { createHardwareSubstrate } from '../quantum/hardware/hardware-config.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
 import { buildBaseApp, buildLocalApp, installListenerGuards } from './app.ts';
 import { createHttpServer } from './http-server.ts';
@@ -142,7 +143,9 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const registry = new MergedModelRegistry([served, spaces.models]);
   // One intake worker parses every large body, for the OpenAI routes and the solve endpoints.
   const offThread = new OffThread();
-  const solver = createSolveService({ offThread });
+  // vendor-eagle: a provider only when --quantum-provider is set (no outbound traffic otherwise).
+  const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
+  if (config.hardware !== undefined) log.info({ quantumProvider: new URL(config.hardware.providerUrl).origin, quantumBackend: config.hardware.backend }, `substrate vendor-eagle: ${config.hardware.backend} at ${new URL(config.hardware.providerUrl).origin}`);
   const draining = new AbortController();
   const shutdown = new AbortController();
   const requestTimeoutMs = Number.isFinite(config.requestTimeoutMs) ? config.requestTimeoutMs : 0;

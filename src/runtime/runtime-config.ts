@@ -13,6 +13,7 @@ import { UserError } from '../shared/user-error.ts';
 import { isLoopbackHostname } from './loopback-guard.ts';
 import { resolveUpstreams, upstreamFromFlag, UpstreamConfigError, type UpstreamTable } from './upstream-config.ts';
 import { parsePqcTransport, PqcTransportError, type PqcTransport } from '../transport/pqc-transport-options.ts';
+import { resolveHardwareConfig, type HardwareConfig, type RawHardwareOptions } from '../quantum/hardware/hardware-config.ts';
 import { resolveTelemetrySettings, TelemetryConfigError, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
@@ -55,6 +56,8 @@ export interface RuntimeConfig {
   mcp: McpConfig;
   /** `--pqc-transport`: HTTPS with post-quantum key exchange (src/transport, docs/transport.md); undefined, plain HTTP. */
   pqcTransport: PqcTransport | undefined;
+  /** `--quantum-provider` and friends: the `vendor-eagle` substrate's provider (docs/solvers.md); undefined, none (503). */
+  hardware: HardwareConfig | undefined;
 }
 
 export interface McpConfig {
@@ -89,7 +92,7 @@ export const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
 export const DEFAULT_MAX_TOKENS = 2048;
 
 /** What the CLI hands over: raw strings from flags or their environment variables. */
-export interface RawRuntimeOptions {
+export interface RawRuntimeOptions extends RawHardwareOptions {
   port?: string[] | undefined;
   host?: string[] | undefined;
   dataDir?: string | undefined;
@@ -264,11 +267,21 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     spacesEmbedder: raw.spacesEmbedder === undefined || raw.spacesEmbedder.trim() === '' ? undefined : raw.spacesEmbedder.trim(),
     mcp: mcpFrom(raw),
     pqcTransport: pqcTransportFrom(raw.pqcTransport),
+    hardware: hardwareFrom(raw),
   };
   if (config.mcp.port !== undefined && config.mcp.port !== 0 && config.ports.includes(config.mcp.port)) {
     throw new ConfigError(`--mcp-port ${config.mcp.port}: the daemon already serves that port (with /mcp on it); pick another, or leave --mcp-port out to share it.`);
   }
   return config;
+}
+
+/** `--quantum-*`, for `svc serve` and `svc hosted` alike. */
+export function hardwareFrom(raw: RawHardwareOptions): HardwareConfig | undefined {
+  try {
+    return resolveHardwareConfig(raw, parseDuration);
+  } catch (error) {
+    throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
+  }
 }
 
 /** `--pqc-transport`, for `svc serve` and `svc hosted` alike. */

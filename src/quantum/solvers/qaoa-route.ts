@@ -233,7 +233,7 @@ function qaoaRoute(
   const m = stops.length;
   const v = (i: number, p: number): number => i * m + p;
   const { n, q, offset } = routeQubo(model, stops, around);
-  const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads });
+  const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads, sample: ctx.sample });
   const decode = (z: number): number[] | undefined => {
     const order: number[] = [];
     for (let p = 0; p < m; p++) {

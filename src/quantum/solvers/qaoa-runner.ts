@@ -57,6 +57,8 @@ export interface QaoaOptions {
   rng: Rng;
   maxEvaluations?: number;
   threads?: number | undefined;
+  /** Counts from elsewhere (the hardware substrate) for the final circuit, instead of sampling the state. */
+  sample?: ((circuit: Circuit) => Map<number, number>) | undefined;
   /** Skip the optimiser and run these angles (tests: γ = β = 0 must give no amplification). */
   fixedAngles?: { gammas: number[]; betas: number[] };
 }
@@ -207,6 +209,6 @@ export function runQaoa(qubits: number, cost: QaoaCost, options: QaoaOptions): Q
 
   const state = qaoaState(qubits, prepared, gammas, betas, simOptions);
   const energy = expectationDiagonal(state, diag);
-  const counts = sampleCounts(state, options.shots, options.rng);
+  const counts = options.sample?.(circuit) ?? sampleCounts(state, options.shots, options.rng);
   return { qubits, diag, gammas, betas, energy, counts, circuit, evaluations, state };
 }

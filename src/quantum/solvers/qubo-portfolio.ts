@@ -314,7 +314,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   const sub = n > QAOA_OPTIMISED_MAX_ASSETS ? transferModel(model) : undefined;
   const tuned = sub && runQaoa(TRANSFER_ASSETS, { diagonal: penalisedDiagonal(sub).diagonal }, { shots: 0, rng: ctx.rng, layers: QAOA_LAYERS, threads: 1 });
   const fixedAngles = tuned && { gammas: tuned.gammas, betas: tuned.betas };
-  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: QAOA_LAYERS, threads: ctx.threads, fixedAngles });
+  const run = runQaoa(n, { diagonal, label: 'portfolio_cost' }, { shots: ctx.shots, rng: ctx.rng, layers: QAOA_LAYERS, threads: ctx.threads, fixedAngles, sample: ctx.sample });
   const scored = new Map<number, Stats>();
   for (const z of run.counts.keys()) scored.set(z, evaluateMask(model, z));
   let best: { z: number; members: number[]; stats: Stats } | null = null;

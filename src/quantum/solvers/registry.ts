@@ -90,12 +90,14 @@ export interface RunOptions {
   seed?: number | undefined;
   /** Simulator threads per evaluation (the service passes 1 when problems already run side by side). */
   threads?: number | undefined;
+  /** The hardware substrate's sampler (SolverContext.sample); only in the thread that runs the solver. */
+  sample?: SolverContext['sample'];
 }
 
 /** Runs a validated problem in this thread. Capacity refusals become 422 `problem_too_large`. */
 export function runValidated(validated: ValidatedProblem, options: RunOptions): SolverOutput & { meta: SolveMeta } {
   const started = performance.now();
-  const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed), threads: options.threads };
+  const ctx: SolverContext = { shots: options.shots, rng: options.seed === undefined ? cryptoRng() : seededRng(options.seed), threads: options.threads, sample: options.sample };
   const implementation = problemTypesOf(validated.solver).get(validated.type)!.implementation;
   let output: SolverOutput;
   try {

@@ -6,6 +6,9 @@ import { hostedSolvePlugin } from '../../../src/hosted/solve/hosted-solve-plugin
 import { SolveService, UNCONFIGURED_HARDWARE, type SolveServiceOptions } from '../../../src/quantum/solve-service.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
 import { patternProblem, portfolioProblem } from '../../quantum/fixtures.ts';
+import { startMockQuantumProvider } from '../../helpers/mock-quantum-provider.ts';
+import { createHardwareSubstrate, resolveHardwareConfig } from '../../../src/quantum/hardware/hardware-config.ts';
+import { parseDuration } from '../../../src/runtime/runtime-config.ts';
 
 interface Fixture {
   app: FastifyInstance;
@@ -18,7 +21,7 @@ interface Fixture {
 async function build(t: TestContext, options: SolveServiceOptions = {}): Promise<Fixture> {
   let calls = 0;
   // The default (unconfigured) substrate, counted: it is what an enterprise request reaches.
-  const service = new SolveService({ workers: 1, ...options, hardware: { consult: () => { calls++; UNCONFIGURED_HARDWARE.consult(); } } });
+  const service = new SolveService({ workers: 1, ...options, hardware: { ...UNCONFIGURED_HARDWARE, admit: (problems) => { calls++; UNCONFIGURED_HARDWARE.admit(problems); } } });
   t.after(() => service.close());
   const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });
   return {
@@ -140,4 +143,25 @@ test('a full solve queue is 429 solve_queue_full with retry_after_seconds and Re
     assert.ok(Number(error.retry_after_seconds) >= 1);
     assert.ok(Number(answer.headers['retry-after']) >= 1);
   }
+});
+
+test('vendor-eagle with an enterprise plan and a configured provider: solved on the provider; without the plan still 403', async (t) => {
+  const provider = await startMockQuantumProvider({ token: 'hosted-quantum-token' });
+  t.after(() => provider.close());
+  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' }, parseDuration);
+  const service = new SolveService({ workers: 1, hardware: createHardwareSubstrate(config, { SVC_QUANTUM_TOKEN: 'hosted-quantum-token' }) });
+  t.after(() => service.close());
+  const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });
+  const keyFor = async (enterprise: boolean) => {
+    const account = await store.createAccount({ name: 'quantum', plan: { ...FREE_PLAN, enterprise } });
+    return (await store.issueKey(account.id, { scope: 'supercomputer' })).secret;
+  };
+  const res = await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(16, 7), substrate: 'vendor-eagle', seed: 1 }, await keyFor(true));
+  assert.equal(res.statusCode, 200, res.body);
+  const body = res.json() as { substrate: string; solution: { target_index: number; hardware: { jobs: { provider_job_id: string }[] } } };
+  assert.equal(body.substrate, 'vendor-eagle');
+  assert.equal(body.solution.target_index, 7);
+  assert.equal(body.solution.hardware.jobs[0]!.provider_job_id, provider.jobs[0]!.id);
+  assertEnvelope(await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(16, 7), substrate: 'vendor-eagle' }, await keyFor(false)), 403, 'enterprise_plan_required');
+  assert.equal(provider.jobs.length, 1);
 });

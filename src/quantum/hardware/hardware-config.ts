@@ -1,0 +1,66 @@
+import { Secret } from '../../shared/secret.ts';
+import { ProviderHardware } from './hardware-substrate.ts';
+import { RuntimeSamplerClient } from './runtime-sampler-client.ts';
+
+/** The environment variable the provider's bearer token is read from (never a flag: flags show in `ps`). */
+export const QUANTUM_TOKEN_ENV = 'SVC_QUANTUM_TOKEN';
+
+/** `--quantum-*` as the CLI hands them over (flags or their SVC_QUANTUM_* variables). */
+export interface RawHardwareOptions {
+  quantumProvider?: string | undefined;
+  quantumBackend?: string | undefined;
+  quantumInstance?: string | undefined;
+  quantumApiVersion?: string | undefined;
+  quantumTimeout?: string | undefined;
+  quantumPoll?: string | undefined;
+}
+
+/** The hardware provider, when one is configured: opt-in, so no outbound connection without it. */
+export interface HardwareConfig {
+  providerUrl: string;
+  backend: string;
+  instance: string | undefined;
+  apiVersion: string | undefined;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+/** Checks the flags; throws an Error whose message is one line for the CLI (the caller wraps it in its ConfigError). */
+export function resolveHardwareConfig(raw: RawHardwareOptions, parseDuration: (value: string, what: string) => number): HardwareConfig | undefined {
+  const provider = raw.quantumProvider?.trim() ?? '';
+  const backend = raw.quantumBackend?.trim() ?? '';
+  if (provider === '') {
+    if (backend !== '') throw new Error('--quantum-backend needs --quantum-provider (the job API URL, e.g. https://quantum.cloud.ibm.com/api/v1).');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(provider);
+  } catch {
+    throw new Error(`--quantum-provider: '${provider}' is not a URL (e.g. https://quantum.cloud.ibm.com/api/v1).`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--quantum-provider: '${provider}' must be an http(s) URL.`);
+  if (url.username !== '' || url.password !== '') throw new Error(`--quantum-provider: put no credentials in the URL; the token goes in ${QUANTUM_TOKEN_ENV}.`);
+  if (backend === '') throw new Error('--quantum-provider needs --quantum-backend: the backend to run on, e.g. ibm_brisbane.');
+  const timeoutMs = parseDuration(raw.quantumTimeout ?? '10m', '--quantum-timeout');
+  const pollMs = parseDuration(raw.quantumPoll ?? '2s', '--quantum-poll');
+  if (!(timeoutMs >= 100) || !Number.isFinite(timeoutMs)) throw new Error(`--quantum-timeout: '${raw.quantumTimeout}' must be a finite duration of at least 100ms.`);
+  if (!(pollMs >= 10) || !Number.isFinite(pollMs)) throw new Error(`--quantum-poll: '${raw.quantumPoll}' must be a finite duration of at least 10ms.`);
+  const optional = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
+  return { providerUrl: url.href.replace(/\/+$/, ''), backend, instance: optional(raw.quantumInstance), apiVersion: optional(raw.quantumApiVersion), timeoutMs, pollMs };
+}
+
+/** The `vendor-eagle` substrate for a daemon: 503 naming what is missing, unless provider, backend and token are all there. */
+export function createHardwareSubstrate(config: HardwareConfig | undefined, env: NodeJS.ProcessEnv = process.env): ProviderHardware {
+  if (config === undefined) return new ProviderHardware({ client: undefined });
+  const token = env[QUANTUM_TOKEN_ENV];
+  if (token === undefined || token === '') {
+    return new ProviderHardware({ client: undefined, missing: `a hardware provider is configured but ${QUANTUM_TOKEN_ENV} (its token) is not set` });
+  }
+  return new ProviderHardware({
+    client: new RuntimeSamplerClient({
+      baseUrl: config.providerUrl, backend: config.backend, token: new Secret(token), tokenEnv: QUANTUM_TOKEN_ENV,
+      instance: config.instance, apiVersion: config.apiVersion, timeoutMs: config.timeoutMs, pollMs: config.pollMs,
+    }),
+  });
+}

@@ -1,0 +1,117 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { seededRng } from '../../src/quantum/simulator/rng.ts';
+import { sampleIsaQasm } from './isa-qasm-simulator.ts';
+
+/**
+ * A local HTTP server that speaks the IBM Quantum Runtime job API as the hardware client uses it
+ * (POST /jobs, GET /jobs/{id}, GET /jobs/{id}/results, POST /jobs/{id}/cancel under /api/v1) and
+ * runs each submitted OpenQASM 3 program on svc's own simulator (isa-qasm-simulator.ts), so a
+ * hardware solve makes a real round trip: transpile → HTTP → parse → simulate → samples → decode.
+ *
+ * `behaviour` decides what the next jobs do: complete after `pollsBeforeDone` Queued/Running
+ * answers, fail with a reason, stay queued forever, or answer samples as `counts` instead.
+ */
+export interface MockJob {
+  id: string;
+  backend: string;
+  qasm: string;
+  shots: number;
+  polls: number;
+  status: 'Queued' | 'Running' | 'Completed' | 'Failed' | 'Cancelled';
+  created: number;
+  finished?: number;
+}
+
+export interface MockProviderOptions {
+  token: string;
+  pollsBeforeDone?: number;
+  behaviour?: 'complete' | 'fail' | 'never' | 'counts';
+  seed?: number;
+  /** Jobs (by id, e.g. job-2) that fail whatever `behaviour` says. */
+  failJobs?: readonly string[];
+}
+
+export interface MockProvider {
+  /** The job API base, e.g. http://127.0.0.1:PORT/api/v1. */
+  url: string;
+  jobs: MockJob[];
+  /** Authorization headers seen, in order. */
+  authorizations: string[];
+  cancelled: string[];
+  options: MockProviderOptions;
+  close(): Promise<void>;
+}
+
+export async function startMockQuantumProvider(options: MockProviderOptions): Promise<MockProvider> {
+  const jobs: MockJob[] = [];
+  const authorizations: string[] = [];
+  const cancelled: string[] = [];
+  let rngSeed = options.seed ?? 1;
+  const send = (res: ServerResponse, status: number, body: unknown): void => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+  const readBody = async (req: IncomingMessage): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  const server = createServer((req, res) => {
+    void (async () => {
+      authorizations.push(req.headers.authorization ?? '');
+      if (req.headers.authorization !== `Bearer ${options.token}`) return send(res, 401, { errors: [{ message: 'Invalid or expired token', code: 1001 }] });
+      const url = new URL(req.url ?? '/', 'http://x');
+      const path = url.pathname.replace(/^\/api\/v1/, '');
+      if (req.method === 'POST' && path === '/jobs') {
+        const body = JSON.parse(await readBody(req)) as { program_id?: string; backend?: string; params?: { pubs?: unknown[][]; version?: number } };
+        const pub = body.params?.pubs?.[0];
+        if (body.program_id !== 'sampler' || typeof body.backend !== 'string' || body.params?.version !== 2 || !Array.isArray(pub) || typeof pub[0] !== 'string' || typeof pub[2] !== 'number') {
+          return send(res, 400, { errors: [{ message: 'Invalid job parameters', code: 1200 }] });
+        }
+        const job: MockJob = { id: `job-${jobs.length + 1}`, backend: body.backend, qasm: pub[0], shots: pub[2], polls: 0, status: 'Queued', created: Date.now() };
+        jobs.push(job);
+        return send(res, 200, { id: job.id, backend: job.backend });
+      }
+      const match = /^\/jobs\/([^/]+)(\/results|\/cancel)?$/.exec(path);
+      const job = match === null ? undefined : jobs.find((j) => j.id === decodeURIComponent(match[1]!));
+      if (job === undefined) return send(res, 404, { errors: [{ message: 'Job not found', code: 1291 }] });
+      if (req.method === 'POST' && match![2] === '/cancel') {
+        job.status = 'Cancelled';
+        cancelled.push(job.id);
+        return void res.writeHead(204).end();
+      }
+      if (req.method === 'GET' && match![2] === undefined) {
+        const behaviour = options.behaviour ?? 'complete';
+        if (job.status === 'Queued' || job.status === 'Running') {
+          job.polls++;
+          if (behaviour !== 'never' && job.polls > (options.pollsBeforeDone ?? 1)) {
+            job.status = behaviour === 'fail' || options.failJobs?.includes(job.id) === true ? 'Failed' : 'Completed';
+            job.finished = Date.now();
+          } else if (behaviour !== 'never' && job.polls > 0) job.status = 'Running';
+        }
+        const reason = job.status === 'Failed' ? 'Error running job: qubit 3 is not operational' : '';
+        return send(res, 200, { id: job.id, backend: job.backend, status: job.status, state: { status: job.status, reason } });
+      }
+      if (req.method === 'GET' && match![2] === '/results') {
+        if (job.status !== 'Completed') return send(res, 409, { errors: [{ message: 'Job not completed', code: 1300 }] });
+        const counts = sampleIsaQasm(job.qasm, job.shots, seededRng(rngSeed++));
+        const bits = /bit\[(\d+)\] c;/.exec(job.qasm)![1]!;
+        const hex = (v: number): string => `0x${v.toString(16)}`;
+        const register = options.behaviour === 'counts'
+          ? { counts: Object.fromEntries([...counts].map(([v, n]) => [hex(v), n])), num_bits: Number(bits) }
+          : { samples: [...counts].flatMap(([v, n]) => Array<string>(n).fill(hex(v))), num_bits: Number(bits) };
+        return send(res, 200, { results: [{ data: { c: register }, metadata: { circuit_metadata: {} } }], metadata: { version: 2 } });
+      }
+      return send(res, 404, { errors: [{ message: 'Not found' }] });
+    })().catch((error: unknown) => send(res, 500, { errors: [{ message: String(error) }] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api/v1`, jobs, authorizations, cancelled, options,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
