@@ -1,9 +1,12 @@
 /**
  * Watches, from outside, every IP socket a process holds: its open file descriptors
  * (`/proc/PID/fd`, `socket:[inode]`) joined with its network namespace's socket tables
- * (`/proc/PID/net/{tcp,tcp6,udp,udp6,raw,raw6}`) on a short interval. It sees what no hook in
- * the process can miss: sockets of worker threads, of native code (llama.cpp), and the resolver's
- * UDP sockets (getaddrinfo and c-ares run in-process). Linux only (`available()`).
+ * (`/proc/PID/net/{tcp,tcp6,udp,udp6,raw,raw6}`) on a short interval. It sees sockets that hooks
+ * in the process do not: those of worker threads, of native code (llama.cpp), and the resolver's
+ * UDP sockets (getaddrinfo and c-ares run in-process). It is a sampler, not a trace: a socket that
+ * opens and closes between two polls (a refused connect or a one-datagram send lasts well under a
+ * millisecond) is never seen. test/transport/offline-daemon.test.ts covers those with the network
+ * namespace's own counters (/proc/PID/net/snmp). Linux only (`available()`).
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
