@@ -4,8 +4,8 @@ import { shownEndpoint, type TelemetrySettings } from './telemetry-settings.ts';
 
 /**
  * Everything `basic` telemetry sends, whole: two numbers. Nothing about what ran (no model,
- * solver, prompt, problem or answer) and no identity: no id, host name, address or version
- * in the body.
+ * solver, prompt, problem or answer) and no identity: no id, host name, address or version,
+ * in the body or the headers.
  */
 export interface TelemetryPayload {
   /** Seconds since the daemon started. */
@@ -23,8 +23,6 @@ export interface TelemetryReporterOptions {
   settings: TelemetrySettings;
   /** Jobs finished in the last 24 hours. */
   dailyJobCount: () => number;
-  /** `svc/<version>`: the only header besides content-type and the ones HTTP itself needs. */
-  userAgent: string;
   /** A scheduled report that failed: one warning each, and serving goes on. */
   onWarning: (message: string) => void;
   onSent?: (message: string) => void;
@@ -96,7 +94,7 @@ export class TelemetryReporter {
     if (this.settings.mode !== 'basic' || endpoint === undefined) throw new TelemetrySendError('telemetry is none: nothing is sent');
     const payload = this.payload();
     const body = JSON.stringify(payload);
-    const status = await post(endpoint, body, this.#options.userAgent, this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
+    const status = await post(endpoint, body, this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
     if (status < 200 || status > 299) throw new TelemetrySendError(`the endpoint answered ${status}`);
     const sentAt = new Date(this.#now()).toISOString();
     this.#lastSentAt = sentAt;
@@ -108,15 +106,17 @@ export class TelemetryReporter {
 /**
  * POSTs `body` with node:http(s) rather than fetch: fetch adds headers of its own (accept,
  * accept-language, sec-fetch-mode, accept-encoding), and a report should carry exactly what
- * docs/telemetry.md lists. No agent: one connection, closed after the answer.
+ * docs/telemetry.md lists. node:http adds only host and connection (no user-agent), and svc sets
+ * no user-agent either: the contract allows uptime and the job count, not svc's version. No
+ * agent: one connection, closed after the answer.
  */
-function post(endpoint: URL, body: string, userAgent: string, timeoutMs: number): Promise<number> {
+function post(endpoint: URL, body: string, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const send = endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(endpoint, {
       method: 'POST',
       agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': userAgent },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       signal: AbortSignal.timeout(timeoutMs),
     }, (response: IncomingMessage) => {
       // The answer's body is not needed; read it so the connection can close.

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { JobLog } from '../shared/job-log.ts';
-import { SVC_VERSION } from '../shared/version.ts';
 import { JobLogFile } from './job-log-file.ts';
 import { TelemetryReporter } from './telemetry-reporter.ts';
 import { telemetryRoutes } from './telemetry-routes.ts';
@@ -37,7 +36,6 @@ export function openTelemetry(options: { dataDir: string; settings: TelemetrySet
   const reporter = new TelemetryReporter({
     settings: options.settings,
     dailyJobCount: () => jobLog.dailyCount(),
-    userAgent: `svc/${SVC_VERSION}`,
     onWarning: (message) => log.warn({}, message),
     onSent: (message) => log.info(message),
   });

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
 import { runCliToEnd, startDaemon, startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
-import { SVC_VERSION } from '../../src/shared/version.ts';
 
 interface Captured {
   method: string;
@@ -85,9 +84,8 @@ function assertReport(report: Captured): void {
   assert.deepEqual(Object.keys(body).sort(), ['daily_job_count', 'uptime_seconds'], report.body);
   assert.ok(Number.isInteger(body.uptime_seconds) && (body.uptime_seconds as number) >= 0);
   assert.ok(Number.isInteger(body.daily_job_count) && (body.daily_job_count as number) >= 0);
-  // Nothing that identifies the machine or the user: only what HTTP needs, the type and svc's version.
-  assert.deepEqual(Object.keys(report.headers).sort(), ['connection', 'content-length', 'content-type', 'host', 'user-agent']);
-  assert.equal(report.headers['user-agent'], `svc/${SVC_VERSION}`);
+  // Nothing that identifies the machine, the user or the software: only what HTTP needs and the type.
+  assert.deepEqual(Object.keys(report.headers).sort(), ['connection', 'content-length', 'content-type', 'host']);
   assert.equal(report.headers['content-type'], 'application/json');
   assert.equal(report.headers.connection, 'close');
 }
