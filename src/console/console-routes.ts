@@ -1,5 +1,6 @@
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built console (committed; `npm run build:console` writes it from console/, see docs/console.md). */
@@ -17,13 +18,25 @@ export const CONSOLE_CSP =
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**
+ * The cache rule for a file served from `root`: hashed files under `root/assets/` for a year,
+ * everything else (index.html) revalidated. Decided on the path inside `root`, not the absolute
+ * one: svc installed under some folder named `assets` must not cache index.html for a year.
+ */
+export function cacheControlFor(root: string, filePath: string): string {
+  const [top] = relative(root, filePath).split(sep);
+  return top === 'assets' ? IMMUTABLE : 'no-cache';
+}
+
+/**
  * Serves the console at `/` (index.html, revalidated on every load so a new build is picked up)
  * and its hashed assets under `/assets/` (cached for a year). Registered on the local app, so
  * the loopback guard (Host and Origin) and the error envelope cover it like every API route.
  * `wildcard: false` registers one route per file found at start: any other path stays the
  * daemon's own 404 in the envelope, and no path can reach outside the folder.
  */
-export async function consoleRoutes(app: FastifyInstance): Promise<void> {
+export async function consoleRoutes(app: FastifyInstance, options: { root?: string } = {}): Promise<void> {
+  // `root`: another copy of the built console (tests); the committed build by default.
+  const root = options.root ?? CONSOLE_DIST;
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CONSOLE_CSP);
     reply.header('x-content-type-options', 'nosniff');
@@ -32,14 +45,14 @@ export async function consoleRoutes(app: FastifyInstance): Promise<void> {
     return payload;
   });
   await app.register(fastifyStatic, {
-    root: CONSOLE_DIST,
+    root,
     prefix: '/',
     wildcard: false,
     index: ['index.html'],
     decorateReply: false,
     cacheControl: false,
     setHeaders: (reply, path) => {
-      reply.header('cache-control', path.includes('/assets/') ? IMMUTABLE : 'no-cache');
+      reply.header('cache-control', cacheControlFor(root, path));
     },
   });
 }
