@@ -94,7 +94,14 @@ export class TelemetryReporter {
     if (this.settings.mode !== 'basic' || endpoint === undefined) throw new TelemetrySendError('telemetry is none: nothing is sent');
     const payload = this.payload();
     const body = JSON.stringify(payload);
-    const status = await post(endpoint, body, this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
+    let status: number;
+    try {
+      status = await post(endpoint, body, this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
+    } catch (error) {
+      // node:http can throw on its own (a URIError from the endpoint's user info): whatever
+      // stops a report is a report that did not get through (502), never a 500.
+      throw error instanceof TelemetrySendError ? error : new TelemetrySendError((error as Error).message);
+    }
     if (status < 200 || status > 299) throw new TelemetrySendError(`the endpoint answered ${status}`);
     const sentAt = new Date(this.#now()).toISOString();
     this.#lastSentAt = sentAt;

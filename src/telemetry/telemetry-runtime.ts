@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { JobLog } from '../shared/job-log.ts';
 import { JobLogFile } from './job-log-file.ts';
 import { TelemetryReporter } from './telemetry-reporter.ts';
-import { telemetryRoutes } from './telemetry-routes.ts';
+import { SEND_MIN_GAP_MS, telemetryRoutes } from './telemetry-routes.ts';
 import type { TelemetrySettings } from './telemetry-settings.ts';
 
 /** What telemetry needs of the daemon's logger. */
@@ -42,7 +42,8 @@ export function openTelemetry(options: { dataDir: string; settings: TelemetrySet
   return {
     jobLog,
     reporter,
-    plugin: async (app) => { await app.register(telemetryRoutes, { reporter }); },
+    // With the interval knob shorter than the gap, the timer posts that often anyway.
+    plugin: async (app) => { await app.register(telemetryRoutes, { reporter, minGapMs: Math.min(SEND_MIN_GAP_MS, options.settings.intervalMs) }); },
     start() {
       const endpoint = reporter.shownEndpoint;
       if (options.settings.mode === 'basic') log.info(`telemetry basic: uptime and the daily job count go to ${endpoint} every ${Math.round(options.settings.intervalMs / 1000)} s, the first one interval from now`);

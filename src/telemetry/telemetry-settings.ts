@@ -35,7 +35,16 @@ export function resolveTelemetrySettings(raw: { telemetry?: string | undefined; 
       throw new TelemetryConfigError(`--telemetry-endpoint ${text}: not a URL (try https://telemetry.example.com/svc).`);
     }
     if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') {
-      throw new TelemetryConfigError(`--telemetry-endpoint ${text}: only http:// and https:// endpoints are supported.`);
+      throw new TelemetryConfigError(`--telemetry-endpoint ${shownEndpoint(endpoint)}: only http:// and https:// endpoints are supported.`);
+    }
+    // node:http decodes the user info for basic authentication and throws URIError on a bad
+    // escape (`a%zz`), which new URL lets through: refuse it here rather than at the first send.
+    try {
+      decodeURIComponent(endpoint.username);
+      decodeURIComponent(endpoint.password);
+    } catch {
+      // Shown without the user info: it is a credential.
+      throw new TelemetryConfigError(`--telemetry-endpoint ${shownEndpoint(endpoint)}: the user or password has a bad %-escape (write a literal % as %25).`);
     }
   }
   if (mode === 'basic' && endpoint === undefined) {

@@ -39,6 +39,10 @@ test('basic without an endpoint, a bad endpoint, an unknown mode and a bad inter
   await refused(['--telemetry', 'basic'], /--telemetry basic needs --telemetry-endpoint <url>/);
   await refused(['--telemetry', 'basic', '--telemetry-endpoint', 'not a url'], /--telemetry-endpoint not a url: not a URL/);
   await refused(['--telemetry', 'basic', '--telemetry-endpoint', 'ftp://t.example/x'], /only http:\/\/ and https:\/\//);
+  // new URL takes a bad %-escape in the user info; node:http would throw URIError at the first send.
+  await refused(['--telemetry', 'basic', '--telemetry-endpoint', 'http://a%zz:s3cret@t.example/x'], /--telemetry-endpoint http:\/\/t\.example\/x: the user or password has a bad %-escape/);
+  await refused(['--telemetry', 'basic', '--telemetry-endpoint', 'http://a:b%zz@t.example/x'], /bad %-escape/);
+  await assert.rejects(loadServeArgs(['--data-dir', dir, '--telemetry', 'basic', '--telemetry-endpoint', 'http://a%zz:s3cret@t.example/x']), (error: Error) => !error.message.includes('s3cret'));
   // An endpoint is checked even while telemetry is none: a typo shows before it is switched on.
   await refused(['--telemetry-endpoint', 'file:///etc/passwd'], /only http:\/\/ and https:\/\//);
   const config = join(files, 'loud.toml');
