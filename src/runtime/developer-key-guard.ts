@@ -67,6 +67,15 @@ export function installDeveloperKeyGuard(app: FastifyInstance, options: Develope
     },
   });
   app.addHook('onRequest', async (request) => {
+    try {
+      await checkKey(request);
+    } catch (error) {
+      // Not a job for the job log (request-log.ts): the request never reached its route.
+      request.refusedByGuard = true;
+      throw error;
+    }
+  });
+  const checkKey = async (request: FastifyRequest): Promise<void> => {
     if (request.method === 'OPTIONS' || OPEN_PATHS.has(request.url.split('?')[0] ?? '')) return;
     const header = request.headers.authorization;
     const token = bearerToken(header);
@@ -88,6 +97,6 @@ export function installDeveloperKeyGuard(app: FastifyInstance, options: Develope
         retryAfterSeconds: decision.retryAfterSeconds,
       });
     }
-  });
+  };
   return { close: () => limiter.close() };
 }

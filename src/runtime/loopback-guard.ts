@@ -98,6 +98,20 @@ function checkHost(request: FastifyRequest): void {
   checkAuthority(host, 'Host');
 }
 
+function checkOrigin(request: FastifyRequest): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  let hostname: string | undefined;
+  try {
+    hostname = new URL(origin).hostname;
+  } catch {
+    hostname = undefined;
+  }
+  if (hostname === undefined || !isLoopbackHostname(hostname)) {
+    throw forbidden(`Origin '${truncateInput(origin)}' is not a loopback origin; cross-site requests to the local daemon are refused.`);
+  }
+}
+
 /**
  * DNS-rebinding protection: a web page on an attacker's domain that resolves to 127.0.0.1
  * still sends its own Host and Origin, so both must name a loopback host. Requests without an
@@ -106,18 +120,13 @@ function checkHost(request: FastifyRequest): void {
  */
 export function installLoopbackGuard(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
-    checkHost(request);
-    const origin = request.headers.origin;
-    if (origin !== undefined) {
-      let hostname: string | undefined;
-      try {
-        hostname = new URL(origin).hostname;
-      } catch {
-        hostname = undefined;
-      }
-      if (hostname === undefined || !isLoopbackHostname(hostname)) {
-        throw forbidden(`Origin '${truncateInput(origin)}' is not a loopback origin; cross-site requests to the local daemon are refused.`);
-      }
+    try {
+      checkHost(request);
+      checkOrigin(request);
+    } catch (error) {
+      // Not a job for the job log (request-log.ts): the request never reached its route.
+      request.refusedByGuard = true;
+      throw error;
     }
   });
 }

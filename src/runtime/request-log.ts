@@ -15,6 +15,11 @@ declare module 'fastify' {
      * route noted while still answering (`answered`: retrieval_unavailable).
      */
     failure: { type: string; answered: boolean } | undefined;
+    /**
+     * Set by the loopback and developer-key guards when they refuse a request: it never reached
+     * its route, so it is not a job (a page probing the port must not raise the daily count).
+     */
+    refusedByGuard: boolean;
   }
   interface FastifyInstance {
     /** Where finished jobs are recorded (src/telemetry's file in the daemon; nowhere elsewhere). */
@@ -60,7 +65,7 @@ function recordJob(request: FastifyRequest, status: number, ms: number): void {
   // No route (a 404, a URL Fastify could not route) has no config at all.
   const config = request.routeOptions.config as Partial<FastifyContextConfig> | undefined;
   const kind = config?.job;
-  if (kind === undefined) return;
+  if (kind === undefined || request.refusedByGuard) return;
   const failure = request.failure;
   request.server.jobLog.record({
     kind,
@@ -82,6 +87,7 @@ export function installRequestLog(app: FastifyInstance, jobLog: JobLog = NO_JOB_
   app.decorateRequest('solver', undefined);
   app.decorateRequest('generation', undefined);
   app.decorateRequest('failure', undefined);
+  app.decorateRequest('refusedByGuard', false);
   app.decorateRequest('developerKey', undefined);
   app.decorate('jobLog', jobLog);
   app.addHook('onError', async (request, _reply, error) => noteFailure(request, error));

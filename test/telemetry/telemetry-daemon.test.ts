@@ -4,7 +4,7 @@
  * same, both with a short report interval (SVC_TELEMETRY_INTERVAL_MS, the testing knob).
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,19 @@ after(async () => {
 const post = (daemon: DaemonProcess, path: string, body?: unknown) =>
   fetch(`${daemon.url}${path}`, { method: 'POST', ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
 
+/** A POST with headers fetch will not send (Host, Origin); resolves with the status. */
+function guardedPost(daemon: DaemonProcess, path: string, headers: Record<string, string>, body: unknown): Promise<number> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(new URL(path, daemon.url), { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.once('error', reject);
+    request.end(text);
+  });
+}
+
 function jobLines(): Record<string, unknown>[] {
   const file = join(dataDir, 'logs', 'jobs.ndjson');
   if (!existsSync(file)) return [];
@@ -126,6 +139,10 @@ test('jobs are logged locally with solver or model, duration and error type, nev
   assert.equal(chat.status, 200, await chat.clone().text());
   const missing = await post(basic, '/v1/chat/completions', { model: 'no-such-model', messages: [{ role: 'user', content: PROMPT_SECRET }] });
   assert.equal(missing.status, 404);
+  // Not jobs either: requests the loopback guard refuses (a page on another site, a rebound name).
+  for (const headers of [{ origin: 'http://evil.example' }, { host: 'evil.example' }] as Record<string, string>[]) {
+    assert.equal(await guardedPost(basic, '/v1/chat/completions', headers, { model: 'tiny', messages: [{ role: 'user', content: 'x' }] }), 403);
+  }
   const embedded = await post(basic, '/v1/embeddings', { model: 'svc-hashed-embed-v1', input: PROMPT_SECRET });
   assert.equal(embedded.status, 200);
   // Not jobs: health, model lists, the telemetry view.
