@@ -1,3 +1,4 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
 import type { JobLog, JobRecord } from '../shared/job-log.ts';
@@ -50,6 +51,8 @@ export class JobLogFile implements JobLog {
   #stream: RotatingFileStream | undefined;
   #reopenAt = 0;
   #warned = false;
+  /** Lines are being dropped: more than MAX_BUFFERED_BYTES is waiting for the disk. */
+  #dropping = false;
   #closed = false;
 
   constructor(options: JobLogFileOptions) {
@@ -74,8 +77,17 @@ export class JobLogFile implements JobLog {
       error_type: job.errorType,
     };
     const stream = this.#open();
-    if (stream === undefined || stream.writableLength > MAX_BUFFERED_BYTES) return;
+    if (stream === undefined) return;
+    if (stream.writableLength > MAX_BUFFERED_BYTES) {
+      if (!this.#dropping) {
+        // Once per stall: a line per dropped job would flood the log the disk cannot keep up with.
+        this.#dropping = true;
+        this.#options.onWarning(`job log: over 1 MB is waiting to be written to ${this.path} (a slow disk); jobs are not logged until it catches up (the daily count still counts them)`, undefined);
+      }
+      return;
+    }
     stream.write(`${JSON.stringify(line)}\n`, (error) => {
+      if (error == null && this.#dropping && stream.writableLength === 0) this.#dropping = false;
       if (error == null && this.#warned && this.#stream === stream) {
         this.#warned = false;
         this.#options.onRecovered?.(`job log: writing to ${this.path} again`);
@@ -103,6 +115,18 @@ export class JobLogFile implements JobLog {
   #open(): RotatingFileStream | undefined {
     if (this.#stream !== undefined) return this.#stream;
     if (this.#closed || this.#now() < this.#reopenAt) return undefined;
+    try {
+      // What ran on this machine is the user's business only: the folder is the user's alone
+      // when svc makes it, and a file left readable by an older svc or a copy is made private.
+      mkdirSync(this.#options.dir, { recursive: true, mode: 0o700 });
+      chmodSync(this.path, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.#reopenAt = this.#now() + REOPEN_AFTER_MS;
+        this.#warn(`job log: cannot write ${this.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); jobs are not logged until it works again (retried every minute)`, error);
+        return undefined;
+      }
+    }
     const stream = createStream(JOB_LOG_FILE, {
       path: this.#options.dir,
       size: this.#options.size ?? DEFAULT_JOB_LOG_SIZE,
@@ -125,14 +149,18 @@ export class JobLogFile implements JobLog {
       this.#reopenAt = this.#now() + REOPEN_AFTER_MS;
       stream.destroy();
     }
-    if (this.#warned) return;
-    this.#warned = true;
     const cause = (error as NodeJS.ErrnoException).code ?? error.message;
-    this.#options.onWarning(
+    this.#warn(
       fatal
         ? `job log: cannot write ${this.path} (${cause}); jobs are not logged until it works again (retried every minute)`
         : `job log: ${this.path}: ${cause}`,
       error,
     );
+  }
+
+  #warn(message: string, error: unknown): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    this.#options.onWarning(message, error);
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -65,4 +65,36 @@ test('a log folder that cannot be written is one warning; jobs are still counted
   assert.match(warnings[0]!, /job log: cannot write .*jobs are not logged until it works again/);
   assert.equal(log.dailyCount(), 10);
   assert.equal(existsSync(join(blocked, 'logs')), false);
+});
+
+test('the logs folder svc makes is private (0700), and a job log left readable is made private (0600) on open', async () => {
+  const dir = join(root, 'private', 'logs');
+  const log = new JobLogFile({ dir, onWarning: (message) => assert.fail(message) });
+  log.record(job());
+  await log.close();
+  assert.equal(statSync(dir).mode & 0o777, 0o700);
+
+  const existing = join(root, 'existing');
+  mkdirSync(existing);
+  writeFileSync(join(existing, JOB_LOG_FILE), '', { mode: 0o644 });
+  chmodSync(join(existing, JOB_LOG_FILE), 0o644);
+  const reopened = new JobLogFile({ dir: existing, onWarning: (message) => assert.fail(message) });
+  reopened.record(job());
+  await reopened.close();
+  assert.equal(statSync(join(existing, JOB_LOG_FILE)).mode & 0o777, 0o600);
+});
+
+test('past 1 MB waiting for the disk, lines are dropped with one warning; every job is still counted', async () => {
+  const dir = join(root, 'backlog');
+  const warnings: string[] = [];
+  const log = new JobLogFile({ dir, onWarning: (message) => warnings.push(message) });
+  // Written without yielding, so nothing reaches the disk meanwhile: about 1.4 MB of lines.
+  const jobs = 12_000;
+  for (let i = 0; i < jobs; i++) log.record(job({ durationMs: i }));
+  await log.close();
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0]!, /over 1 MB is waiting to be written .* jobs are not logged until it catches up/);
+  const written = readFileSync(join(dir, JOB_LOG_FILE), 'utf8').trim().split('\n').length;
+  assert.ok(written < jobs, `${written} of ${jobs} lines written`);
+  assert.equal(log.dailyCount(), jobs);
 });
