@@ -87,6 +87,7 @@ export function ChatPage() {
     let chunks = 0;
     let completionTokens: number | undefined;
     const collected: StreamPoint[] = [{ ms: 0, chunks: 0 }];
+    let failed = false;
     try {
       await postStream('/v1/chat/completions', body, (data) => {
         const chunk = data as ChatChunk;
@@ -105,7 +106,10 @@ export function ChatPage() {
         if (typeof chunk.usage?.completion_tokens === 'number') completionTokens = chunk.usage.completion_tokens;
       }, controller.signal);
     } catch (e) {
-      if (!controller.signal.aborted) setError((e as Error).message);
+      if (!controller.signal.aborted) {
+        failed = true;
+        setError((e as Error).message);
+      }
     } finally {
       const tokens = completionTokens ?? chunks;
       // As bench/inference measures it: tokens after the first, over first → last content chunk.
@@ -116,8 +120,15 @@ export function ChatPage() {
         totalMs: performance.now() - started,
         ...(decodeSeconds > 0 && tokens > 1 ? { tokensPerSecond: (tokens - 1) / decodeSeconds } : {}),
       });
-      // A reply that never began (refused, or stopped before its first token) leaves no empty turn.
-      if (text !== '') setHistory((h) => [...h, { role: 'assistant', content: text }]);
+      if (failed || text === '') {
+        // A turn that failed, or was stopped before its first token, is not kept: the history
+        // goes back to what it was (the next request must not carry an unanswered or half
+        // answered user turn) and the prompt goes back in the box to send again.
+        setHistory(history);
+        setPrompt(prompt);
+      } else {
+        setHistory((h) => [...h, { role: 'assistant', content: text }]);
+      }
       setBusy(false);
       abort.current = null;
     }

@@ -98,12 +98,19 @@ export function RuntimePage() {
   const [state, setState] = useState<RuntimeState>({});
   useEffect(() => {
     const abort = new AbortController();
+    // A daemon busy generating can take longer than REFRESH_MS to answer: a tick while the last
+    // load is still waiting is skipped, so polls never pile up on it.
+    let loading = false;
     const load = async () => {
+      if (loading) return;
+      loading = true;
       try {
         const [health, models] = await Promise.all([getJson<Health>('/health', abort.signal), fetchModels(abort.signal)]);
         setState({ health, models: models.data });
       } catch (error) {
         if (!abort.signal.aborted) setState((s) => ({ ...s, error: (error as Error).message }));
+      } finally {
+        loading = false;
       }
     };
     void load();
