@@ -170,6 +170,27 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await context.close();
   });
 
+  await t.test('chat page: a turn that fails is not kept in the history, and its prompt comes back', async () => {
+    const { context, page } = await openPage(browser, { width: 1100, height: 900 });
+    await page.goto(`${daemon.url}/#/chat`);
+    await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
+    await page.fill('#chat-max-tokens', '12');
+    await page.fill('#chat-prompt', 'Say hello');
+    await page.click('#chat-send');
+    await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+    const roles = () => page.locator('#messages li').evaluateAll((items) => items.map((li) => li.className));
+    assert.deepEqual(await roles(), ['message user', 'message assistant']);
+    // The daemon is gone for the next turn (the browser cannot connect).
+    await page.route('**/v1/chat/completions', (route) => route.abort('connectionrefused'));
+    await page.fill('#chat-prompt', 'Second turn');
+    await page.click('#chat-send');
+    await page.locator('#chat-error').waitFor();
+    await page.locator('#chat-send:not([disabled])').waitFor();
+    assert.deepEqual(await roles(), ['message user', 'message assistant']);
+    assert.equal(await page.inputValue('#chat-prompt'), 'Second turn');
+    await context.close();
+  });
+
   await t.test('route solver page: the solve is drawn with its stops in the order the API returned', async () => {
     const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
     await page.goto(`${daemon.url}/#/solve/routes`);
