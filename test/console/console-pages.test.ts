@@ -109,6 +109,16 @@ test('the console is served at / with its CSP, index revalidated, hashed assets 
   assert.equal(rebinding.status, 403);
 });
 
+/** Opens the chat page, sends "Say hello" to the fixture model and waits for the reply to end. */
+async function chatOnce(page: Page, daemon: DaemonProcess): Promise<void> {
+  await page.goto(`${daemon.url}/#/chat`);
+  await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
+  await page.fill('#chat-max-tokens', '12');
+  await page.fill('#chat-prompt', 'Say hello');
+  await page.click('#chat-send');
+  await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+}
+
 test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
@@ -136,13 +146,8 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
 
   await t.test('chat page: a streamed reply renders with TTFT, tokens/s and the request as curl', async () => {
     const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
-    await page.goto(`${daemon.url}/#/chat`);
-    await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
-    await page.fill('#chat-max-tokens', '12');
-    await page.fill('#chat-prompt', 'Say hello');
-    await page.click('#chat-send');
     // The reply streams in: the assistant message exists while the Stop button is live, then stays.
-    await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+    await chatOnce(page, daemon);
     const reply = page.locator('#messages li.assistant');
     assert.equal(await reply.count(), 1);
     assert.ok((await reply.innerText()).replace(/^assistant\s*/i, '').length > 0, 'the reply has text');
@@ -172,12 +177,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
 
   await t.test('chat page: a turn that fails is not kept in the history, and its prompt comes back', async () => {
     const { context, page } = await openPage(browser, { width: 1100, height: 900 });
-    await page.goto(`${daemon.url}/#/chat`);
-    await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
-    await page.fill('#chat-max-tokens', '12');
-    await page.fill('#chat-prompt', 'Say hello');
-    await page.click('#chat-send');
-    await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+    await chatOnce(page, daemon);
     const roles = () => page.locator('#messages li').evaluateAll((items) => items.map((li) => li.className));
     assert.deepEqual(await roles(), ['message user', 'message assistant']);
     // The daemon is gone for the next turn (the browser cannot connect).
