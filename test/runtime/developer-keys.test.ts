@@ -172,6 +172,28 @@ describe('svc serve --developer-keys', () => {
     await assert.rejects(client.models.list(), OpenAI.AuthenticationError);
   });
 
+  it('with enforcement: a job request refused for want of a key is not a job; the same request with the key is', async () => {
+    const auth = { authorization: `Bearer ${keys.get('main')!.secret}` };
+    const dailyCount = async (): Promise<number> => {
+      const response = await fetch(`${enforced.url}/telemetry`, { headers: auth });
+      assert.equal(response.status, 200);
+      return ((await response.json()) as { payload: { daily_job_count: number } }).payload.daily_job_count;
+    };
+    const embed = (headers: Record<string, string>) => fetch(`${enforced.url}/v1/embeddings`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'svc-hashed-embed-v1', input: 'pumps' }),
+    });
+    const before = await dailyCount();
+    await expectError(await embed({}), 401, 'developer_key_required');
+    await expectError(await embed({ authorization: 'Bearer svc_dk_not_a_key' }), 401, 'developer_key_invalid');
+    const keyed = await embed(auth);
+    assert.equal(keyed.status, 200);
+    await keyed.body?.cancel();
+    // The job is recorded once its answer is sent; the refused ones, answered first, would be by then.
+    let count = before;
+    for (let i = 0; i < 500 && count === before; i++) count = await dailyCount();
+    assert.equal(count, before + 1);
+  });
+
   it('reading the hosted store, a revocation takes effect on the next request', async () => {
     const later = keys.get('later')!;
     const ok = await get(enforced.url, `Bearer ${later.secret}`);
