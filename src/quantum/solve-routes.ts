@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../shared/api-error.ts';
 import { defaultItemErrorBody } from './batch-results.ts';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../shared/json-body.ts';
@@ -32,7 +32,10 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
   );
   const { guard } = opts;
   const errorBody = opts.itemError ?? defaultItemErrorBody;
-  const call = (request: FastifyRequest): SolveCallOptions => ({
+  const call = (request: FastifyRequest, reply: FastifyReply): SolveCallOptions => ({
+    // A client that hangs up before its answer: queued hardware items are skipped and a running
+    // provider job is cancelled (hardware-substrate.ts) instead of running on for nobody.
+    signal: closedBeforeAnswer(reply),
     // The solver's name reaches the request log and the job log even when the solve then fails.
     onSolver: (solver) => { request.solver = solver; },
     ...(guard === undefined ? {} : { guard: (substrate: Substrate) => guard(request, substrate) }),
@@ -42,6 +45,15 @@ export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions
       return errorBody(error, index);
     },
   });
-  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solve(request.body, call(request)));
-  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request) => service.solveBatch(request.body, call(request)));
+  app.post('/solve', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request, reply) => service.solve(request.body, call(request, reply)));
+  app.post('/solve/batch', { bodyLimit: SOLVE_BODY_LIMIT, config: { job: 'solve' } }, async (request, reply) => service.solveBatch(request.body, call(request, reply)));
+}
+
+/** Aborts when the response's connection closes before the answer was written (the client went away). */
+function closedBeforeAnswer(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }

@@ -63,7 +63,7 @@ export interface HardwareSubstrate {
   /** Throws the ApiError to answer: 503 `substrate_unavailable` (naming what is missing), 422 for a problem hardware cannot take, 429 when its queue is full. */
   admit(problems: readonly (ValidatedProblem | SerializedProblem)[]): void;
   /** Runs one admitted problem (queued behind earlier ones). */
-  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }>;
+  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined, signal?: AbortSignal): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }>;
   close?(): Promise<void>;
 }
 
@@ -75,6 +75,8 @@ export interface SolveCallOptions {
   itemError?: ItemErrorBody;
   /** Told the solver's name once the body is validated, before anything can refuse it. */
   onSolver?: (solver: string) => void;
+  /** Aborted when the caller is gone: hardware items still queued are skipped and a running provider job is cancelled. */
+  signal?: AbortSignal;
 }
 
 function substrateUnavailable(): ApiError {
@@ -247,7 +249,7 @@ export class SolveService {
     if (hardware) this.#hardware.admit(runnable);
     else this.#admit(runnable.length);
     // vendor-eagle problems go through the hardware lane (queued, one job at a time), the others to the pool.
-    const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
+    const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed, call.signal) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
     if (!request.batch) {
       const problem = problems[0]!;
       if (isRejected(problem)) throw new ApiError(problem.rejected);

@@ -18,7 +18,7 @@ export interface MockJob {
   qasm: string;
   shots: number;
   polls: number;
-  status: 'Queued' | 'Running' | 'Completed' | 'Failed' | 'Cancelled';
+  status: string;
   created: number;
   finished?: number;
 }
@@ -30,6 +30,16 @@ export interface MockProviderOptions {
   seed?: number;
   /** Jobs (by id, e.g. job-2) that fail whatever `behaviour` says. */
   failJobs?: readonly string[];
+  /** The status a failing job reports (default `Failed`), e.g. IBM's `Cancelled - Ran too long`. */
+  failStatus?: string;
+  /** The reason a failing job reports. */
+  failReason?: string;
+  /** The first this-many status GETs answer HTTP 503 (a provider hiccup). */
+  flakyStatusGets?: number;
+  /** Every status GET answers this HTTP status (a request the client must not retry). */
+  statusHttpError?: number;
+  /** Rewrites each measured register value before answering: a provider that returns wrong counts. */
+  mapValue?: (value: number) => number;
 }
 
 export interface MockProvider {
@@ -81,20 +91,30 @@ export async function startMockQuantumProvider(options: MockProviderOptions): Pr
         return void res.writeHead(204).end();
       }
       if (req.method === 'GET' && match![2] === undefined) {
+        if (options.statusHttpError !== undefined) return send(res, options.statusHttpError, { errors: [{ message: 'Bad request', code: 1000 }] });
+        if ((options.flakyStatusGets ?? 0) > 0) {
+          options.flakyStatusGets!--;
+          return send(res, 503, { errors: [{ message: 'Service temporarily unavailable' }] });
+        }
         const behaviour = options.behaviour ?? 'complete';
         if (job.status === 'Queued' || job.status === 'Running') {
           job.polls++;
           if (behaviour !== 'never' && job.polls > (options.pollsBeforeDone ?? 1)) {
-            job.status = behaviour === 'fail' || options.failJobs?.includes(job.id) === true ? 'Failed' : 'Completed';
+            job.status = behaviour === 'fail' || options.failJobs?.includes(job.id) === true ? (options.failStatus ?? 'Failed') : 'Completed';
             job.finished = Date.now();
           } else if (behaviour !== 'never' && job.polls > 0) job.status = 'Running';
         }
-        const reason = job.status === 'Failed' ? 'Error running job: qubit 3 is not operational' : '';
+        const reason = job.status === (options.failStatus ?? 'Failed') ? (options.failReason ?? 'Error running job: qubit 3 is not operational') : '';
         return send(res, 200, { id: job.id, backend: job.backend, status: job.status, state: { status: job.status, reason } });
       }
       if (req.method === 'GET' && match![2] === '/results') {
         if (job.status !== 'Completed') return send(res, 409, { errors: [{ message: 'Job not completed', code: 1300 }] });
-        const counts = sampleIsaQasm(job.qasm, job.shots, seededRng(rngSeed++));
+        const sampled = sampleIsaQasm(job.qasm, job.shots, seededRng(rngSeed++));
+        const counts = new Map<number, number>();
+        for (const [v, n] of sampled) {
+          const mapped = options.mapValue?.(v) ?? v;
+          counts.set(mapped, (counts.get(mapped) ?? 0) + n);
+        }
         const bits = /bit\[(\d+)\] c;/.exec(job.qasm)![1]!;
         const hex = (v: number): string => `0x${v.toString(16)}`;
         const register = options.behaviour === 'counts'

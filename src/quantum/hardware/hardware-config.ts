@@ -50,10 +50,12 @@ export function resolveHardwareConfig(raw: RawHardwareOptions, parseDuration: (v
   return { providerUrl: url.href.replace(/\/+$/, ''), backend, instance: optional(raw.quantumInstance), apiVersion: optional(raw.quantumApiVersion), timeoutMs, pollMs };
 }
 
-/** The `vendor-eagle` substrate for a daemon: 503 naming what is missing, unless provider, backend and token are all there. */
+/** The `vendor-eagle` substrate for a daemon: 503 naming what is missing, unless provider, backend and token are all there. Takes the token out of `env`. */
 export function createHardwareSubstrate(config: HardwareConfig | undefined, env: NodeJS.ProcessEnv = process.env): ProviderHardware {
-  if (config === undefined) return new ProviderHardware({ client: undefined });
   const token = env[QUANTUM_TOKEN_ENV];
+  // Read once and gone: worker threads and child processes copy process.env, and none of them needs the token.
+  delete env[QUANTUM_TOKEN_ENV];
+  if (config === undefined) return new ProviderHardware({ client: undefined });
   if (token === undefined || token === '') {
     return new ProviderHardware({ client: undefined, missing: `a hardware provider is configured but ${QUANTUM_TOKEN_ENV} (its token) is not set` });
   }

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../shared/api-error.ts';
-import type { SerializedProblem } from '../solve-intake.ts';
+import { reviveProblem, type SerializedProblem } from '../solve-intake.ts';
 import type { SolveMeta } from '../solve-schemas.ts';
 import type { ValidatedProblem } from '../solvers/registry.ts';
 import { hardwareErrors } from './hardware-errors.ts';
@@ -14,6 +14,31 @@ const HARDWARE_PROBLEMS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ['qubo', new Set(['portfolio_allocation'])],
 ]);
 
+/**
+ * Sizes known before any simulation that the hardware path cannot take (docs/solvers.md,
+ * "Hardware"): Grover over more than 7 qubits (128 indices) and QUBO portfolios over more than 10
+ * assets need more than the transpiler's 20 000 ECR gates. Refusing them in admit() spares the
+ * local simulation and the lowering (a 12-qubit Grover lowers to millions of ops) that would only
+ * end in the same 422.
+ */
+export const HARDWARE_MAX_SEARCH_SPACE = 128;
+export const HARDWARE_MAX_ASSETS = 10;
+
+function tooLargeForHardware(validated: ValidatedProblem | SerializedProblem): string | undefined {
+  if (validated.type !== 'pattern_search' && validated.type !== 'portfolio_allocation') return undefined;
+  const problem = reviveProblem(validated).problem as { search_space_size?: unknown; assets?: unknown };
+  if (validated.type === 'pattern_search' && typeof problem.search_space_size === 'number' && problem.search_space_size > HARDWARE_MAX_SEARCH_SPACE) {
+    return `a search space of ${problem.search_space_size} indices needs ${Math.ceil(Math.log2(problem.search_space_size))} qubits; the hardware path's Grover circuit fits ${HARDWARE_MAX_SEARCH_SPACE} indices (7 qubits) within its 20000 two-qubit gates`;
+  }
+  if (validated.type === 'portfolio_allocation' && Array.isArray(problem.assets) && problem.assets.length > HARDWARE_MAX_ASSETS) {
+    return `${problem.assets.length} assets are more than the ${HARDWARE_MAX_ASSETS} whose QAOA circuit the hardware path can write within its 20000 two-qubit gates`;
+  }
+  return undefined;
+}
+
+/** V8 heap a hardware worker may use by default: a problem past it is 422 problem_too_large, not a crash. */
+const DEFAULT_HARDWARE_HEAP_MB = 2048;
+
 export interface HardwareRunResult {
   solution: Record<string, unknown>;
   meta: SolveMeta;
@@ -26,14 +51,27 @@ export interface ProviderHardwareOptions {
   missing?: string;
   /** Problems that may wait for the hardware lane beyond the one running; default 20. */
   maxQueue?: number;
+  /** Old-generation heap limit of a hardware worker (MiB); default 2048. */
+  workerHeapMb?: number;
 }
 
 interface Queued {
   problem: ValidatedProblem | SerializedProblem;
   shots: number;
   seed: number | undefined;
+  /** The request's own signal (client gone): skip the item while queued, cancel its job while running. */
+  signal: AbortSignal | undefined;
   resolve: (result: HardwareRunResult) => void;
   reject: (error: unknown) => void;
+}
+
+interface Running {
+  worker: Worker;
+  job: Queued;
+  /** Aborts the provider call of this job (its client then cancels the provider's job). */
+  abort: AbortController;
+  /** The provider call in flight, if any: the lane stays busy until it has settled. */
+  sampling: Promise<void> | undefined;
 }
 
 /**
@@ -48,14 +86,16 @@ export class ProviderHardware {
   readonly #client: RuntimeSamplerClient | undefined;
   readonly #missing: string;
   readonly #maxQueue: number;
+  readonly #heapMb: number;
   readonly #queue: Queued[] = [];
-  #running: { worker: Worker; job: Queued } | undefined;
+  #running: Running | undefined;
   #closed = false;
 
   constructor(options: ProviderHardwareOptions) {
     this.#client = options.client;
     this.#missing = options.missing ?? 'no hardware provider is configured (svc serve --quantum-provider <url> --quantum-backend <name>, token in SVC_QUANTUM_TOKEN)';
     this.#maxQueue = options.maxQueue ?? 20;
+    this.#heapMb = options.workerHeapMb ?? DEFAULT_HARDWARE_HEAP_MB;
   }
 
   get status(): 'configured' | 'not_configured' {
@@ -75,29 +115,50 @@ export class ProviderHardware {
   admit(problems: readonly (ValidatedProblem | SerializedProblem)[]): void {
     this.consult();
     for (const p of problems) if (!HARDWARE_PROBLEMS.get(p.solver)?.has(p.type)) throw hardwareErrors.unsupported(p.solver, p.type);
+    for (const p of problems) {
+      const why = tooLargeForHardware(p);
+      if (why !== undefined) throw hardwareErrors.notTranspilable(why);
+    }
     const waiting = this.#queue.length + (this.#running === undefined ? 0 : 1);
-    if (this.#closed) throw ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
+    if (this.#closed) throw shuttingDown();
     if (waiting + problems.length > this.#maxQueue + 1) {
       throw ApiError.busy(`The hardware queue is full (${waiting} problems ahead, room for ${this.#maxQueue}). Retry later.`, 60, 429, 'hardware_queue_full');
     }
   }
 
-  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined): Promise<HardwareRunResult> {
+  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined, signal?: AbortSignal): Promise<HardwareRunResult> {
+    // After close() nothing would ever take the item off the queue: refuse at once, never hang.
+    if (this.#closed) return Promise.reject(shuttingDown());
+    if (signal?.aborted === true) return Promise.reject(abandoned(signal));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ problem, shots, seed, resolve, reject });
+      const job: Queued = { problem, shots, seed, signal, resolve, reject };
+      this.#queue.push(job);
+      signal?.addEventListener('abort', () => this.#abandon(job), { once: true });
       this.#next();
     });
   }
 
+  /** The caller went away: a queued item leaves the queue; a running one has its provider job cancelled and its worker stopped. */
+  #abandon(job: Queued): void {
+    const at = this.#queue.indexOf(job);
+    if (at >= 0) {
+      this.#queue.splice(at, 1);
+      return job.reject(abandoned(job.signal));
+    }
+    if (this.#running?.job === job) this.#running.abort.abort(abandoned(job.signal));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
-    const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
+    const closing = shuttingDown();
     for (const job of this.#queue.splice(0)) job.reject(closing);
     const running = this.#running;
-    this.#running = undefined;
     if (running !== undefined) {
+      // The running job's provider call gives up and cancels the provider's job before we return.
+      running.abort.abort(closing);
       running.job.reject(closing);
       await running.worker.terminate();
+      await running.sampling;
     }
   }
 
@@ -110,35 +171,54 @@ export class ProviderHardware {
       job.reject(hardwareErrors.unavailable(this.#missing));
       return this.#next();
     }
-    const worker = new Worker(new URL('./hardware-worker.ts', import.meta.url));
-    this.#running = { worker, job };
+    const worker = new Worker(new URL('./hardware-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.#heapMb } });
+    const running: Running = { worker, job, abort: new AbortController(), sampling: undefined };
+    this.#running = running;
     let settled = false;
     const finish = (outcome: () => void): void => {
       if (settled) return;
       settled = true;
       outcome();
-      if (this.#running?.worker === worker) this.#running = undefined;
       void worker.terminate();
-      this.#next();
+      // A worker that died mid-sample leaves its provider call polling: cancel it, and start the
+      // next job only once it has settled, so the lane never has two provider jobs at once.
+      const sampling = running.sampling;
+      if (sampling !== undefined) running.abort.abort(abandoned(undefined));
+      void (sampling ?? Promise.resolve()).then(() => {
+        if (this.#running === running) this.#running = undefined;
+        this.#next();
+      });
     };
+    running.abort.signal.addEventListener('abort', () => finish(() => job.reject(running.abort.signal.reason)), { once: true });
     worker.on('message', (message: SampleRequest | HardwareWorkerReply) => {
-      if (message.kind === 'sample') return void this.#sample(client, message);
+      if (message.kind === 'sample') {
+        running.sampling = this.#sample(client, message, running.abort.signal).finally(() => (running.sampling = undefined));
+        return;
+      }
       finish(() => {
         if (message.ok) job.resolve({ solution: { ...message.result.solution, hardware: { jobs: message.jobs } }, meta: message.result.meta });
         else if (message.apiError !== null) job.reject(new ApiError(message.apiError));
         else job.reject(ApiError.internal(new Error(message.detail)));
       });
     });
-    worker.on('error', (error) => finish(() => job.reject(ApiError.internal(error))));
+    worker.on('error', (error: Error & { code?: string }) =>
+      finish(() =>
+        job.reject(
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? ApiError.unprocessable(`The hardware solve needed more memory than a hardware worker may use (${this.#heapMb} MiB of heap) and was stopped; send a smaller problem.`, 'problem', 'problem_too_large')
+            : ApiError.internal(error),
+        ),
+      ),
+    );
     worker.on('exit', (code) => finish(() => job.reject(ApiError.internal(new Error(`hardware worker exited with code ${code}`)))));
     const request: HardwareWorkerRequest = { validated: job.problem, shots: job.shots, seed: job.seed };
     worker.postMessage(request);
   }
 
-  async #sample(client: RuntimeSamplerClient, ask: SampleRequest): Promise<void> {
+  async #sample(client: RuntimeSamplerClient, ask: SampleRequest, signal: AbortSignal): Promise<void> {
     let reply: SampleReply;
     try {
-      const result = await client.sample(ask.qasm, ask.shots);
+      const result = await client.sample(ask.qasm, ask.shots, signal);
       reply = { ok: true, jobId: result.jobId, backend: result.backend, shots: result.shots, counts: [...result.counts] };
     } catch (error) {
       reply = { ok: false, apiError: (error instanceof ApiError ? error : ApiError.internal(error)).toOptions() };
@@ -148,6 +228,16 @@ export class ProviderHardware {
     Atomics.store(ask.signal, 0, 1);
     Atomics.notify(ask.signal, 0);
   }
+}
+
+function shuttingDown(): ApiError {
+  return ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
+}
+
+/** Why an abandoned item is rejected: the signal's own ApiError, else a plain 503 (nobody reads it when the client is gone). */
+function abandoned(signal: AbortSignal | undefined): ApiError {
+  if (signal?.reason instanceof ApiError) return signal.reason;
+  return ApiError.busy('The hardware job was abandoned: the request was closed.', 5, 503, 'request_closed');
 }
 
 export type { HardwareJobReport };

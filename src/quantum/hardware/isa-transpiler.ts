@@ -77,11 +77,38 @@ const MAX_PHASE_POLYNOMIAL_QUBITS = 12;
 
 type LogicalOp = { kind: 'u'; q: number; m: Mat2 } | { kind: 'cx'; c: number; t: number };
 
-function lowerGate(g: GateOp, out: LogicalOp[]): void {
+/**
+ * The lowered ops, counted as they are made: every logical CX becomes at least one ECR, so once
+ * the CX count passes the ECR cap the circuit is refused there and then — before a huge op list
+ * (millions of entries for a 12-qubit Grover) is held in memory and routed.
+ */
+class Lowered {
+  readonly ops: LogicalOp[] = [];
+  readonly #maxCx: number;
+  readonly #target: string;
+  #cx = 0;
+  constructor(maxCx: number, target: string) {
+    this.#maxCx = maxCx;
+    this.#target = target;
+  }
+  u(q: number, m: Mat2): void {
+    this.ops.push({ kind: 'u', q, m });
+  }
+  cx(c: number, t: number): void {
+    if (++this.#cx > this.#maxCx) throw tooManyEcr(this.#maxCx, this.#target);
+    this.ops.push({ kind: 'cx', c, t });
+  }
+}
+
+function tooManyEcr(maxEcr: number, target: string): TranspileError {
+  return new TranspileError(`the circuit needs more than ${maxEcr} two-qubit gates on ${target}; send a smaller problem`);
+}
+
+function lowerGate(g: GateOp, out: Lowered): void {
   const q = g.qubits;
   const p = g.params;
-  const u = (qubit: number, m: Mat2): void => void out.push({ kind: 'u', q: qubit, m });
-  const cx = (c: number, t: number): void => void out.push({ kind: 'cx', c, t });
+  const u = (qubit: number, m: Mat2): void => out.u(qubit, m);
+  const cx = (c: number, t: number): void => out.cx(c, t);
   switch (g.name) {
     case 'h': return u(q[0]!, MAT_H);
     case 'x': return u(q[0]!, MAT_X);
@@ -115,7 +142,7 @@ function lowerGate(g: GateOp, out: LogicalOp[]): void {
 }
 
 /** Z on |1…1⟩ of `qubits`: the diagonal e^{iπ·AND} as its phase polynomial. */
-function lowerMcz(qubits: readonly number[], out: LogicalOp[]): void {
+function lowerMcz(qubits: readonly number[], out: Lowered): void {
   const k = qubits.length;
   if (k > MAX_PHASE_POLYNOMIAL_QUBITS) throw new TranspileError(`a ${k}-qubit multi-controlled gate is beyond the hardware path's ${MAX_PHASE_POLYNOMIAL_QUBITS}-qubit limit`);
   const diag = new Float64Array(2 ** k);
@@ -123,12 +150,12 @@ function lowerMcz(qubits: readonly number[], out: LogicalOp[]): void {
   lowerPhasePolynomial(k, diag, -Math.PI, (local) => qubits[local]!, out);
 }
 
-function lowerPhasePolynomial(k: number, diag: Float64Array, gamma: number, place: (local: number) => number, out: LogicalOp[]): void {
+function lowerPhasePolynomial(k: number, diag: Float64Array, gamma: number, place: (local: number) => number, out: Lowered): void {
   for (const g of walshGateForm(k, diag, gamma).gates) lowerGate({ ...g, qubits: g.qubits.map(place) }, out);
 }
 
-function lower(circuit: Circuit): LogicalOp[] {
-  const out: LogicalOp[] = [];
+function lower(circuit: Circuit, maxCx: number, target: string): LogicalOp[] {
+  const out = new Lowered(maxCx, target);
   let measured = false;
   for (const op of circuit.ops) {
     if (measured) throw new TranspileError('the hardware path measures once, at the end of the circuit');
@@ -137,7 +164,7 @@ function lower(circuit: Circuit): LogicalOp[] {
         lowerGate(op, out);
         break;
       case 'mixerX':
-        for (let q = 0; q < circuit.qubits; q++) out.push({ kind: 'u', q, m: matRX(2 * op.beta) });
+        for (let q = 0; q < circuit.qubits; q++) out.u(q, matRX(2 * op.beta));
         break;
       case 'diagonal':
         if (op.decomposition !== null) for (const g of op.decomposition) lowerGate(g, out);
@@ -149,7 +176,7 @@ function lower(circuit: Circuit): LogicalOp[] {
         break;
     }
   }
-  return out;
+  return out.ops;
 }
 
 /** For every pair, the next qubit on a shortest path: next[a·n + b] is a's neighbour towards b. */
@@ -222,7 +249,7 @@ export function transpileToIsa(circuit: Circuit, target: HardwareTarget = EAGLE_
     for (const g of decomposeZsx(m)) ops.push(g.name === 'rz' ? { name: 'rz', qubits: [p], angle: g.angle } : { name: g.name, qubits: [p] });
   };
   const ecr = (a: number, b: number): void => {
-    if (++ecrCount > maxEcr) throw new TranspileError(`the circuit needs more than ${maxEcr} two-qubit gates on ${target.name}; send a smaller problem`);
+    if (++ecrCount > maxEcr) throw tooManyEcr(maxEcr, target.name);
     flush(a);
     flush(b);
     ops.push({ name: 'ecr', qubits: [a, b] });
@@ -243,7 +270,7 @@ export function transpileToIsa(circuit: Circuit, target: HardwareTarget = EAGLE_
     }
   };
 
-  for (const op of lower(circuit)) {
+  for (const op of lower(circuit, maxEcr, target.name)) {
     if (op.kind === 'u') {
       pend(pos[op.q]!, op.m);
       continue;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { ApiError } from '../../shared/api-error.ts';
 import type { Secret } from '../../shared/secret.ts';
 import { hardwareErrors } from './hardware-errors.ts';
 
@@ -9,12 +10,15 @@ import { hardwareErrors } from './hardware-errors.ts';
  *
  * - `POST {base}/jobs` with `{"program_id": "sampler", "backend": <backend>, "params": {"pubs":
  *   [[<OpenQASM 3>, null, <shots>]], "version": 2}}` → `{"id", "backend"}`.
- * - `GET {base}/jobs/{id}` → `{"status"}` or `{"state": {"status", "reason"}}`, status one of
- *   Queued, Running, Completed, Failed, Cancelled (case-insensitive), polled with backoff.
+ * - `GET {base}/jobs/{id}` → `{"status"}` or `{"state": {"status", "reason"}}`, polled with
+ *   backoff: Completed ends it; any status starting with cancel/fail/error (case-insensitive,
+ *   e.g. `Cancelled - Ran too long`) is a failed job; anything else keeps polling. Transient
+ *   GET failures (no answer, 429, 5xx) are retried with backoff until the deadline.
  * - `GET {base}/jobs/{id}/results` → `{"results": [{"data": {"c": {"samples": ["0x5", …],
  *   "num_bits": n}}}]}` (hex register values, one per shot), or `counts` in place of `samples`
  *   (`{"0x5": 12, …}` or bitstrings `{"101": 12}`).
- * - On overall timeout, `POST {base}/jobs/{id}/cancel`, best effort.
+ * - `POST {base}/jobs/{id}/cancel`, best effort, whenever it gives up on a job it created
+ *   (deadline, a failed request, an abort signal).
  * - Headers: `Authorization: Bearer <token>`, and `Service-CRN` / `IBM-API-Version` when
  *   configured. The token is held as a Secret and only revealed into that header.
  *
@@ -63,8 +67,6 @@ const resultsSchema = z.object({
   results: z.array(z.object({ data: z.record(z.string(), registerSchema) })).min(1),
 });
 
-const TERMINAL_FAILURES = new Set(['failed', 'cancelled', 'canceled', 'error']);
-
 function registerValue(key: string): number | undefined {
   if (/^0x[0-9a-f]+$/i.test(key)) return Number.parseInt(key.slice(2), 16);
   if (/^[01]+$/.test(key)) return Number.parseInt(key, 2);
@@ -86,11 +88,17 @@ export class RuntimeSamplerClient {
     return this.#options.backend;
   }
 
-  /** Submits one circuit, waits for it, and returns its counts. Throws the ApiError to answer. */
-  async sample(qasm: string, shots: number): Promise<SamplerJobResult> {
+  /**
+   * Submits one circuit, waits for it, and returns its counts. Throws the ApiError to answer.
+   * Once the job exists, every way of giving up on it — a failed poll or results request, the
+   * deadline, `signal` (shutdown, client gone) — asks the provider to cancel it first: a job left
+   * queued would still run, and be billed, after nobody waits for it.
+   */
+  async sample(qasm: string, shots: number, signal?: AbortSignal): Promise<SamplerJobResult> {
     const deadline = Date.now() + this.#options.timeoutMs;
+    abandonIfAborted(signal);
     const created = createdSchema.safeParse(
-      await this.#request('POST', '/jobs', deadline, {
+      await this.#request('POST', '/jobs', deadline, signal, {
         program_id: 'sampler',
         backend: this.#options.backend,
         params: { pubs: [[qasm, null, shots]], version: 2 },
@@ -99,22 +107,33 @@ export class RuntimeSamplerClient {
     if (!created.success) throw hardwareErrors.malformed(this.origin, 'a job creation answer without a job id');
     const jobId = created.data.id;
     const backend = created.data.backend ?? this.#options.backend;
+    const job = { id: jobId, last: undefined as string | undefined, ended: false };
+    try {
+      return await this.#await(job, backend, deadline, signal);
+    } catch (error) {
+      if (!job.ended) await this.#cancel(jobId);
+      throw error;
+    }
+  }
+
+  async #await(job: { id: string; last: string | undefined; ended: boolean }, backend: string, deadline: number, signal: AbortSignal | undefined): Promise<SamplerJobResult> {
+    const jobId = job.id;
+    const path = `/jobs/${encodeURIComponent(jobId)}`;
     let wait = this.#options.pollMs ?? 1000;
-    let last: string | undefined;
     for (;;) {
-      const parsed = statusSchema.safeParse(await this.#request('GET', `/jobs/${encodeURIComponent(jobId)}`, deadline, undefined, jobId, last));
+      const parsed = statusSchema.safeParse(await this.#get(path, deadline, signal, job));
       if (!parsed.success) throw hardwareErrors.malformed(this.origin, `a job status for ${jobId} it could not read`);
       const status = parsed.data.state?.status ?? parsed.data.status ?? '';
-      last = status;
-      const normal = status.toLowerCase();
-      if (normal === 'completed') break;
-      if (TERMINAL_FAILURES.has(normal)) throw hardwareErrors.jobFailed(jobId, status, (parsed.data.state?.reason ?? '').slice(0, 500));
-      const left = deadline - Date.now();
-      if (left <= 0) await this.#timeout(jobId, last);
-      await sleep(Math.min(wait, left));
-      wait = Math.min(wait * 2, this.#options.maxPollMs ?? 15_000);
+      job.last = status;
+      if (status.toLowerCase() === 'completed') break;
+      if (isTerminalFailure(status)) {
+        job.ended = true;
+        throw hardwareErrors.jobFailed(jobId, status, redact((parsed.data.state?.reason ?? '').slice(0, 500), this.#options.token));
+      }
+      wait = await this.#pause(wait, deadline, signal, job);
     }
-    const results = resultsSchema.safeParse(await this.#request('GET', `/jobs/${encodeURIComponent(jobId)}/results`, deadline, undefined, jobId, last));
+    job.ended = true;
+    const results = resultsSchema.safeParse(await this.#get(`${path}/results`, deadline, signal, job));
     if (!results.success) throw hardwareErrors.malformed(this.origin, `results for ${jobId} in a shape it could not read`);
     const registers = Object.values(results.data.results[0]!.data);
     if (registers.length !== 1) throw hardwareErrors.malformed(this.origin, `results for ${jobId} with ${registers.length} classical registers (expected one)`);
@@ -133,42 +152,74 @@ export class RuntimeSamplerClient {
     return { jobId, backend, shots: total, counts };
   }
 
-  async #timeout(jobId: string, last: string | undefined): Promise<never> {
-    // Best effort: a job left queued would still run (and be billed) after we stopped waiting.
+  /** Waits `wait` (at most to the deadline) and returns the next, doubled wait; 504 once the deadline has passed. */
+  async #pause(wait: number, deadline: number, signal: AbortSignal | undefined, job: { id: string; last: string | undefined }): Promise<number> {
+    const left = deadline - Date.now();
+    if (left <= 0) throw hardwareErrors.timeout(job.id, Math.round(this.#options.timeoutMs / 1000), job.last);
     try {
-      await this.#request('POST', `/jobs/${encodeURIComponent(jobId)}/cancel`, Date.now() + 5000);
+      await sleep(Math.min(wait, left), undefined, { signal });
     } catch {
-      // the timeout is the answer either way
+      abandonIfAborted(signal);
     }
-    throw hardwareErrors.timeout(jobId, Math.round(this.#options.timeoutMs / 1000), last);
+    return Math.min(wait * 2, this.#options.maxPollMs ?? 15_000);
   }
 
-  async #request(method: 'GET' | 'POST', path: string, deadline: number, body?: unknown, jobId?: string, last?: string): Promise<unknown> {
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      if (jobId !== undefined) return this.#timeout(jobId, last);
-      throw hardwareErrors.timeout(undefined, Math.round(this.#options.timeoutMs / 1000), undefined);
+  /**
+   * A GET about a job that exists, retried with backoff until the deadline while the failure is
+   * transient (no answer, a dropped connection, 429, 5xx): a provider's brief hiccup should not
+   * throw away a job that may have waited an hour in its queue.
+   */
+  async #get(path: string, deadline: number, signal: AbortSignal | undefined, job: { id: string; last: string | undefined }): Promise<unknown> {
+    let wait = this.#options.pollMs ?? 1000;
+    for (;;) {
+      if (deadline - Date.now() <= 0) throw hardwareErrors.timeout(job.id, Math.round(this.#options.timeoutMs / 1000), job.last);
+      try {
+        return await this.#request('GET', path, deadline, signal);
+      } catch (error) {
+        if (!(error instanceof ApiError) || !TRANSIENT.has(error) || signal?.aborted === true) throw error;
+      }
+      wait = await this.#pause(wait, deadline, signal, job);
     }
+  }
+
+  /** Best effort: the answer to the caller is decided already. */
+  async #cancel(jobId: string): Promise<void> {
+    try {
+      await this.#request('POST', `/jobs/${encodeURIComponent(jobId)}/cancel`, Date.now() + 5000, undefined);
+    } catch {
+      // the provider may be the reason we gave up; nothing more to do
+    }
+  }
+
+  async #request(method: 'GET' | 'POST', path: string, deadline: number, signal: AbortSignal | undefined, body?: unknown): Promise<unknown> {
+    abandonIfAborted(signal);
+    const left = deadline - Date.now();
+    if (left <= 0) throw hardwareErrors.timeout(undefined, Math.round(this.#options.timeoutMs / 1000), undefined);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.#options.token !== undefined) headers.authorization = `Bearer ${this.#options.token.reveal()}`;
     if (this.#options.instance !== undefined) headers['service-crn'] = this.#options.instance;
     if (this.#options.apiVersion !== undefined) headers['ibm-api-version'] = this.#options.apiVersion;
     const budget = Math.min(left, this.#options.requestTimeoutMs ?? 30_000);
+    const timeout = AbortSignal.timeout(budget);
     let response: Response;
+    let text: string;
     try {
-      response = await fetch(`${this.#base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(budget), redirect: 'error' });
+      response = await fetch(`${this.#base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]), redirect: 'error' });
+      text = await response.text().catch(() => '');
     } catch (error) {
+      abandonIfAborted(signal);
       const name = (error as Error).name;
-      if (name === 'TimeoutError' && budget === left && jobId !== undefined) return this.#timeout(jobId, last);
       // undici wraps the socket error: cause.code, or the first of an AggregateError's errors.
       const inner = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
       const cause = inner?.code ?? inner?.errors?.[0]?.code;
-      throw hardwareErrors.unreachable(this.origin, name === 'TimeoutError' ? `no answer within ${Math.round(budget / 1000)} s` : (cause ?? name));
+      throw transient(hardwareErrors.unreachable(this.origin, name === 'TimeoutError' ? `no answer within ${Math.round(budget / 1000)} s` : (cause ?? name)));
     }
-    const text = await response.text().catch(() => '');
     if (response.status === 401 || response.status === 403) throw hardwareErrors.authFailed(this.origin, response.status, this.#options.tokenEnv);
-    if (!response.ok) throw hardwareErrors.providerError(this.origin, response.status, providerMessage(text, this.#options.token));
+    if (!response.ok) {
+      const error = hardwareErrors.providerError(this.origin, response.status, providerMessage(text, this.#options.token));
+      throw response.status === 429 || response.status >= 500 ? transient(error) : error;
+    }
     if (text === '') return {};
     try {
       return JSON.parse(text) as unknown;
@@ -176,6 +227,30 @@ export class RuntimeSamplerClient {
       throw hardwareErrors.malformed(this.origin, 'an answer that is not JSON');
     }
   }
+}
+
+/** The errors #request marks as worth another try while the deadline allows: no answer, a dropped connection, HTTP 429 or 5xx. */
+const TRANSIENT = new WeakSet<ApiError>();
+
+function transient(error: ApiError): ApiError {
+  TRANSIENT.add(error);
+  return error;
+}
+
+/**
+ * IBM's statuses are not one closed list: besides `Failed` and `Cancelled` there are
+ * `Cancelled - Ran too long`, `Canceled - …`, `ERROR`. Anything that starts as a cancellation,
+ * failure or error is the end of the job, not a reason to keep polling until the deadline.
+ */
+export function isTerminalFailure(status: string): boolean {
+  return /^\s*(cancel|fail|error)/i.test(status);
+}
+
+/** Giving up because the caller went away or the service is closing: the signal's ApiError, or a 503. */
+function abandonIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted !== true) return;
+  if (signal.reason instanceof ApiError) throw signal.reason;
+  throw ApiError.busy('The hardware job was abandoned: the request was closed or the service is shutting down.', 5, 503, 'shutting_down');
 }
 
 /** The provider's own error text (IBM: `{"errors": [{"message"}]}`), short, with the token cut out should it be echoed. */
@@ -188,7 +263,11 @@ function providerMessage(text: string, token: Secret | undefined): string {
   } catch {
     // not JSON: the text itself
   }
+  return redact(message, token).replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+/** Provider text with the token cut out, should the provider echo it (error messages, a job's failure reason). */
+function redact(text: string, token: Secret | undefined): string {
   const secret = token?.reveal();
-  if (secret !== undefined && secret !== '') message = message.split(secret).join('[redacted]');
-  return message.replace(/\s+/g, ' ').trim().slice(0, 300);
+  return secret !== undefined && secret !== '' ? text.split(secret).join('[redacted]') : text;
 }

@@ -187,3 +187,98 @@ describe('vendor-eagle when things go wrong: clean 502, 503 and 504', () => {
     assert.equal(resolveHardwareConfig({}, parseDuration), undefined);
   });
 });
+
+describe('vendor-eagle review fixes: sizes refused up front, shutdown, the token, counts that decide the answer', () => {
+  it('a Grover search space over 128 indices or a portfolio over 10 assets is 422 before any simulation or provider job', async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN });
+    const svc = service(config(provider.url));
+    const error = await rejects(svc.solve({ solver: 'grover', problem: patternProblem(256, 3), substrate: 'vendor-eagle' }), 422, 'circuit_not_transpilable');
+    assert.match(error.message, /256 indices/);
+    const assets = Array.from({ length: 11 }, (_, i) => ({ id: `A${i}`, expected_return: 0.05 + 0.01 * i, risk: 0.1 + 0.02 * i }));
+    await rejects(svc.solve({ solver: 'qubo', problem: { type: 'portfolio_allocation', assets, constraints: { max_assets: 3, max_risk: 0.3, min_return: 0.05 } }, substrate: 'vendor-eagle' }), 422, 'circuit_not_transpilable');
+    assert.equal(provider.jobs.length, 0);
+    await svc.close();
+    await provider.close();
+  });
+
+  it('close() while a job runs: 503 shutting_down, the provider job is cancelled; run() after close() rejects at once', async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    const hardware = createHardwareSubstrate(config(provider.url, { timeoutMs: 60_000 }), { SVC_QUANTUM_TOKEN: TOKEN });
+    const running = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 3) as never }, 64, 1);
+    const queued = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 4) as never }, 64, 1);
+    const answers = [rejects(running, 503, 'shutting_down'), rejects(queued, 503, 'shutting_down')];
+    while ((provider.jobs[0]?.polls ?? 0) === 0) await new Promise((r) => setTimeout(r, 10));
+    await hardware.close();
+    await Promise.all(answers);
+    assert.deepEqual(provider.cancelled, ['job-1']);
+    await rejects(hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 5) as never }, 64, 1), 503, 'shutting_down');
+    assert.equal(provider.jobs.length, 1);
+    await provider.close();
+  });
+
+  it('a request signal that aborts skips the queued item and cancels the running provider job', async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    const hardware = createHardwareSubstrate(config(provider.url, { timeoutMs: 60_000 }), { SVC_QUANTUM_TOKEN: TOKEN });
+    const first = new AbortController();
+    const second = new AbortController();
+    const running = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 3) as never }, 64, 1, first.signal);
+    const queued = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 4) as never }, 64, 1, second.signal);
+    while ((provider.jobs[0]?.polls ?? 0) === 0) await new Promise((r) => setTimeout(r, 10));
+    second.abort();
+    await rejects(queued, 503, 'request_closed');
+    first.abort();
+    await rejects(running, 503, 'request_closed');
+    // close() waits for the abandoned provider call, which cancels its job before it settles.
+    await hardware.close();
+    assert.deepEqual(provider.cancelled, ['job-1']);
+    assert.equal(provider.jobs.length, 1, 'the skipped item never reached the provider');
+    await provider.close();
+  });
+
+  it('SVC_QUANTUM_TOKEN is taken out of the environment once read (worker threads copy it)', () => {
+    const env: NodeJS.ProcessEnv = { SVC_QUANTUM_TOKEN: TOKEN, OTHER: 'kept' };
+    const hardware = createHardwareSubstrate(config('http://127.0.0.1:9/api/v1'), env);
+    assert.equal(hardware.status, 'configured');
+    assert.deepEqual(env, { OTHER: 'kept' });
+  });
+
+  it('a hardware worker past its heap limit is 422 problem_too_large, not a 500', async () => {
+    const { ProviderHardware } = await import('../../../src/quantum/hardware/hardware-substrate.ts');
+    const { RuntimeSamplerClient } = await import('../../../src/quantum/hardware/runtime-sampler-client.ts');
+    const client = new RuntimeSamplerClient({ baseUrl: 'http://127.0.0.1:9/api/v1', backend: 'b', token: undefined, tokenEnv: 'SVC_QUANTUM_TOKEN', timeoutMs: 1000 });
+    // As in solve-routes.test.ts: 200 000 records need about 24 MiB of heap, 18 MiB is too little.
+    // run() is called directly: admit() would refuse this search space before any worker starts.
+    const hardware = new ProviderHardware({ client, workerHeapMb: 18 });
+    const lines = Array.from({ length: 200_000 }, (_, i) => `r${i % 100}`);
+    lines[5000] = 'needle';
+    const problem = { type: 'pattern_search', dataset: lines.join('\n'), target: { pattern: 'needle', min_confidence: 0.5 }, search_space_size: 262_144 };
+    const error = await rejects(hardware.run({ solver: 'grover', type: 'pattern_search', problem: problem as never }, 64, 1), 422, 'problem_too_large');
+    assert.match(error.message, /18 MiB/);
+    await hardware.close();
+  });
+
+  it('the answer comes from the provider\'s counts: wrong counts change it (grover target, portfolio optimal_count)', async () => {
+    const honest = await startMockQuantumProvider({ token: TOKEN });
+    // Bit 0 flipped on every shot: the needle at 11 (0b1011) is measured as 10.
+    const flipped = await startMockQuantumProvider({ token: TOKEN, mapValue: (v) => v ^ 1 });
+    // Every shot measures 000000: no asset selected, so no feasible selection was measured.
+    const empty = await startMockQuantumProvider({ token: TOKEN, mapValue: () => 0 });
+    const [a, b, c] = [service(config(honest.url)), service(config(flipped.url)), service(config(empty.url))];
+    after(async () => {
+      for (const s of [a, b, c]) await s.close();
+      for (const p of [honest, flipped, empty]) await p.close();
+    });
+    const pattern = { solver: 'grover', problem: patternProblem(16, 11), substrate: 'vendor-eagle', shots: 256, seed: 3 };
+    const good = (await a.solve(pattern)) as SolveResponse;
+    const bad = (await b.solve(pattern)) as SolveResponse;
+    assert.equal(good.solution.target_index, 11);
+    // 10 is not a match: the flipped shots point at a record that fails the oracle's check.
+    assert.equal(bad.solution.found, false);
+    assert.equal(bad.solution.target_index, -1);
+    const portfolio = { solver: 'qubo', problem: portfolioProblem(), substrate: 'vendor-eagle', seed: 1 };
+    const fine = (await a.solve(portfolio)) as SolveResponse;
+    const none = (await c.solve(portfolio)) as SolveResponse;
+    assert.ok((fine.meta as { optimal_count: number }).optimal_count > 0);
+    assert.equal((none.meta as { optimal_count: number }).optimal_count, 0);
+  });
+});

@@ -213,3 +213,16 @@ test('circuits the hardware path cannot take are refused with a reason', () => {
   for (let k = 0; k < 30; k++) long.cx(0, 1);
   assert.throws(() => transpileToIsa(long.measureAll(), EAGLE_R3_TARGET, { maxTwoQubitGates: 10 }), /more than 10 two-qubit gates/);
 });
+
+test('the ECR cap is counted while lowering: a circuit is refused before its whole op list is built', () => {
+  // 11 CX and then a gate after the measurement: lowering reaches the 11th CX first. Counting only
+  // after the whole list was lowered (the old way) would answer the later, different error instead.
+  const c = new Circuit(2);
+  for (let k = 0; k < 11; k++) c.cx(0, 1);
+  c.measureAll();
+  c.h(0);
+  assert.throws(() => transpileToIsa(c, EAGLE_R3_TARGET, { maxTwoQubitGates: 10 }), /more than 10 two-qubit gates/);
+  // A 12-qubit Grover would lower to millions of ops; with the default cap it is refused at once.
+  const grover = groverCircuit(12, [7], 50);
+  assert.throws(() => transpileToIsa(grover), /more than 20000 two-qubit gates/);
+});
