@@ -111,6 +111,20 @@ const SERVER_MESSAGES: ReadonlyMap<number, string> = new Map([
   [503, 'The hosted service is unavailable right now; retry later.'],
 ]);
 
+/** Fixed words for the hardware substrate's 502/504 answers on the hosted tier. */
+const HARDWARE_MESSAGES: ReadonlyMap<string, string> = new Map([
+  ['substrate_unreachable', "The hardware provider could not be reached. Retry later or use substrate 'local'."],
+  ['substrate_auth_failed', "The hardware provider refused this service's credentials. Retry later or use substrate 'local'."],
+  ['substrate_provider_error', "The hardware provider answered with an error. Retry later or use substrate 'local'."],
+  ['substrate_job_failed', "The hardware job failed on the provider. Retry later or use substrate 'local'."],
+  ['substrate_timeout', "The hardware job did not finish in time and was cancelled. Retry later or use substrate 'local'."],
+]);
+
+/** Whether the hosted answer hides this error's own message (logged instead). */
+export function hidesHardwareDetail(error: ApiError): boolean {
+  return error.status !== 503 && HARDWARE_MESSAGES.has(error.code);
+}
+
 /**
  * Anything thrown on a hosted route, as the error to answer. Fastify's own client errors
  * (malformed JSON, oversized or mistyped bodies, validation) become their 4xx; anything
@@ -158,6 +172,9 @@ export function hostedErrorBody(error: ApiError): HostedErrorBody {
  */
 function publicMessage(error: ApiError): string {
   if (error.status < 500) return error.message;
+  // The hardware provider's origin, job id and raw reason are the operator's business, not the customer's (kept in the log).
+  const hardware = HARDWARE_MESSAGES.get(error.code);
+  if (hardware !== undefined && error.status !== 503) return hardware;
   if (HOSTED_ERROR_CODES.has(error.code) && error.code !== 'internal_error') return error.message;
   return SERVER_MESSAGES.get(error.status) ?? 'Internal server error.';
 }
@@ -175,6 +192,7 @@ export function installHostedErrorHandler(app: FastifyInstance): void {
     const apiError = toHostedError(error);
     if (apiError.status === 413 && !request.raw.readableEnded) await drainRequest(request, LINGER_MS);
     if (apiError.status === 500) request.log.error({ err: error instanceof ApiError && error.cause !== undefined ? error.cause : error }, apiError.message);
+    else if (hidesHardwareDetail(apiError)) request.log.warn({ code: apiError.code }, apiError.message);
     return sendHostedError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => {

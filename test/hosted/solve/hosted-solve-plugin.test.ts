@@ -165,3 +165,25 @@ test('vendor-eagle with an enterprise plan and a configured provider: solved on 
   assertEnvelope(await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(16, 7), substrate: 'vendor-eagle' }, await keyFor(false)), 403, 'enterprise_plan_required');
   assert.equal(provider.jobs.length, 1);
 });
+
+test('a failed hardware job on the hosted tier: 502 substrate_job_failed in fixed words, no provider origin, job id or reason', async (t) => {
+  const provider = await startMockQuantumProvider({ token: 'hosted-quantum-token', behaviour: 'fail' });
+  t.after(() => provider.close());
+  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' }, parseDuration);
+  const service = new SolveService({ workers: 1, hardware: createHardwareSubstrate(config, { SVC_QUANTUM_TOKEN: 'hosted-quantum-token' }) });
+  t.after(() => service.close());
+  const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });
+  const account = await store.createAccount({ name: 'quantum', plan: { ...FREE_PLAN, enterprise: true } });
+  const secret = (await store.issueKey(account.id, { scope: 'supercomputer' })).secret;
+  const hidden = (message: string): void => {
+    assert.doesNotMatch(message, /127\.0\.0\.1|job-\d|qubit 3|not operational/);
+    assert.match(message, /hardware job failed/);
+  };
+  const one = assertEnvelope(await post(app, '/api/solve', { solver: 'grover', problem: patternProblem(16, 7), substrate: 'vendor-eagle', seed: 1 }, secret), 502, 'substrate_job_failed');
+  hidden(one.message as string);
+  const batch = await post(app, '/api/solve/batch', { solver: 'grover', problems: [patternProblem(16, 7)], substrate: 'vendor-eagle', seed: 1 }, secret);
+  assert.equal(batch.statusCode, 200, batch.body);
+  const item = (batch.json() as { results: { status: string; error: { code: string; message: string } }[] }).results[0]!;
+  assert.equal(item.error.code, 'substrate_job_failed');
+  hidden(item.error.message);
+});
