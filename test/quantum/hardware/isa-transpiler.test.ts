@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EAGLE_QUBITS, eagleCouplingMap } from '../../../src/quantum/hardware/eagle-coupling-map.ts';
-import { EAGLE_R3_TARGET, transpileToIsa, TranspileError, type HardwareTarget } from '../../../src/quantum/hardware/isa-transpiler.ts';
+import { ECR_QASM_DEFINITION, EAGLE_R3_TARGET, transpileToIsa, TranspileError, type HardwareTarget } from '../../../src/quantum/hardware/isa-transpiler.ts';
 import { decomposeZsx, MAT_SX } from '../../../src/quantum/hardware/zsx-decomposition.ts';
 import { Circuit } from '../../../src/quantum/simulator/circuit.ts';
-import { applyMatrix1, applyRZ, applyX, matRX, matRY, matRZ, type Mat2 } from '../../../src/quantum/simulator/gates.ts';
+import { applyCX, applyH, applyMatrix1, applyRZ, applyX, matRX, matRY, matRZ, type Mat2 } from '../../../src/quantum/simulator/gates.ts';
 import { seededRng, type Rng } from '../../../src/quantum/simulator/rng.ts';
 import { StateVector } from '../../../src/quantum/simulator/state-vector.ts';
 import { groverCircuit } from '../../../src/quantum/solvers/grover-search.ts';
@@ -225,4 +225,43 @@ test('the ECR cap is counted while lowering: a circuit is refused before its who
   // A 12-qubit Grover would lower to millions of ops; with the default cap it is refused at once.
   const grover = groverCircuit(12, [7], 50);
   assert.throws(() => transpileToIsa(grover), /more than 20000 two-qubit gates/);
+});
+
+test('the written `gate ecr` is Qiskit\'s ECR: its matrix, hard-coded from Qiskit\'s ECRGate (qubit 0 least significant)', () => {
+  // Qiskit: ECR q_0, q_1 = 1/√2 [[0, 1, 0, i], [1, 0, -i, 0], [0, i, 0, 1], [-i, 0, 1, 0]]; rows and
+  // columns indexed q_1·2 + q_0. Written out here, not taken from src, so a wrong definition fails.
+  const s = Math.SQRT1_2;
+  const qiskit: [number, number][][] = [
+    [[0, 0], [s, 0], [0, 0], [0, s]],
+    [[s, 0], [0, 0], [0, -s], [0, 0]],
+    [[0, 0], [0, s], [0, 0], [s, 0]],
+    [[0, -s], [0, 0], [s, 0], [0, 0]],
+  ];
+  // Column k: ECR on $0, $1 applied to |k⟩, prepared with x gates (rz(0) first fixes $0 → index 0, $1 → index 1).
+  for (let k = 0; k < 4; k++) {
+    const prep: { name: 'x'; qubits: [number] }[] = [];
+    if (k & 1) prep.push({ name: 'x', qubits: [0] });
+    if (k & 2) prep.push({ name: 'x', qubits: [1] });
+    const { state, index } = runIsa([{ name: 'rz', qubits: [0], angle: 0 }, { name: 'rz', qubits: [1], angle: 0 }, ...prep, { name: 'ecr', qubits: [0, 1] }]);
+    assert.deepEqual([index.get(0), index.get(1)], [0, 1]);
+    for (let row = 0; row < 4; row++) {
+      // rz(0) is the identity exactly (no global phase), so no phase freedom is needed.
+      assert.ok(Math.abs(state.re[row]! - qiskit[row]![k]![0]) < 1e-12 && Math.abs(state.im[row]! - qiskit[row]![k]![1]) < 1e-12, `ECR[${row}][${k}] = ${state.re[row]} + ${state.im[row]}i`);
+    }
+    // The definition text the QASM carries, interpreted statement by statement, is the same matrix.
+    const v = StateVector.zero(2);
+    if (k & 1) applyX(v, 0);
+    if (k & 2) applyX(v, 1);
+    const body = /^gate ecr _a, _b \{(.*)\}$/.exec(ECR_QASM_DEFINITION)![1]!.split(';').map((t) => t.trim()).filter((t) => t !== '');
+    const qubit = (name: string): number => ({ _a: 0, _b: 1 })[name as '_a' | '_b'];
+    for (const statement of body) {
+      let m: RegExpExecArray | null;
+      if ((m = /^h (_[ab])$/.exec(statement))) applyH(v, qubit(m[1]!));
+      else if ((m = /^x (_[ab])$/.exec(statement))) applyX(v, qubit(m[1]!));
+      else if ((m = /^cx (_[ab]), (_[ab])$/.exec(statement))) applyCX(v, qubit(m[1]!), qubit(m[2]!));
+      else if ((m = /^rz\((-?)pi\/4\) (_[ab])$/.exec(statement))) applyRZ(v, qubit(m[2]!), (m[1] === '-' ? -1 : 1) * Math.PI / 4);
+      else assert.fail(`unexpected statement in the ecr definition: ${statement}`);
+    }
+    for (let row = 0; row < 4; row++) assert.ok(Math.abs(v.re[row]! - qiskit[row]![k]![0]) < 1e-12 && Math.abs(v.im[row]! - qiskit[row]![k]![1]) < 1e-12);
+  }
 });
