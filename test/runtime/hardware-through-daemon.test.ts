@@ -59,3 +59,26 @@ test('a token the provider refuses: 502 in the envelope, and still no token in t
   }
   assert.ok(!(JSON.stringify(daemon.logs) + daemon.stderr()).includes(TOKEN), 'the token reached the log');
 });
+
+test('a client that hangs up while its hardware job waits: the daemon cancels the provider job', { timeout: 60_000 }, async (t) => {
+  const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+  const daemon = await daemonFor(provider.url, TOKEN);
+  try {
+    const controller = new AbortController();
+    const pending = fetch(`${daemon.url}/api/solve`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, signal: controller.signal,
+      body: JSON.stringify({ solver: 'grover', problem: patternProblem(16, 13), substrate: 'vendor-eagle', seed: 4 }),
+    }).catch((error: unknown) => error);
+    // The loops end with the test (t.signal), so a broken link fails the test instead of hanging the run.
+    while ((provider.jobs[0]?.polls ?? 0) === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    assert.equal(((await pending) as Error).name, 'AbortError');
+    // Without the link from the closed request to the provider call, the job would be polled
+    // until --quantum-timeout (10 min by default) and this wait would run into the test's timeout.
+    while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(provider.cancelled, ['job-1']);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+    await provider.close();
+  }
+});
