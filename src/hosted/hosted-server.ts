@@ -92,7 +92,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       store, routes, limiter, offThread, logger: log, drainingSignal: draining.signal,
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, publicOrigins: config.publicOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release, transport,
-      v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport?.signs === true ? (route) => transport.signEvidence(route) : undefined }), evidencePlugin(), usagePlugin()],
+      v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport === undefined ? undefined : (route) => transport.signEvidence(route) }), evidencePlugin(), usagePlugin()],
       apiPlugins: [hostedSolvePlugin({ service: solver })],
     });
     // Fastify names the scheme from its own https option; with --pqc-transport the factory's server speaks TLS.
@@ -106,10 +106,8 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const url = `${transport === undefined ? 'http' : 'https'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info({ addresses: [url], store: store.kind, enterprise: config.enterprise, routes: config.routesFile ?? 'embedded default' }, `svc hosted listening on ${url}`);
   if (transport !== undefined) {
-    log.info(
-      { pqc_transport: transport.pqc.names, certificate: transport.identity.certificatePath, key_id: transport.identity.keyId },
-      `HTTPS only, TLS 1.3 with ${transport.pqc.groups.join(' or ')} key exchange; ${transport.identity.algorithm} certificate ${transport.identity.certificatePath}${transport.signs ? '; svc_route evidence signed (public key at /transport/identity)' : ''}`,
-    );
+    const { fields, message } = transport.startupLine('svc_route evidence, health and requested responses');
+    log.info(fields, message);
   }
   const models = catalog.list().map((m) => m.id);
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);

@@ -58,7 +58,6 @@ export class LocalRuntimeClient {
   readonly #baseUrl: () => string;
   readonly #timeoutMs: number;
   readonly #headers: Readonly<Record<string, string>>;
-  readonly #ca: string | undefined;
   readonly #dispatcher: Dispatcher | undefined;
 
   constructor(options: LocalRuntimeClientOptions, dispatcher?: Dispatcher) {
@@ -66,13 +65,12 @@ export class LocalRuntimeClient {
     this.#baseUrl = typeof base === 'string' ? () => base : base;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#headers = options.headers ?? {};
-    this.#ca = options.ca;
     this.#dispatcher = dispatcher ?? (options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca, ...(options.groups === undefined ? {} : { ecdhCurve: options.groups.join(':') }) } }));
   }
 
   /** The same runtime, with `headers` on each request as well. */
   withHeaders(headers: Readonly<Record<string, string>>): LocalRuntimeClient {
-    return new LocalRuntimeClient({ baseUrl: this.#baseUrl, timeoutMs: this.#timeoutMs, headers: { ...this.#headers, ...headers }, ca: this.#ca }, this.#dispatcher);
+    return new LocalRuntimeClient({ baseUrl: this.#baseUrl, timeoutMs: this.#timeoutMs, headers: { ...this.#headers, ...headers } }, this.#dispatcher);
   }
 
   get baseUrl(): string {

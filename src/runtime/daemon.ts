@@ -299,11 +299,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     `svc ${SVC_VERSION} listening on ${urls.join(', ')}${mcpUrls.length > 0 ? `; MCP on ${mcpUrls.map((u) => `${u}/mcp`).join(', ')}` : ''}`,
   );
   if (transport !== undefined) {
-    const { identity } = transport;
-    log.info(
-      { pqc_transport: transport.pqc.names, groups: transport.pqc.groups, certificate: identity.certificatePath, key_id: identity.keyId },
-      `HTTPS only, TLS 1.3 with ${transport.pqc.groups.join(' or ')} key exchange; ${identity.algorithm} certificate ${identity.certificatePath}${transport.signs ? ' (responses and evidence signed; public key at /transport/identity)' : ''}`,
-    );
+    const { fields, message } = transport.startupLine('health and requested responses');
+    log.info(fields, message);
   }
   // Once each, at start-up: what discovery skipped (broken files, id collisions) and why.
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);

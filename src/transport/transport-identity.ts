@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { UserError } from '../shared/user-error.ts';
 import type { MlDsaName } from './pqc-transport-options.ts';
@@ -76,7 +77,7 @@ function certificateFits(pem: string, publicKey: KeyObject, names: readonly stri
     const now = Date.now();
     if (Date.parse(certificate.validFrom) > now || Date.parse(certificate.validTo) <= now) return false;
     if (!certificate.publicKey.equals(publicKey)) return false;
-    return names.every((n) => (n.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(n) ? certificate.checkIP(n) !== undefined : certificate.checkHost(n) !== undefined));
+    return names.every((n) => (isIP(n) !== 0 ? certificate.checkIP(n) !== undefined : certificate.checkHost(n) !== undefined));
   } catch {
     return false;
   }

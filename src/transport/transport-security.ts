@@ -94,6 +94,15 @@ export class TransportSecurity {
     };
   }
 
+  /** The start-up log line: what the listeners speak, the certificate, and (`signed`) what an ML-DSA identity signs. */
+  startupLine(signed: string): { fields: Record<string, unknown>; message: string } {
+    const { identity, pqc } = this;
+    return {
+      fields: { pqc_transport: pqc.names, groups: pqc.groups, certificate: identity.certificatePath, key_id: identity.keyId },
+      message: `HTTPS only, TLS 1.3 with ${pqc.groups.join(' or ')} key exchange; ${identity.algorithm} certificate ${identity.certificatePath}${this.signs ? `; ${signed} signed (public key at ${IDENTITY_PATH})` : ''}`,
+    };
+  }
+
   /** Signs a `svc_route` record when the identity is ML-DSA; otherwise returns it as it is. */
   signEvidence<T extends object>(record: T): T | (T & EvidenceSignatureFields) {
     return this.signs ? signEvidence(record, this.identity) : record;
