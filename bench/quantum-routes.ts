@@ -11,17 +11,11 @@ import { oneTreeBound } from '../src/quantum/solvers/one-tree-bound.ts';
 import { haversineKm } from '../src/quantum/solvers/qaoa-route.ts';
 import { routeLocalSearch } from '../src/quantum/solvers/route-local-search.ts';
 import { evaluateRoute, type RouteModel } from '../src/quantum/solvers/route-model.ts';
+import { lcg } from './seeded-lcg.ts';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 3;
 
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 4294967296;
-  };
-}
 
 function instance(stops: number, seed: number, timed: boolean): RouteModel {
   const r = lcg(seed);

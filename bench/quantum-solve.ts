@@ -14,17 +14,11 @@ import { solveRoutes } from '../src/quantum/solve-routes.ts';
 import { SolveService } from '../src/quantum/solve-service.ts';
 import { solveProblem } from '../src/quantum/solvers/registry.ts';
 import { installOpenAIErrorHandler } from '../src/runtime/openai-error-handler.ts';
+import { lcg } from './seeded-lcg.ts';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5;
 
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 4294967296;
-  };
-}
 const rand = lcg(7);
 const gauss = (): number => Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand());
 const blob = (centers: number[][], per: number) => centers.flatMap((c, k) => Array.from({ length: per }, () => ({ label: `c${k}`, features: c.map((v) => v + 0.6 * gauss()) })));

@@ -58,8 +58,7 @@ function drain(res: IncomingMessage): Promise<number> {
 async function target(name: string, args: string[]): Promise<Target> {
   const daemon = await startDaemon({ args: ['--host', '127.0.0.1', ...args] });
   const https = daemon.url.startsWith('https:');
-  const dataDir = daemon.child.spawnargs[daemon.child.spawnargs.indexOf('--data-dir') + 1]!;
-  const ca = https ? readFileSync(`${dataDir}/transport/${args.some((a) => a.includes('ml-dsa')) ? 'identity-ml-dsa-65.crt' : 'identity-ecdsa-p256.crt'}`, 'utf8') : undefined;
+  const ca = https ? readFileSync(`${daemon.dataDir}/transport/${args.some((a) => a.includes('ml-dsa')) ? 'identity-ml-dsa-65.crt' : 'identity-ecdsa-p256.crt'}`, 'utf8') : undefined;
   const kept = https ? new HttpsAgent({ keepAlive: true, maxSockets: CONCURRENCY, ca }) : new HttpAgent({ keepAlive: true, maxSockets: CONCURRENCY });
   const send = (path: string, body: string | undefined, fresh: boolean): Promise<number> => new Promise((resolve, reject) => {
     const options = {

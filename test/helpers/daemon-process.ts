@@ -71,15 +71,17 @@ export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, 
   }
 }
 
-export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean; wrap?: readonly string[]; onSpawn?: (child: ChildProcessWithoutNullStreams) => void } = {}): Promise<DaemonProcess> {
+export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean; wrap?: readonly string[]; onSpawn?: (child: ChildProcessWithoutNullStreams) => void } = {}): Promise<DaemonProcess & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
-  return startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], {
+  const daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], {
     env: options.env,
     wrap: options.wrap,
     onSpawn: options.onSpawn,
     onExit: () => rmSync(dataDir, { recursive: true, force: true }),
   });
+  // The daemon's own data dir (removed when it exits): where its key files, logs and spaces are.
+  return Object.assign(daemon, { dataDir });
 }
 
 /** A daemon (as startDaemon starts it) and the official OpenAI client pointed at its /v1, as users point theirs. */

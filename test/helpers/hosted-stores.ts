@@ -3,6 +3,7 @@
  * machine's PostgreSQL in a fresh schema that is dropped afterwards. Suites loop over
  * `hostedStoreKinds` so one suite runs against both.
  */
+import type { TestContext } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,4 +98,17 @@ export function freshPostgresSchema(): { schema: string; drop: () => Promise<voi
       }
     },
   };
+}
+
+/** A data dir whose embedded store already has an entitled account with a supercomputer key (WAL: the test reads it while svc hosted runs). */
+export async function prepareHostedDataDir(t: TestContext, name = 'engine'): Promise<{ dataDir: string; store: HostedStore; accountId: string; secret: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), `svc-hosted-${name}-`));
+  const store = await openHostedStore({ dataDir });
+  t.after(async () => {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const account = await store.createAccount({ name, plan: { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false } });
+  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
+  return { dataDir, store, accountId: account.id, secret };
 }

@@ -4,31 +4,22 @@
  * by `svc evidence verify` against the identity the server publishes.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 import { runCliToEnd, startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
+import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
 test('svc hosted over PQC TLS: a chat through the openai client, its svc_route signed and verified offline with the published identity', { timeout: 120_000 }, async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-hosted-pqc-'));
-  const store = await openHostedStore({ dataDir });
-  t.after(async () => {
-    await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const account = await store.createAccount({ name: 'pqc', plan: { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false } });
-  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
+  const { dataDir, secret } = await prepareHostedDataDir(t, 'pqc');
 
   const hosted = await startServerProcess(['hosted', '--port', '0', '--data-dir', dataDir, '--model', tinyModelPath(), '--pqc-transport', 'ml-kem-768,ml-dsa-65']);
   t.after(() => hosted.stop());
   assert.match(hosted.url, /^https:\/\/127\.0\.0\.1:\d+$/);
 
-  // The first contact pins nothing yet: read the published certificate off the connection's own identity file.
-  const { readFileSync } = await import('node:fs');
+  // Trust exactly the certificate the server made in its data dir.
   const ca = readFileSync(join(dataDir, 'transport', 'identity-ml-dsa-65.crt'), 'utf8');
   const dispatcher = new Agent({ connect: { ca } });
   t.after(() => dispatcher.close());

@@ -5,33 +5,17 @@
  * mid-generation stops it with an error, billing what ran.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
-import type { HostedStore, SvcRoute } from '../../src/hosted/hosted-store.ts';
+import type { SvcRoute } from '../../src/hosted/hosted-store.ts';
 import { RaplMeter } from '../../src/hosted/routing/rapl-meter.ts';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 import { readRest, startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { prepareHostedDataDir as prepare } from '../helpers/hosted-stores.ts';
 
 async function startHosted(t: TestContext, dataDir: string, args: string[] = []): Promise<DaemonProcess> {
   const hosted = await startServerProcess(['hosted', '--port', '0', '--data-dir', dataDir, '--model', tinyModelPath(), '--log-level', 'info', ...args]);
   t.after(() => hosted.stop());
   return hosted;
-}
-
-/** A data dir whose embedded store already has an entitled account with a supercomputer key (WAL: the test reads it while svc hosted runs). */
-async function prepare(t: TestContext): Promise<{ dataDir: string; store: HostedStore; accountId: string; secret: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-hosted-engine-'));
-  const store = await openHostedStore({ dataDir });
-  t.after(async () => {
-    await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const account = await store.createAccount({ name: 'engine', plan: { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false } });
-  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
-  return { dataDir, store, accountId: account.id, secret };
 }
 
 type WithRoute = { svc_route?: SvcRoute; svc_outcome?: string };

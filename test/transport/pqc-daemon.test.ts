@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
-let daemon: DaemonProcess;
+let daemon: DaemonProcess & { dataDir: string };
 let ca: string;
 let publicKey: KeyObject;
 let keyId: string;
@@ -63,8 +63,7 @@ function verifyResponseSignature(answer: Answer, method: string, target: string)
 
 before(async () => {
   daemon = await startDaemon({ args: ['--pqc-transport', 'ml-kem-768,ml-dsa-65', '--host', '127.0.0.1'] });
-  const dataDir = daemon.child.spawnargs[daemon.child.spawnargs.indexOf('--data-dir') + 1]!;
-  ca = readFileSync(`${dataDir}/transport/identity-ml-dsa-65.crt`, 'utf8');
+  ca = readFileSync(`${daemon.dataDir}/transport/identity-ml-dsa-65.crt`, 'utf8');
 });
 
 after(async () => {
@@ -156,8 +155,7 @@ test('MCP over PQC TLS: the SDK client connects, and a tool that calls the daemo
 });
 
 test('svc\'s own CLI: trusts the daemon through NODE_EXTRA_CA_CERTS, and without it says why it cannot connect', async () => {
-  const dataDir = daemon.child.spawnargs[daemon.child.spawnargs.indexOf('--data-dir') + 1]!;
-  const trusted = await runCliToEnd(['models', 'list', '--url', daemon.url], { NODE_EXTRA_CA_CERTS: `${dataDir}/transport/identity-ml-dsa-65.crt` });
+  const trusted = await runCliToEnd(['models', 'list', '--url', daemon.url], { NODE_EXTRA_CA_CERTS: `${daemon.dataDir}/transport/identity-ml-dsa-65.crt` });
   assert.equal(trusted.code, 0, trusted.stderr);
   assert.match(trusted.stdout, /^tiny /m);
   const untrusted = await runCliToEnd(['models', 'list', '--url', daemon.url]);
@@ -168,8 +166,7 @@ test('svc\'s own CLI: trusts the daemon through NODE_EXTRA_CA_CERTS, and without
 test('ml-kem-1024 alone: a default client is refused, one offering ML-KEM-1024 gets in, and the MCP tools still reach the daemon', async () => {
   const strict = await startDaemon({ args: ['--pqc-transport', 'ml-kem-1024', '--host', '127.0.0.1'] });
   try {
-    const dataDir = strict.child.spawnargs[strict.child.spawnargs.indexOf('--data-dir') + 1]!;
-    const strictCa = readFileSync(`${dataDir}/transport/identity-ecdsa-p256.crt`, 'utf8');
+    const strictCa = readFileSync(`${strict.dataDir}/transport/identity-ecdsa-p256.crt`, 'utf8');
     const refused = await undiciFetch(`${strict.url}/health`, { dispatcher: new Agent({ connect: { ca: strictCa } }) }).then(() => 'connected', (error: { cause?: { code?: string } }) => error.cause?.code);
     assert.equal(refused, 'ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE');
     const dispatcher = new Agent({ connect: { ca: strictCa, ecdhCurve: 'MLKEM1024' } });
