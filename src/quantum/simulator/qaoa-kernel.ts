@@ -1,4 +1,6 @@
 import { cosSinInto } from './fast-trig.ts';
+import { wasmPasses } from './wasm-passes.ts';
+import type { WasmPasses } from './wasm-passes.ts';
 
 /**
  * The QAOA hot path: p layers of (cost phase, transverse mixer) on |+>^n, then ⟨C⟩, in 2 passes
@@ -42,9 +44,26 @@ export interface QaoaJob {
    * chunk by chunk, before each layer's first pass.
    */
   table: Float64Array;
+  /**
+   * Where the arrays sit when they are views into a WasmArena's memory (wasm-arena.ts): byte
+   * offsets of re, im, index (-1 without one), the phase table and values. The passes then run
+   * as WebAssembly SIMD (wasm-passes.ts), with the same results bit for bit.
+   */
+  wasm?: WasmJobLayout;
   /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
   finalScale?: [number, number];
   flipped?: boolean;
+}
+
+export interface WasmJobLayout {
+  /** Identifies the arena (its memory), so each thread instantiates the passes once per arena. */
+  id: number;
+  memory: WebAssembly.Memory;
+  re: number;
+  im: number;
+  index: number;
+  table: number;
+  values: number;
 }
 
 export const DEFAULT_LOW_BITS = 14;
@@ -132,6 +151,12 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
   const tilesPer = tilesPerChunk(H, C, tileCount);
   const tileChunks = tileCount / tilesPer;
   const partials = job.partials;
+  const lay = job.wasm;
+  const w = lay ? wasmPasses(lay.id, lay.memory) : null;
+  // the SIMD high pass takes two neighbouring offsets at a time
+  const wHigh = w && C % 2 === 0 ? w : null;
+  const phrAt = lay ? lay.table : 0;
+  const phiAt = lay ? lay.table + tableSize * 8 : 0;
   // true state = (gr + i·gi) · X^{⊗n·flip} · stored state (see rx2)
   let gr = 1;
   let gi = 0;
@@ -172,12 +197,15 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
         // L1-sized sub-blocks first: phase and the lowest SUB_BITS qubits while the data is in L1
         const S = Math.min(L, SUB_BITS);
         for (let so = o; so < o + B; so += 1 << S) {
-          if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, so, so + (1 << S), xmask, l === 0, amp0);
+          if (w && lay!.index >= 0) w.phaseTable(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0);
+          else if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, so, so + (1 << S), xmask, l === 0, amp0);
           else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, so, so + (1 << S), xmask, l === 0, amp0);
-          mixLow(job.re, job.im, so, 0, S, t);
+          if (w) w.mixLow(lay!.re, lay!.im, so, 0, S, t);
+          else mixLow(job.re, job.im, so, 0, S, t);
         }
-        mixLow(job.re, job.im, o, S, L, t);
-        if (last && H === 0 && job.expectation) sum += expectRange(job, o, o + B, xmaskAfter);
+        if (w) w.mixLow(lay!.re, lay!.im, o, S, L, t);
+        else mixLow(job.re, job.im, o, S, L, t);
+        if (last && H === 0 && job.expectation) sum += expectRange(job, o, o + B, xmaskAfter, w);
       }
       if (last && H === 0 && job.expectation) partials[chunk] = sum;
     }
@@ -187,8 +215,9 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
         let sum = 0;
         for (let tile = chunk * tilesPer; tile < (chunk + 1) * tilesPer; tile++) {
           const off = tile * C;
-          mixHigh(job.re, job.im, off, C, L, n, t);
-          if (last && job.expectation) sum += expectTile(job, off, C, B, xmaskAfter);
+          if (wHigh) wHigh.mixHigh(lay!.re, lay!.im, off, C, L, n, t);
+          else mixHigh(job.re, job.im, off, C, L, n, t);
+          if (last && job.expectation) sum += expectTile(job, off, C, B, xmaskAfter, w);
         }
         if (last && job.expectation) partials[chunk] = sum;
       }
@@ -418,7 +447,9 @@ function mixHigh(
   }
 }
 
-function expectRange(job: QaoaJob, from: number, to: number, xmask: number): number {
+function expectRange(job: QaoaJob, from: number, to: number, xmask: number, w: WasmPasses | null): number {
+  const lay = job.wasm;
+  if (w && lay && lay.index >= 0) return w.expectIndexed(lay.re, lay.im, lay.index, lay.values, from, to, xmask);
   const { re, im, index, values, raw } = job;
   let sum = 0;
   if (index) {
@@ -429,9 +460,9 @@ function expectRange(job: QaoaJob, from: number, to: number, xmask: number): num
   return sum;
 }
 
-function expectTile(job: QaoaJob, off: number, C: number, B: number, xmask: number): number {
+function expectTile(job: QaoaJob, off: number, C: number, B: number, xmask: number, w: WasmPasses | null): number {
   const N = job.re.length;
   let sum = 0;
-  for (let h = 0; h < N; h += B) sum += expectRange(job, h + off, h + off + C, xmask);
+  for (let h = 0; h < N; h += B) sum += expectRange(job, h + off, h + off + C, xmask, w);
   return sum;
 }

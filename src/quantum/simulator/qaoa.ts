@@ -7,6 +7,7 @@ import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { StateVector } from './state-vector.ts';
+import { arenaJob, releaseArena } from './wasm-arena.ts';
 
 export interface QaoaOptions {
   /**
@@ -20,6 +21,11 @@ export interface QaoaOptions {
   tile?: number;
   /** Memory budget override in bytes (defaults to the machine budget). */
   budgetBytes?: number;
+  /**
+   * 'wasm' (default where the runtime supports it): the passes in WebAssembly SIMD on a state in
+   * this thread's arena (wasm-arena.ts); 'js': the JavaScript passes. Same results bit for bit.
+   */
+  kernel?: 'wasm' | 'js';
 }
 
 function checkAngles(gammas: readonly number[], betas: readonly number[]): void {
@@ -68,30 +74,34 @@ function sharedDiagonal(d: PreparedDiagonal): PreparedDiagonal {
 }
 
 /**
- * Runs the schedule on `state`: across the thread team when threads > 1 and workers are
- * available (state must then be on shared memory), else on this thread.
+ * Runs the schedule: in this thread's WebAssembly arena when the passes can serve the job (the
+ * result, for qaoaState, is then copied into `into`), else on `into` or the scratch state with
+ * the JavaScript passes; across the thread team when threads > 1 and workers are available.
  */
 function execute(
-  state: StateVector,
+  n: number,
   d: PreparedDiagonal,
   gammas: readonly number[],
   betas: readonly number[],
-  expectation: boolean,
   options: QaoaOptions,
   threads: number,
+  into: StateVector | null,
 ): number {
-  const team = threads > 1 && state.shared ? getQaoaTeam(threads) : null;
-  const diag = team ? sharedDiagonal(d) : d;
+  const expectation = into === null;
+  const wasm = options.kernel === 'js' ? null : arenaJob(n, d, options.budgetBytes, into ? 1 : 0);
+  const state = wasm ? null : (into ?? scratchState(n, threads > 1, options.budgetBytes));
+  const team = threads > 1 && (wasm !== null || state!.shared) ? getQaoaTeam(threads) : null;
+  const diag = wasm ? { ...d, index: wasm.index, values: wasm.values } : team ? sharedDiagonal(d) : d;
   const lowBits = options.lowBits ?? DEFAULT_LOW_BITS;
-  const tile = options.tile ?? defaultTile(state.qubits, lowBits);
+  const tile = options.tile ?? defaultTile(n, lowBits);
   if (!Number.isInteger(lowBits) || lowBits < 1 || !Number.isInteger(Math.log2(tile))) {
     throw new RangeError(`lowBits must be a positive integer and tile a power of two (got ${lowBits}, ${tile})`);
   }
-  const slots = partialSlots(state.qubits, lowBits, tile);
+  const slots = partialSlots(n, lowBits, tile);
   const job: QaoaJob = {
-    n: state.qubits,
-    re: state.re,
-    im: state.im,
+    n,
+    re: wasm ? wasm.re : state!.re,
+    im: wasm ? wasm.im : state!.im,
     index: diag.index,
     raw: diag.raw,
     values: diag.values,
@@ -101,15 +111,17 @@ function execute(
     lowBits,
     tile,
     partials: team ? new Float64Array(new SharedArrayBuffer(slots * 8)) : new Float64Array(slots),
-    table: tableScratch(2 * diag.values.length, team !== null),
+    table: wasm ? wasm.table : tableScratch(2 * diag.values.length, team !== null),
   };
-  if (team) return finish(job, team.run(job));
-  runQaoaShare(job, soloSync());
-  return finish(job, expectation ? sumPartials(job) : 0);
-}
-
-function finish(job: QaoaJob, value: number): number {
-  if (!job.expectation) finishState(job);
+  if (wasm) job.wasm = wasm.layout;
+  const value = team ? team.run(job) : (runQaoaShare(job, soloSync()), expectation ? sumPartials(job) : 0);
+  if (!expectation) {
+    finishState(job);
+    if (wasm) {
+      into!.re.set(wasm.re);
+      into!.im.set(wasm.im);
+    }
+  }
   return value;
 }
 
@@ -140,7 +152,7 @@ export function qaoaState(
   const d = toPrepared(n, diag, shared);
   if (gammas.length === 0) return StateVector.uniform(n, { budgetBytes: options.budgetBytes, shared });
   const state = StateVector.allocate(n, { budgetBytes: options.budgetBytes, shared });
-  execute(state, d, gammas, betas, false, options, threads);
+  execute(n, d, gammas, betas, options, threads, state);
   return state;
 }
 
@@ -159,8 +171,7 @@ export function qaoaExpectation(
   const threads = resolveThreads(n, options);
   const d = toPrepared(n, diag, threads > 1);
   if (gammas.length === 0) return uniformMean(d);
-  const state = scratchState(n, threads > 1, options.budgetBytes);
-  return execute(state, d, gammas, betas, true, options, threads);
+  return execute(n, d, gammas, betas, options, threads, null);
 }
 
 /**
@@ -219,6 +230,7 @@ export function scratchState(n: number, shared: boolean, budgetBytes?: number): 
 /** Drops the cached scratch state now (it is dropped anyway after 20 s unused). */
 export function releaseScratch(): void {
   scratch = null;
+  releaseArena();
   if (scratchTimer) clearTimeout(scratchTimer);
   scratchTimer = null;
 }

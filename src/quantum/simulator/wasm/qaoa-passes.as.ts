@@ -1,0 +1,184 @@
+/**
+ * AssemblyScript source of the QAOA kernel's passes in WebAssembly SIMD (f64x2), compiled to
+ * qaoa-passes.wasm by `npm run build:kernels` (committed; test/quantum/simulator/wasm-build.test.ts
+ * rebuilds it and compares byte for byte). Not TypeScript for Node: tsc and eslint skip this file.
+ *
+ * Each function does exactly what its namesake in qaoa-kernel.ts does, with the same floating-point
+ * operations in the same order (a + t·b, no fused multiply-add), so the two kernels agree bit for
+ * bit; SIMD only runs two neighbouring amplitudes side by side. Arguments: byte addresses of the
+ * arrays in linear memory (re, im: f64; index: u16; tables: f64) and amplitude indices.
+ */
+
+// @ts-nocheck -- AssemblyScript types (usize, v128, f64x2) and decorators
+
+/** The scaled RX on one qubit for two neighbouring pairs (x at px, y at px + s bytes). */
+@inline function rx2v(pr: usize, pi: usize, s: usize, t: v128): void {
+  const xr = v128.load(pr);
+  const xi = v128.load(pi);
+  const yr = v128.load(pr + s);
+  const yi = v128.load(pi + s);
+  v128.store(pr, f64x2.add(xr, f64x2.mul(t, yi)));
+  v128.store(pi, f64x2.sub(xi, f64x2.mul(t, yr)));
+  v128.store(pr + s, f64x2.add(yr, f64x2.mul(t, xi)));
+  v128.store(pi + s, f64x2.sub(yi, f64x2.mul(t, xr)));
+}
+
+/** The scaled RX on two qubits (strides s1, s2 bytes) for two neighbouring groups of four. */
+@inline function rx4v(pr: usize, pi: usize, s1: usize, s2: usize, t: v128): void {
+  const a0r = v128.load(pr);
+  const a0i = v128.load(pi);
+  const a1r = v128.load(pr + s1);
+  const a1i = v128.load(pi + s1);
+  const a2r = v128.load(pr + s2);
+  const a2i = v128.load(pi + s2);
+  const a3r = v128.load(pr + s1 + s2);
+  const a3i = v128.load(pi + s1 + s2);
+  const b0r = f64x2.add(a0r, f64x2.mul(t, a1i));
+  const b0i = f64x2.sub(a0i, f64x2.mul(t, a1r));
+  const b1r = f64x2.add(a1r, f64x2.mul(t, a0i));
+  const b1i = f64x2.sub(a1i, f64x2.mul(t, a0r));
+  const b2r = f64x2.add(a2r, f64x2.mul(t, a3i));
+  const b2i = f64x2.sub(a2i, f64x2.mul(t, a3r));
+  const b3r = f64x2.add(a3r, f64x2.mul(t, a2i));
+  const b3i = f64x2.sub(a3i, f64x2.mul(t, a2r));
+  v128.store(pr, f64x2.add(b0r, f64x2.mul(t, b2i)));
+  v128.store(pi, f64x2.sub(b0i, f64x2.mul(t, b2r)));
+  v128.store(pr + s2, f64x2.add(b2r, f64x2.mul(t, b0i)));
+  v128.store(pi + s2, f64x2.sub(b2i, f64x2.mul(t, b0r)));
+  v128.store(pr + s1, f64x2.add(b1r, f64x2.mul(t, b3i)));
+  v128.store(pi + s1, f64x2.sub(b1i, f64x2.mul(t, b3r)));
+  v128.store(pr + s1 + s2, f64x2.add(b3r, f64x2.mul(t, b1i)));
+  v128.store(pi + s1 + s2, f64x2.sub(b3i, f64x2.mul(t, b1r)));
+}
+
+/** Lanes swapped: (v1, v0). */
+@inline function swap(v: v128): v128 {
+  return i64x2.shuffle(v, v, 1, 0);
+}
+
+/** Qubit 0 inside one vector (pair = its two lanes): x' = x + t·swap(y) as in rx2 with s = 1. */
+@inline function q0re(r: v128, i: v128, t: v128): v128 {
+  return f64x2.add(r, f64x2.mul(t, swap(i)));
+}
+@inline function q0im(r: v128, i: v128, t: v128): v128 {
+  return f64x2.sub(i, f64x2.mul(t, swap(r)));
+}
+
+/** RX(2β) (scaled) on qubits from..L-1 of the block of 2^L amplitudes starting at amplitude o. */
+export function mixLow(re: usize, im: usize, o: u32, from: u32, L: u32, tt: f64): void {
+  const t = f64x2.splat(tt);
+  const start: usize = (<usize>o) << 3;
+  const end: usize = start + ((<usize>1) << (L + 3));
+  let q = from;
+  if (q == 0 && L >= 2) {
+    // qubits 0 and 1: four amplitudes are two vectors; qubit 0 pairs the lanes of each vector
+    for (let g = start; g < end; g += 32) {
+      const v0r = v128.load(re + g);
+      const v0i = v128.load(im + g);
+      const v1r = v128.load(re + g + 16);
+      const v1i = v128.load(im + g + 16);
+      const b0r = q0re(v0r, v0i, t);
+      const b0i = q0im(v0r, v0i, t);
+      const b1r = q0re(v1r, v1i, t);
+      const b1i = q0im(v1r, v1i, t);
+      v128.store(re + g, f64x2.add(b0r, f64x2.mul(t, b1i)));
+      v128.store(im + g, f64x2.sub(b0i, f64x2.mul(t, b1r)));
+      v128.store(re + g + 16, f64x2.add(b1r, f64x2.mul(t, b0i)));
+      v128.store(im + g + 16, f64x2.sub(b1i, f64x2.mul(t, b0r)));
+    }
+    q = 2;
+  }
+  for (; q + 1 < L; q += 2) {
+    const s1: usize = (<usize>1) << (q + 3);
+    const s2 = s1 << 1;
+    const step = s2 << 1;
+    for (let g = start; g < end; g += step) {
+      const stop = g + s1;
+      for (let i = g; i < stop; i += 16) rx4v(re + i, im + i, s1, s2, t);
+    }
+  }
+  if (q < L) {
+    if (q == 0) {
+      // a single qubit 0 (L = 1): one vector holds the pair
+      const r = v128.load(re + start);
+      const i = v128.load(im + start);
+      v128.store(re + start, q0re(r, i, t));
+      v128.store(im + start, q0im(r, i, t));
+      return;
+    }
+    const s1: usize = (<usize>1) << (q + 3);
+    for (let g = start; g < end; g += s1 << 1) {
+      const stop = g + s1;
+      for (let i = g; i < stop; i += 16) rx2v(re + i, im + i, s1, t);
+    }
+  }
+}
+
+/**
+ * RX(2β) (scaled) on qubits L..n-1 for the tile of C consecutive low offsets starting at off
+ * (C even: the lanes of a vector are neighbouring offsets).
+ */
+export function mixHigh(re: usize, im: usize, off: u32, C: u32, L: u32, n: u32, tt: f64): void {
+  const t = f64x2.splat(tt);
+  const N: usize = (<usize>1) << (n + 3);
+  const B: usize = (<usize>1) << (L + 3);
+  const width: usize = (<usize>C) << 3;
+  const base0: usize = (<usize>off) << 3;
+  let q = L;
+  for (; q + 1 < n; q += 2) {
+    const s1: usize = (<usize>1) << (q + 3);
+    const s2 = s1 << 1;
+    for (let g: usize = 0; g < N; g += s2 << 1) {
+      const stop = g + s1;
+      for (let h = g; h < stop; h += B) {
+        const base = h + base0;
+        for (let k: usize = 0; k < width; k += 16) rx4v(re + base + k, im + base + k, s1, s2, t);
+      }
+    }
+  }
+  if (q < n) {
+    const s1: usize = (<usize>1) << (q + 3);
+    for (let g: usize = 0; g < N; g += s1 << 1) {
+      const stop = g + s1;
+      for (let h = g; h < stop; h += B) {
+        const base = h + base0;
+        for (let k: usize = 0; k < width; k += 16) rx2v(re + base + k, im + base + k, s1, t);
+      }
+    }
+  }
+}
+
+/** The layer's phase from a prepared diagonal's table (init: the first layer writes amp0·phase). */
+export function phaseTable(re: usize, im: usize, index: usize, phr: usize, phi: usize, from: u32, to: u32, xmask: u32, init: bool, amp0: f64): void {
+  if (init) {
+    for (let z = from; z < to; z++) {
+      const k: usize = (<usize>load<u16>(index + ((<usize>z) << 1))) << 3;
+      store<f64>(re + ((<usize>z) << 3), amp0 * load<f64>(phr + k));
+      store<f64>(im + ((<usize>z) << 3), amp0 * load<f64>(phi + k));
+    }
+    return;
+  }
+  for (let z = from; z < to; z++) {
+    const k: usize = (<usize>load<u16>(index + ((<usize>(z ^ xmask)) << 1))) << 3;
+    const pr = load<f64>(phr + k);
+    const pi = load<f64>(phi + k);
+    const a: usize = (<usize>z) << 3;
+    const xr = load<f64>(re + a);
+    const xi = load<f64>(im + a);
+    store<f64>(re + a, xr * pr - xi * pi);
+    store<f64>(im + a, xr * pi + xi * pr);
+  }
+}
+
+/** Σ |amp|²·values[index[z ^ xmask]] over z in [from, to), in order. */
+export function expectIndexed(re: usize, im: usize, index: usize, values: usize, from: u32, to: u32, xmask: u32): f64 {
+  let sum: f64 = 0;
+  for (let z = from; z < to; z++) {
+    const a: usize = (<usize>z) << 3;
+    const r = load<f64>(re + a);
+    const i = load<f64>(im + a);
+    const k: usize = (<usize>load<u16>(index + ((<usize>(z ^ xmask)) << 1))) << 3;
+    sum += (r * r + i * i) * load<f64>(values + k);
+  }
+  return sum;
+}
