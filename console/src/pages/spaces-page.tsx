@@ -76,7 +76,7 @@ export function SpacesPage() {
 
   return (
     <div class="spaces">
-      <section class="panel" aria-labelledby="spaces-title">
+      <section class="panel" aria-labelledby="spaces-title" id="spaces-panel" aria-busy={spaces === undefined && error === undefined}>
         <h2 id="spaces-title">Spaces</h2>
         {spaces !== undefined && spaces.length === 0 && <p>No space yet: create one below.</p>}
         {spaces !== undefined && spaces.length > 0 && (
