@@ -83,6 +83,12 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const row = page.locator(`#documents-table tr[data-document="${pump.id}"]`);
     await row.waitFor();
     assert.match(await row.innerText(), new RegExp(`${pump.title}\\s+pump\\.md\\s+markdown\\s+${pump.chunk_count}\\b`));
+    // Its chunks, listed under it in order, are the API's.
+    await row.locator('button[aria-expanded="false"]').click();
+    const chunks = (await (await fetch(`${daemon.url}/api/spaces/manuals/documents/${pump.id}?include=chunks`)).json() as { chunks: { id: string; text: string }[] }).chunks;
+    await page.locator(`#chunks-${pump.id} li`).first().waitFor();
+    assert.deepEqual(await page.locator(`#chunks-${pump.id} li`).evaluateAll((items) => items.map((li) => li.getAttribute('data-chunk'))), chunks.map((c) => c.id));
+    assert.equal(await page.locator(`#chunks-${pump.id} li .snippet`).first().innerText(), chunks[0]!.text);
 
     // The keyboard's way in: the file picker.
     await page.setInputFiles('#spaces-file', { name: 'garden.txt', mimeType: 'text/plain', buffer: Buffer.from(GARDEN_NOTES) });

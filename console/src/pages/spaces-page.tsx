@@ -23,6 +23,20 @@ interface IngestJob {
   files: { filename: string | null; status: string; error: { code: string; message: string } | null }[];
 }
 
+/** A chunk as `GET …/documents/:id?include=chunks` lists it. */
+interface ChunkRecord {
+  id: string;
+  position: number;
+  page: number | null;
+  heading_path: string[];
+  text: string;
+}
+
+/** Chunks shown under a document at once; a document can have thousands. */
+const CHUNKS_SHOWN = 100;
+/** Characters of each chunk's text shown in the list. */
+const CHUNK_PREVIEW = 300;
+
 interface SearchResult {
   chunk_id: string;
   document_id: string;
@@ -144,17 +158,7 @@ function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promi
               <caption>Each document is cut into chunks (passages of at most 1,000 characters) that search returns.</caption>
               <thead><tr><th scope="col">Title</th><th scope="col">Source</th><th scope="col">Format</th><th scope="col">Chunks</th><th scope="col">Pages</th><th scope="col">Text</th><th scope="col">Added</th></tr></thead>
               <tbody>
-                {documents.data.map((d) => (
-                  <tr key={d.id} data-document={d.id}>
-                    <th scope="row">{d.title ?? <span class="muted">untitled</span>}</th>
-                    <td>{d.source ?? '—'}</td>
-                    <td>{d.format}</td>
-                    <td>{d.chunk_count}</td>
-                    <td>{d.pages ?? '—'}</td>
-                    <td>{formatBytes(d.text_bytes)}</td>
-                    <td>{d.created_at.slice(0, 19).replace('T', ' ')}</td>
-                  </tr>
-                ))}
+                {documents.data.map((d) => <DocumentRow key={d.id} space={space} document={d} />)}
               </tbody>
             </table>
           </div>
@@ -162,6 +166,55 @@ function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promi
         {documents?.next != null && <button type="button" onClick={() => loadDocuments(documents.next ?? undefined)}>More documents</button>}
       </section>
       <SearchPanel space={space} />
+    </>
+  );
+}
+
+/** A document's row; its Chunks button lists the chunks below it (`?include=chunks`). */
+function DocumentRow({ space, document: d }: { space: string; document: DocumentRecord }) {
+  const [chunks, setChunks] = useState<ChunkRecord[] | undefined>();
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const toggle = async () => {
+    setOpen(!open);
+    if (open || chunks !== undefined) return;
+    try {
+      setChunks((await getJson<{ chunks: ChunkRecord[] }>(spacePath(space, `/documents/${encodeURIComponent(d.id)}?include=chunks`))).chunks);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const listId = `chunks-${d.id}`;
+  return (
+    <>
+      <tr data-document={d.id}>
+        <th scope="row">{d.title ?? <span class="muted">untitled</span>}</th>
+        <td>{d.source ?? '—'}</td>
+        <td>{d.format}</td>
+        <td><button type="button" class="link" aria-expanded={open} aria-controls={listId} onClick={toggle}>{d.chunk_count} chunk{d.chunk_count === 1 ? '' : 's'}</button></td>
+        <td>{d.pages ?? '—'}</td>
+        <td>{formatBytes(d.text_bytes)}</td>
+        <td>{d.created_at.slice(0, 19).replace('T', ' ')}</td>
+      </tr>
+      {open && (
+        <tr class="chunk-row">
+          <td colSpan={7} id={listId}>
+            {error !== undefined && <p role="alert" class="error">{error}</p>}
+            {chunks === undefined && error === undefined && <p class="muted">Loading…</p>}
+            {chunks !== undefined && (
+              <ol class="chunks" start={0}>
+                {chunks.slice(0, CHUNKS_SHOWN).map((c) => (
+                  <li key={c.id} value={c.position} data-chunk={c.id}>
+                    {passagePlace(c) !== '' && <div class="place">{passagePlace(c)}</div>}
+                    <p class="snippet">{c.text.length > CHUNK_PREVIEW ? `${c.text.slice(0, CHUNK_PREVIEW)}…` : c.text}</p>
+                  </li>
+                ))}
+              </ol>
+            )}
+            {chunks !== undefined && chunks.length > CHUNKS_SHOWN && <p class="muted">The first {CHUNKS_SHOWN} of {chunks.length} chunks are shown.</p>}
+          </td>
+        </tr>
+      )}
     </>
   );
 }
