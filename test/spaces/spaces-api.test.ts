@@ -48,7 +48,7 @@ async function upload(space: string, files: { name: string; bytes: Uint8Array | 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-interface SearchHit { text: string; document_id: string; title: string | null; page: number | null; heading_path: string[]; snippet: string; space: string; score: number }
+interface SearchHit { text: string; chunk_id: string; document_id: string; title: string | null; page: number | null; heading_path: string[]; snippet: string; space: string; score: number }
 
 async function search(space: string, query: string, extra: Record<string, unknown> = {}): Promise<SearchHit[]> {
   const answer = await call<{ data: SearchHit[] }>('POST', `/spaces/${space}/search`, { query, ...extra });
