@@ -4,6 +4,7 @@
  * `{error: {message, type, param, code}}`; they are thrown as ApiCallError with that message.
  */
 import { createParser } from 'eventsource-parser';
+import type { SpaceRecord } from '../../src/spaces/space-types.ts';
 
 export class ApiCallError extends Error {
   readonly status: number;
@@ -174,18 +175,8 @@ export function postFiles<T>(path: string, files: readonly File[], onProgress: (
   });
 }
 
-/** A knowledge space as `/api/spaces` lists it (docs/spaces.md, "Records"). */
-export interface SpaceRecord {
-  name: string;
-  embedder: string;
-  dimensions: number;
-  document_count: number;
-  chunk_count: number;
-  text_bytes: number;
-  created_at: string;
-  updated_at: string;
-  reindex_required?: boolean;
-}
+/** A knowledge space as `/api/spaces` lists it: the daemon's own wire type (a type-only import, erased in the build). */
+export type { SpaceRecord };
 
 export function fetchSpaces(signal?: AbortSignal): Promise<{ data: SpaceRecord[] }> {
   return getJson<{ data: SpaceRecord[] }>('/api/spaces', signal);

@@ -1,16 +1,10 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import type { MeasurementCounts } from '../../src/quantum/solvers/measurement-counts.ts';
 
-/** `solution.measurement_counts` as the solve API answers it (docs/solvers.md, "Measurement counts"). */
-export interface MeasurementCounts {
-  qubits: number;
-  shots: number;
-  distinct_outcomes: number;
-  other_count: number;
-  optimal_count: number;
-  outcomes: ({ bitstring: string; index: number; count: number; optimal: boolean } & Record<string, unknown>)[];
-}
+/** `solution.measurement_counts` as the solve API answers it (docs/solvers.md, "Measurement counts"): the solver's own type. */
+export type { MeasurementCounts };
 
 const OPTIMAL = '#d55e00';
 const OTHER = '#0072b2';

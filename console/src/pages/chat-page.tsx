@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { chatModels, fetchModels, fetchSpaces, postStream, type ModelInfo } from '../api-client.ts';
 import { formatNumber } from '../format.ts';
 import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
+import type { RetrievalExtension } from '../../../src/spaces/chat-retrieval.ts';
 import { curlSnippet, openaiJsSnippet, openaiPythonSnippet } from '../request-snippets.ts';
 import { StreamChart, type StreamPoint } from '../stream-chart.tsx';
 
@@ -17,14 +18,8 @@ interface Timing {
   totalMs?: number;
 }
 
-/** `svc_retrieval` (docs/spaces.md, "Retrieval in chat"): on the chunk that carries `finish_reason`. */
-interface Retrieval {
-  status: 'ok' | 'no_results' | 'retrieval_unavailable';
-  spaces: string[];
-  mode: string;
-  citations: { index: number; space: string; chunk_id: string; title: string | null; source: string | null; page: number | null; heading_path: string[]; snippet: string; score: number }[];
-  error?: { code: string; message: string };
-}
+/** `svc_retrieval` (docs/spaces.md, "Retrieval in chat"), on the chunk that carries `finish_reason`: the daemon's own type. */
+type Retrieval = RetrievalExtension;
 
 interface ChatChunk {
   choices?: { delta?: { content?: string | null } }[];

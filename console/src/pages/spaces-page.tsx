@@ -2,18 +2,8 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { fetchSpaces, getJson, postFiles, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
 import { formatBytes } from '../format.ts';
 import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
-
-/** A document as `GET /api/spaces/:name/documents` lists it. */
-interface DocumentRecord {
-  id: string;
-  title: string | null;
-  source: string | null;
-  format: string;
-  chunk_count: number;
-  text_bytes: number;
-  pages: number | null;
-  created_at: string;
-}
+// The daemon's own wire types (type-only imports: nothing of the server is bundled).
+import type { ChunkRecord, DocumentRecord, SearchResult } from '../../../src/spaces/space-types.ts';
 
 /** An ingest job (docs/spaces.md, "Records"): what an upload became. */
 interface IngestJob {
@@ -23,32 +13,10 @@ interface IngestJob {
   files: { filename: string | null; status: string; error: { code: string; message: string } | null }[];
 }
 
-/** A chunk as `GET …/documents/:id?include=chunks` lists it. */
-interface ChunkRecord {
-  id: string;
-  position: number;
-  page: number | null;
-  heading_path: string[];
-  text: string;
-}
-
 /** Chunks shown under a document at once; a document can have thousands. */
 const CHUNKS_SHOWN = 100;
 /** Characters of each chunk's text shown in the list. */
 const CHUNK_PREVIEW = 300;
-
-interface SearchResult {
-  chunk_id: string;
-  document_id: string;
-  title: string | null;
-  source: string | null;
-  page: number | null;
-  heading_path: string[];
-  snippet: string;
-  score: number;
-  bm25_rank: number | null;
-  dense_rank: number | null;
-}
 
 const MODES = [
   { value: 'hybrid', label: 'Hybrid (BM25 + dense, fused)' },
