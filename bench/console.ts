@@ -31,6 +31,10 @@ const PAGES = [
   { name: 'chat', hash: '#/chat', ready: '#chat-model option' },
   { name: 'route solver', hash: '#/solve/routes', ready: '#route-solve' },
   { name: 'portfolio solver', hash: '#/solve/portfolio', ready: '#portfolio-solve' },
+  { name: 'spaces', hash: '#/spaces', ready: '#spaces-panel[aria-busy="false"]' },
+  { name: 'grover search', hash: '#/solve/grover', ready: '#grover-solve' },
+  { name: 'clustering', hash: '#/solve/clustering', ready: '#clustering-solve' },
+  { name: 'classification', hash: '#/solve/classification', ready: '#classification-solve' },
 ] as const;
 
 interface Load {

@@ -4,6 +4,7 @@
  * `{error: {message, type, param, code}}`; they are thrown as ApiCallError with that message.
  */
 import { createParser } from 'eventsource-parser';
+import type { SpaceRecord } from '../../src/spaces/space-types.ts';
 
 export class ApiCallError extends Error {
   readonly status: number;
@@ -136,4 +137,52 @@ export function fetchModels(signal?: AbortSignal): Promise<ModelList> {
 /** Models a chat request can name: those with a chat template, and upstream models (no capabilities known). */
 export function chatModels(list: ModelList): ModelInfo[] {
   return list.data.filter((m) => m.capabilities.length === 0 || m.capabilities.includes('chat'));
+}
+
+/**
+ * POSTs files as multipart/form-data with upload progress. fetch() reports no upload progress,
+ * so this one call uses XMLHttpRequest; errors arrive in the same envelope as everywhere else.
+ */
+export function postFiles<T>(path: string, files: readonly File[], onProgress: (sent: number, total: number) => void): Promise<T> {
+  const form = new FormData();
+  for (const file of files) form.append('file', file, file.name);
+  return new Promise<T>((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', apiUrl(path));
+    request.setRequestHeader('accept', 'application/json');
+    request.responseType = 'text';
+    request.upload.onprogress = (event) => { if (event.lengthComputable) onProgress(event.loaded, event.total); };
+    request.onerror = () => reject(new ApiCallError(0, 'The upload could not reach the daemon.', null));
+    request.onload = () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {
+        body = undefined;
+      }
+      if (request.status >= 200 && request.status < 300 && body !== undefined) {
+        resolve(body as T);
+        return;
+      }
+      const error = (body as { error?: { message?: unknown; code?: unknown } } | undefined)?.error;
+      reject(new ApiCallError(
+        request.status,
+        typeof error?.message === 'string' ? error.message : `${request.status} ${request.statusText}`,
+        typeof error?.code === 'string' ? error.code : null,
+      ));
+    };
+    request.send(form);
+  });
+}
+
+/** A knowledge space as `/api/spaces` lists it: the daemon's own wire type (a type-only import, erased in the build). */
+export type { SpaceRecord };
+
+export function fetchSpaces(signal?: AbortSignal): Promise<{ data: SpaceRecord[] }> {
+  return getJson<{ data: SpaceRecord[] }>('/api/spaces', signal);
+}
+
+/** Where a space's routes are: its name is the caller's text, so it is always encoded. */
+export function spacePath(space: string, rest = ''): string {
+  return `/api/spaces/${encodeURIComponent(space)}${rest}`;
 }

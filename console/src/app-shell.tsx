@@ -4,6 +4,10 @@ import { RuntimePage } from './pages/runtime-page.tsx';
 import { ChatPage } from './pages/chat-page.tsx';
 import { RouteSolverPage } from './pages/route-solver-page.tsx';
 import { PortfolioSolverPage } from './pages/portfolio-solver-page.tsx';
+import { SpacesPage } from './pages/spaces-page.tsx';
+import { GroverSolverPage } from './pages/grover-solver-page.tsx';
+import { ClusteringSolverPage } from './pages/clustering-solver-page.tsx';
+import { ClassificationSolverPage } from './pages/classification-solver-page.tsx';
 
 interface PageEntry {
   hash: string;
@@ -18,8 +22,12 @@ interface PageEntry {
 const PAGES: readonly PageEntry[] = [
   { hash: '#/', title: 'Runtime', component: RuntimePage },
   { hash: '#/chat', title: 'Chat', component: ChatPage },
+  { hash: '#/spaces', title: 'Spaces', component: SpacesPage },
   { hash: '#/solve/routes', title: 'Route solver', component: RouteSolverPage },
   { hash: '#/solve/portfolio', title: 'Portfolio solver', component: PortfolioSolverPage },
+  { hash: '#/solve/grover', title: 'Grover search', component: GroverSolverPage },
+  { hash: '#/solve/clustering', title: 'Clustering', component: ClusteringSolverPage },
+  { hash: '#/solve/classification', title: 'Classification', component: ClassificationSolverPage },
 ];
 
 function pageFor(hash: string): PageEntry {

@@ -3,6 +3,7 @@
  * city-sized map keeps its shape. No tiles: the console must work offline, and stops in order
  * with their colours are what the user needs to check the answer.
  */
+import { categoryColour } from './palette.ts';
 
 export interface MapNode {
   id: string;
@@ -16,16 +17,13 @@ export interface VehicleRoute {
   stops: string[];
 }
 
-/** Eight colours told apart with common colour blindness (Okabe–Ito, black for the first). */
-export const VEHICLE_COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#f0e442'];
 
 const WIDTH = 600;
 const HEIGHT = 400;
 const PAD = 36;
 
-export function vehicleColour(index: number): string {
-  return VEHICLE_COLOURS[index % VEHICLE_COLOURS.length]!;
-}
+/** Each vehicle's colour (Okabe–Ito, see palette.ts). */
+export const vehicleColour = categoryColour;
 
 /** Maps lat/lng into the SVG box, keeping the aspect ratio of the projected area. */
 export function projection(nodes: readonly MapNode[]): (node: MapNode) => { x: number; y: number } {

@@ -26,9 +26,11 @@ export interface Certificate {
 /**
  * The certificate (how far the answer is from the enumerated optimum, when the instance is
  * small enough to enumerate) beside `meta`, then the circuit figures folded away. `extra` are
- * the solver's own headline figures (cost, return and risk), shown first.
+ * the solver's own headline figures (cost, return and risk), shown first. `optimum` replaces the
+ * classical-optimum row for solvers whose classical check is something else (Grover's scan of
+ * the records, k-means' exact-distance inertia).
  */
-export function SolveFacts(props: { prefix: string; response: SolveResponse<Certificate>; extra?: { term: string; value: unknown; id?: string }[] }) {
+export function SolveFacts(props: { prefix: string; response: SolveResponse<Certificate>; extra?: { term: string; value: unknown; id?: string }[]; optimum?: { term: string; value: unknown } }) {
   const { solution, meta } = props.response;
   return (
     <>
@@ -38,7 +40,9 @@ export function SolveFacts(props: { prefix: string; response: SolveResponse<Cert
           <dl class="facts" id={`${props.prefix}-certificate`}>
             <Definition term="Method" value={solution.method} />
             {props.extra?.map((e) => <Definition term={e.term} value={e.value} id={e.id} key={e.term} />)}
-            <Definition term="Classical optimum" value={solution.classical_optimum === undefined ? 'not computed (too large to enumerate)' : solution.classical_optimum} id={`${props.prefix}-optimum`} />
+            {props.optimum !== undefined
+              ? <Definition term={props.optimum.term} value={props.optimum.value} id={`${props.prefix}-optimum`} />
+              : <Definition term="Classical optimum" value={solution.classical_optimum === undefined ? 'not computed (too large to enumerate)' : solution.classical_optimum} id={`${props.prefix}-optimum`} />}
             <Definition term="Optimality gap" value={solution.optimality_gap === undefined ? undefined : `${(solution.optimality_gap * 100).toFixed(1)} %`} id={`${props.prefix}-gap`} />
             {solution.classical_optimum_scope !== undefined && <Definition term="Scope" value={solution.classical_optimum_scope} />}
             <Definition term="Feasible" value={solution.feasible} />

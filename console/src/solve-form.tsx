@@ -18,7 +18,9 @@ export interface SolveResponse<S> {
  * The form every solver page shares: a worked example to start from, the problem as editable
  * JSON (the API's own shape, so what works here works from code), shots and seed; it posts to
  * `/api/solve` and hands the problem and the answer to the page, which draws them. Element ids
- * start with `prefix` (`route-problem`, `route-solve`, …).
+ * start with `prefix` (`route-problem`, `route-solve`, …). `prepare` may add to the problem
+ * before it is sent (the classification page adds a grid of points to predict); the page is
+ * handed what was sent, not what was typed.
  */
 export function SolveForm<P, S>(props: {
   prefix: string;
@@ -26,6 +28,7 @@ export function SolveForm<P, S>(props: {
   description: ComponentChildren;
   examples: readonly SolveExample[];
   onSolved: (problem: P, response: SolveResponse<S>) => void;
+  prepare?: (problem: P) => P;
 }) {
   const { prefix } = props;
   const [text, setText] = useState(JSON.stringify(props.examples[0]!.problem, null, 2));
@@ -46,8 +49,9 @@ export function SolveForm<P, S>(props: {
     setBusy(true);
     setError(undefined);
     try {
-      const body = { solver: props.solver, problem, shots, ...(seed.trim() === '' ? {} : { seed: Number(seed) }) };
-      props.onSolved(problem, await postJson<SolveResponse<S>>('/api/solve', body));
+      const sent = props.prepare === undefined ? problem : props.prepare(problem);
+      const body = { solver: props.solver, problem: sent, shots, ...(seed.trim() === '' ? {} : { seed: Number(seed) }) };
+      props.onSolved(sent, await postJson<SolveResponse<S>>('/api/solve', body));
     } catch (e) {
       setError((e as Error).message);
     } finally {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COUNTS_TOP_K_MAX } from './solvers/measurement-counts.ts';
 
 /**
  * The one schema source for the solve endpoints (contract: "Solve request", "Batch request",
@@ -35,6 +36,10 @@ export const problemOptionsSchema = z
   .object({
     /** Attach the OpenQASM 3 text of the circuit that ran to `solution.circuit.qasm`. */
     include_qasm: z.boolean().optional(),
+    /** Attach `solution.measurement_counts`: the top outcomes of the final measurement (Grover and QAOA solvers). */
+    include_counts: z.boolean().optional(),
+    /** How many outcomes `measurement_counts` lists at most (default 32). */
+    counts_top_k: z.number().int().min(1).max(COUNTS_TOP_K_MAX).optional(),
   })
   .optional();
 

@@ -13,7 +13,7 @@ import { searchSnippet } from './search-snippet.ts';
 import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, type ParsedDocumentInput, type ParsedSearchRequest } from './space-input.ts';
 import { parseSpaceName, spaceNameKey } from './space-name.ts';
 import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type NewDocument, type SpaceRow } from './space-store.ts';
-import type { AddDocumentResult, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
+import type { AddDocumentResult, ChunkRecord, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
 import { defaultVectorIndex, type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
 import { foldedWords } from './word-tokens.ts';
 
@@ -277,12 +277,18 @@ class LocalSpaceLibrary implements SpaceLibrary {
     return { documents, next: rows.length > limit ? documents[documents.length - 1]!.id : null };
   }
 
-  async getDocument(space: string, documentId: string, options: { includeText?: boolean } = {}): Promise<DocumentRecord & { text?: string }> {
+  async getDocument(space: string, documentId: string, options: { includeText?: boolean; includeChunks?: boolean } = {}): Promise<DocumentRecord & { text?: string; chunks?: ChunkRecord[] }> {
     this.#open();
     const row = this.#space(space);
     const document = this.#document(row, documentId);
     const record = documentRecord(document, row.name);
-    return options.includeText === true ? { ...record, text: this.#store.documentText(document.id) } : record;
+    return {
+      ...record,
+      ...(options.includeText === true ? { text: this.#store.documentText(document.id) } : {}),
+      ...(options.includeChunks === true
+        ? { chunks: this.#store.documentChunks(document.id).map((c): ChunkRecord => ({ id: c.public_id, position: c.position, page: c.page, heading_path: JSON.parse(c.heading_path) as string[], text: c.text })) }
+        : {}),
+    };
   }
 
   async search(space: string, request: SearchRequest): Promise<SearchResult[]> {

@@ -43,7 +43,7 @@ export const listDocumentsQuerySchema = z.strictObject({
 });
 
 export const getDocumentQuerySchema = z.strictObject({
-  include: z.enum(['text']).optional(),
+  include: z.enum(['text', 'chunks']).optional(),
 });
 
 export const uploadQuerySchema = z.strictObject({

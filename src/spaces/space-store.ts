@@ -285,6 +285,11 @@ export class SpaceStore {
     return (this.#prepare('SELECT text FROM documents WHERE id = ?').get(documentId) as { text: string }).text;
   }
 
+  /** A document's chunks in document order (heading_path as stored: JSON). */
+  documentChunks(documentId: number): Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[] {
+    return this.#prepare('SELECT public_id, position, page, heading_path, text FROM chunks WHERE document_id = ? ORDER BY position').all(documentId) as unknown as Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[];
+  }
+
   /** Documents in the order they were added, after the row id `afterId`. */
   listDocuments(spaceId: number, afterId: number, limit: number): DocumentRow[] {
     return this.#prepare(`SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE space_id = ? AND id > ? ORDER BY id LIMIT ?`).all(spaceId, afterId, limit) as unknown as DocumentRow[];

@@ -52,6 +52,17 @@ export interface DocumentInput {
   pages?: number | null;
 }
 
+/** One chunk (passage) of a document as `GET …/documents/:id?include=chunks` lists it. */
+export interface ChunkRecord {
+  /** The id search results name as `chunk_id`. */
+  id: string;
+  /** 0-based place in the document. */
+  position: number;
+  page: number | null;
+  heading_path: string[];
+  text: string;
+}
+
 export const SEARCH_MODES = ['hybrid', 'bm25', 'dense'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
@@ -120,8 +131,8 @@ export interface SpaceLibrary {
   replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord>;
   deleteDocument(space: string, documentId: string): Promise<void>;
   listDocuments(space: string, page?: { limit?: number; after?: string }): Promise<{ documents: DocumentRecord[]; next: string | null }>;
-  /** A document's record; with `includeText`, its whole extracted text too. */
-  getDocument(space: string, documentId: string, options?: { includeText?: boolean }): Promise<DocumentRecord & { text?: string }>;
+  /** A document's record; with `includeText`, its whole extracted text too; with `includeChunks`, its chunks in order. */
+  getDocument(space: string, documentId: string, options?: { includeText?: boolean; includeChunks?: boolean }): Promise<DocumentRecord & { text?: string; chunks?: ChunkRecord[] }>;
   search(space: string, request: SearchRequest): Promise<SearchResult[]>;
   /** Searches several spaces (all when `spaces` is absent) and fuses the lists by rank. */
   searchAll(request: SearchRequest & { spaces?: string[] }): Promise<SearchResult[]>;

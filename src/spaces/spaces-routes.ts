@@ -108,7 +108,7 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
 
   app.get<{ Params: DocumentParams; Querystring: unknown }>('/spaces/:name/documents/:id', async (request) => {
     const query = parseWithSchema(getDocumentQuerySchema, request.query);
-    return library.getDocument(request.params.name, request.params.id, { includeText: query.include === 'text' });
+    return library.getDocument(request.params.name, request.params.id, { includeText: query.include === 'text', includeChunks: query.include === 'chunks' });
   });
 
   app.delete<{ Params: DocumentParams }>('/spaces/:name/documents/:id', async (request) => {

@@ -51,6 +51,16 @@ describe('/api/solve and /api/solve/batch', () => {
     assert.equal(a.seed, 9);
   });
 
+  it('measurement counts on request through the worker: bounded by counts_top_k, 422 out of range', async () => {
+    const res = await post(app, '/api/solve', { solver: 'grover', problem: { ...patternProblem(16, 5), options: { include_counts: true, counts_top_k: 3 } }, seed: 2, shots: 256 });
+    assert.equal(res.statusCode, 200);
+    const counts = res.json().solution.measurement_counts;
+    assert.ok(counts.outcomes.length <= 3);
+    assert.equal(counts.outcomes[0].index, 5);
+    assert.equal(counts.outcomes.reduce((s: number, o: { count: number }) => s + o.count, 0) + counts.other_count, 256);
+    await expectError('/api/solve', { solver: 'grover', problem: { ...patternProblem(16, 5), options: { include_counts: true, counts_top_k: 100_000 } } }, 422, 'problem.options.counts_top_k');
+  });
+
   it('runs a batch and keeps request order', async () => {
     const needles = [5, 1, 14, 0, 9, 3];
     const res = await post(app, '/api/solve/batch', { solver: 'grover', problems: needles.map((n) => patternProblem(16, n)), shots: 256 });

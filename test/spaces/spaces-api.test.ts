@@ -48,7 +48,7 @@ async function upload(space: string, files: { name: string; bytes: Uint8Array | 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-interface SearchHit { text: string; document_id: string; title: string | null; page: number | null; heading_path: string[]; snippet: string; space: string; score: number }
+interface SearchHit { text: string; chunk_id: string; document_id: string; title: string | null; page: number | null; heading_path: string[]; snippet: string; space: string; score: number }
 
 async function search(space: string, query: string, extra: Record<string, unknown> = {}): Promise<SearchHit[]> {
   const answer = await call<{ data: SearchHit[] }>('POST', `/spaces/${space}/search`, { query, ...extra });
@@ -99,6 +99,13 @@ test('documents: JSON add is idempotent by content, replace and delete never lea
   const got = await call('GET', `/spaces/docs-json/documents/${id}?include=text`);
   assert.equal(got.body.text !== undefined, true);
   assert.equal((await call('GET', `/spaces/docs-json/documents/${id}`)).body.text, undefined);
+  // ?include=chunks: the passages in document order, with the ids search names as chunk_id.
+  const chunked = await call('GET', `/spaces/docs-json/documents/${id}?include=chunks`);
+  const chunks = chunked.body.chunks as { id: string; position: number; heading_path: string[]; text: string }[];
+  assert.equal(chunks.length, first.body.chunk_count);
+  assert.deepEqual(chunks.map((c) => c.position), chunks.map((_, i) => i));
+  assert.equal(chunked.body.text, undefined);
+  assert.equal(errorCode(await call('GET', `/spaces/docs-json/documents/${id}?include=vectors`)), 'invalid_request');
   for (const mode of ['hybrid', 'bm25', 'dense']) {
     const hits = await search('docs-json', 'impeller seal replacement hours', { mode });
     assert.ok(hits.some((h) => h.text.includes('900 operating hours')), mode);
@@ -106,6 +113,8 @@ test('documents: JSON add is idempotent by content, replace and delete never lea
   const hit = (await search('docs-json', 'impeller seal'))[0]!;
   // A short subsection joins its parent's chunk, which cites the parent's heading.
   assert.deepEqual(hit.heading_path, ['Pumps']);
+  const listed = chunks.find((c) => c.id === hit.chunk_id);
+  assert.deepEqual([listed?.text, listed?.heading_path], [hit.text, hit.heading_path], 'the search hit is the listed chunk');
   assert.equal(hit.title, 'Pump manual');
   assert.match(hit.snippet, /«/);
   // Replace: the old passage is gone from every mode at once.

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { chatModels, fetchModels, postStream, type ModelInfo } from '../api-client.ts';
+import { chatModels, fetchModels, fetchSpaces, postStream, type ModelInfo } from '../api-client.ts';
 import { formatNumber } from '../format.ts';
+import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
+import type { RetrievalExtension } from '../../../src/spaces/chat-retrieval.ts';
 import { curlSnippet, openaiJsSnippet, openaiPythonSnippet } from '../request-snippets.ts';
 import { StreamChart, type StreamPoint } from '../stream-chart.tsx';
 
@@ -16,9 +18,13 @@ interface Timing {
   totalMs?: number;
 }
 
+/** `svc_retrieval` (docs/spaces.md, "Retrieval in chat"), on the chunk that carries `finish_reason`: the daemon's own type. */
+type Retrieval = RetrievalExtension;
+
 interface ChatChunk {
   choices?: { delta?: { content?: string | null } }[];
   usage?: { completion_tokens?: number } | null;
+  svc_retrieval?: Retrieval;
 }
 
 type SnippetKind = 'curl' | 'openai-js' | 'openai-python';
@@ -43,6 +49,9 @@ export function ChatPage() {
   const [error, setError] = useState<string | undefined>();
   const [snippet, setSnippet] = useState<{ kind: SnippetKind; text: string } | undefined>();
   const [copied, setCopied] = useState('');
+  const [spaces, setSpaces] = useState<string[]>([]);
+  const [chosenSpaces, setChosenSpaces] = useState<string[]>([]);
+  const [retrieval, setRetrieval] = useState<Retrieval | undefined>();
   const abort = useRef<AbortController | null>(null);
 
   useEffect(() => {
@@ -54,6 +63,8 @@ export function ChatPage() {
         setModel((current) => current || (usable[0]?.id ?? ''));
       })
       .catch((e: unknown) => { if (!controller.signal.aborted) setError((e as Error).message); });
+    // Spaces are optional here: with none (or none listed), the page is a plain chat.
+    fetchSpaces(controller.signal).then((list) => setSpaces(list.data.map((s) => s.name)), () => setSpaces([]));
     return () => controller.abort();
   }, []);
   useEffect(() => () => abort.current?.abort(), []);
@@ -64,6 +75,7 @@ export function ChatPage() {
     max_tokens: maxTokens,
     stream: true,
     stream_options: { include_usage: true },
+    ...(chosenSpaces.length === 0 ? {} : { spaces: chosenSpaces }),
   });
 
   const send = async (event: Event) => {
@@ -78,6 +90,7 @@ export function ChatPage() {
     setReply('');
     setPoints([]);
     setTiming({});
+    setRetrieval(undefined);
     setHistory(messages);
     setPrompt('');
     const started = performance.now();
@@ -104,6 +117,7 @@ export function ChatPage() {
           setTiming({ ttftMs: first - started });
         }
         if (typeof chunk.usage?.completion_tokens === 'number') completionTokens = chunk.usage.completion_tokens;
+        if (chunk.svc_retrieval !== undefined) setRetrieval(chunk.svc_retrieval);
       }, controller.signal);
     } catch (e) {
       if (!controller.signal.aborted) {
@@ -162,6 +176,24 @@ export function ChatPage() {
           <input id="chat-max-tokens" type="number" min={1} max={8192} value={maxTokens} onInput={(e) => setMaxTokens(Number(e.currentTarget.value) || 1)} />
         </div>
         {models !== undefined && models.length === 0 && <p>No chat model is served.</p>}
+        {spaces.length > 0 && (
+          <fieldset class="row" id="chat-spaces">
+            <legend>Spaces to answer from (optional)</legend>
+            {spaces.map((name) => (
+              <label key={name} class="choice">
+                <input
+                  type="checkbox"
+                  value={name}
+                  checked={chosenSpaces.includes(name)}
+                  onChange={(e) => {
+                    const on = e.currentTarget.checked;
+                    setChosenSpaces((current) => (on ? [...current, name] : current.filter((n) => n !== name)));
+                  }}
+                /> {name}
+              </label>
+            ))}
+          </fieldset>
+        )}
         <label for="chat-system">System prompt (optional)</label>
         <input id="chat-system" type="text" value={system} onInput={(e) => setSystem(e.currentTarget.value)} />
         <label for="chat-prompt">Message</label>
@@ -169,7 +201,7 @@ export function ChatPage() {
         <div class="row">
           <button type="submit" id="chat-send" disabled={busy || model === ''}>Send</button>
           <button type="button" id="chat-stop" disabled={!busy} onClick={() => abort.current?.abort()}>Stop</button>
-          <button type="button" disabled={busy || history.length === 0} onClick={() => { setHistory([]); setReply(''); setPoints([]); setTiming({}); }}>New chat</button>
+          <button type="button" disabled={busy || history.length === 0} onClick={() => { setHistory([]); setReply(''); setPoints([]); setTiming({}); setRetrieval(undefined); }}>New chat</button>
         </div>
       </form>
       {error !== undefined && <p role="alert" class="error" id="chat-error">{error}</p>}
@@ -185,6 +217,7 @@ export function ChatPage() {
           <div class="fact"><dt>Completion tokens</dt><dd id="completion-tokens">{timing.completionTokens ?? '—'}</dd></div>
           <div class="fact"><dt>Total</dt><dd>{timing.totalMs === undefined ? '—' : `${Math.round(timing.totalMs)} ms`}</dd></div>
         </dl>
+        {retrieval !== undefined && <Citations retrieval={retrieval} />}
         {/* Drawn from the first chunk on: an empty chart would only take room. */}
         {points.length > 1 && <StreamChart points={points} />}
       </section>
@@ -203,5 +236,29 @@ export function ChatPage() {
         )}
       </section>
     </div>
+  );
+}
+
+/** The passages the last answer was given, as the API cited them: numbered as the model saw them. */
+function Citations({ retrieval }: { retrieval: Retrieval }) {
+  return (
+    <section aria-labelledby="citations-title" id="citations" data-status={retrieval.status}>
+      <h3 id="citations-title">Sources <span class="muted">{retrieval.spaces.join(', ')} · {retrieval.mode}</span></h3>
+      {retrieval.status === 'no_results' && <p>The search ran and matched nothing: the answer has no sources.</p>}
+      {retrieval.status === 'retrieval_unavailable' && (
+        <p role="alert" class="error">Retrieval was unavailable ({retrieval.error?.message ?? 'no reason given'}): the answer was generated without sources.</p>
+      )}
+      {retrieval.citations.length > 0 && (
+        <ol class="results citations">
+          {retrieval.citations.map((c) => (
+            <li key={c.chunk_id} value={c.index} data-chunk={c.chunk_id}>
+              <div><strong>{c.title ?? c.source ?? 'untitled'}</strong>{c.source !== null && c.title !== null && <span class="muted"> · {c.source}</span>} <span class="muted">({c.space})</span></div>
+              {passagePlace(c) !== '' && <div class="place">{passagePlace(c)}</div>}
+              <p class="snippet"><HighlightedSnippet text={c.snippet} /></p>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }

@@ -1,4 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
+import { CountsHistogram, OutcomeTable, type MeasurementCounts } from '../counts-histogram.tsx';
 import { PortfolioChart, type PortfolioAsset } from '../portfolio-chart.tsx';
 import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
@@ -17,7 +18,7 @@ const ASSETS: PortfolioAsset[] = [
 const EXAMPLES: readonly SolveExample[] = [
   {
     name: '8 assets, at most 3, risk ≤ 0.15, return ≥ 0.09',
-    problem: { type: 'portfolio_allocation', assets: ASSETS, constraints: { max_assets: 3, max_risk: 0.15, min_return: 0.09 } },
+    problem: { type: 'portfolio_allocation', assets: ASSETS, constraints: { max_assets: 3, max_risk: 0.15, min_return: 0.09 }, options: { include_counts: true } },
   },
   {
     name: '5 assets, at most 2, risk ≤ 0.2, return ≥ 0.1',
@@ -30,6 +31,7 @@ interface PortfolioSolution extends Certificate {
   expected_return?: number;
   risk?: number;
   objective?: number;
+  measurement_counts?: MeasurementCounts;
 }
 
 interface PortfolioProblem {
@@ -62,6 +64,17 @@ export function PortfolioSolverPage() {
             {...(result.problem.constraints?.min_return === undefined ? {} : { minReturn: result.problem.constraints.min_return })}
           />
           <p id="portfolio-selected">Selected: <strong>{solution.selected?.length ? solution.selected.join(', ') : 'none'}</strong></p>
+          {solution.measurement_counts !== undefined && (
+            <>
+              <h3>QAOA measurements</h3>
+              <CountsHistogram id="portfolio-histogram" counts={solution.measurement_counts} title="QAOA measurement histogram of the asset selections" />
+              <OutcomeTable
+                id="portfolio-outcomes"
+                counts={solution.measurement_counts}
+                meaning={{ heading: 'Selection (qubit i = asset i)', of: (o) => `${(o['selected'] as string[] | undefined)?.join(', ') || 'none'}${o['feasible'] === false ? ' (infeasible)' : ''}` }}
+              />
+            </>
+          )}
           <SolveFacts
             prefix="portfolio"
             response={result.response}

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { CountsHistogram, OutcomeTable, type MeasurementCounts } from '../counts-histogram.tsx';
 import { RouteMap, vehicleColour, type MapNode, type VehicleRoute } from '../route-map.tsx';
 import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
@@ -17,7 +18,7 @@ const BERLIN: MapNode[] = [
 const EXAMPLES: readonly SolveExample[] = [
   {
     name: 'One vehicle, 4 stops (QAOA, 16 qubits)',
-    problem: { type: 'route_optimization', nodes: BERLIN.slice(0, 5), constraints: { max_distance_km: 100, vehicle_count: 1 } },
+    problem: { type: 'route_optimization', nodes: BERLIN.slice(0, 5), constraints: { max_distance_km: 100, vehicle_count: 1 }, options: { include_counts: true } },
   },
   {
     name: 'Two vehicles, 6 stops, a time window',
@@ -34,9 +35,15 @@ interface ScheduleEntry {
   arrival: string;
 }
 
+/** The QAOA run's own answer for a route, with its histogram when the problem asked (`options.include_counts`). */
+interface QuantumResult {
+  measurement_counts?: MeasurementCounts | null;
+}
+
 interface RouteSolution extends Certificate {
   route?: string[];
-  routes?: { vehicle: number; stops: string[]; distance_km: number; method?: string; schedule?: ScheduleEntry[] }[];
+  routes?: { vehicle: number; stops: string[]; distance_km: number; method?: string; schedule?: ScheduleEntry[]; quantum_result?: QuantumResult }[];
+  quantum_result?: QuantumResult;
   schedule?: ScheduleEntry[];
   cost?: number;
   unit?: string;
@@ -92,6 +99,7 @@ export function RouteSolverPage() {
               </li>
             ))}
           </ol>
+          <RouteHistograms solution={solution} />
           <SolveFacts
             prefix="route"
             response={result.response}
@@ -100,5 +108,30 @@ export function RouteSolverPage() {
         </section>
       )}
     </div>
+  );
+}
+
+/** One measurement histogram per route whose order came from one QAOA circuit. */
+function RouteHistograms({ solution }: { solution: RouteSolution }) {
+  const runs = solution.routes !== undefined
+    ? solution.routes.map((r) => ({ vehicle: r.vehicle, counts: r.quantum_result?.measurement_counts }))
+    : [{ vehicle: 1, counts: solution.quantum_result?.measurement_counts }];
+  const shown = runs.filter((r): r is { vehicle: number; counts: MeasurementCounts } => r.counts != null);
+  if (shown.length === 0) return null;
+  return (
+    <>
+      <h3>QAOA measurements</h3>
+      {shown.map((r) => (
+        <div key={r.vehicle}>
+          {runs.length > 1 && <p>Vehicle {r.vehicle}</p>}
+          <CountsHistogram id={`route-histogram-${r.vehicle}`} counts={r.counts} title={`QAOA measurement histogram of vehicle ${r.vehicle}'s route`} />
+          <OutcomeTable
+            id={`route-outcomes-${r.vehicle}`}
+            counts={r.counts}
+            meaning={{ heading: 'Route (one stop per position)', of: (o) => (Array.isArray(o['route']) ? (o['route'] as string[]).join(' → ') : 'not a valid ordering') }}
+          />
+        </div>
+      ))}
+    </>
   );
 }

@@ -6,6 +6,7 @@ import { assertFits, maxQubits } from '../simulator/memory-guard.ts';
 import { StateVector } from '../simulator/state-vector.ts';
 import type { PatternSearchProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
+import { countsLimit, measurementCounts } from './measurement-counts.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -279,6 +280,11 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     oracle: oracle === undefined ? 'gates' : 'diagonal',
     circuit: summary,
   };
+  const limit = countsLimit(problem.options);
+  if (limit !== undefined) {
+    // An outcome past the last record is an empty slot of the register: no record to show.
+    solution['measurement_counts'] = measurementCounts(counts, qubits, limit, markedSet, (z) => ({ record: z < records.length ? records[z]!.slice(0, 200) : null }));
+  }
   return {
     solution,
     meta: { shots: ctx.shots, optimal_count: target >= 0 ? counts.get(target)! : 0, energy: -successProbability, depth: summary.depth },

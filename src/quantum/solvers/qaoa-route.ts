@@ -2,6 +2,7 @@ import { ApiError } from '../../shared/api-error.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import type { RouteProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit, type CircuitSummary } from './circuit-summary.ts';
+import { countsLimit, measurementCounts, type MeasurementCounts } from './measurement-counts.ts';
 import { HELD_KARP_MAX_STOPS, heldKarpRoute } from './held-karp-route.ts';
 import { oneTreeBound } from './one-tree-bound.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
@@ -135,6 +136,8 @@ interface QuantumRoute {
   circuitsRun: number;
   /** Optimal-count summed over those circuits (windows whose result was discarded included). */
   optimalTotal: number;
+  /** The top outcomes of its one circuit, when asked for (`options.include_counts`); `route` holds node indices. */
+  counts?: MeasurementCounts;
 }
 
 /** Lateness the QUBO sees below this many minutes is rounding (the bound it uses is not exact arithmetic). */
@@ -229,7 +232,8 @@ function qaoaRoute(
   ctx: SolverContext,
   includeQasm: boolean | undefined,
   around: { before: number[]; after: number[] } = { before: [], after: [] },
-): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number } } {
+  countsTopK?: number,
+): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number }; counts?: MeasurementCounts } {
   const m = stops.length;
   const v = (i: number, p: number): number => i * m + p;
   const { n, q, offset } = routeQubo(model, stops, around);
@@ -263,7 +267,10 @@ function qaoaRoute(
   const least = Math.min(...costs.map((c) => c.cost));
   const optimal = costs.filter((c) => c.cost <= least + 1e-9).map((c) => c.perm.reduce((z, i, p) => z | (1 << v(i, p)), 0));
   const circuit = summarizeCircuit(run.circuit, includeQasm);
+  // each outcome read as an ordering of the stops (null: not one stop per position)
+  const counts = countsTopK === undefined ? undefined : measurementCounts(run.counts, n, countsTopK, new Set(optimal), (z) => ({ route: decode(z) ?? null }));
   return {
+    ...(counts === undefined ? {} : { counts }),
     order: best?.order,
     energy: run.energy,
     depth: circuit.depth,
@@ -444,19 +451,30 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const vehicles = constraints.vehicle_count;
   const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweep(model, nodes, vehicles, scale);
   const includeQasm = problem.options?.include_qasm;
-  const answers = groups.map((stops) => solveOneRoute(model, stops, scale, ctx, includeQasm));
+  const countsTopK = countsLimit(problem.options);
+  const answers = groups.map((stops) => solveOneRoute(model, stops, scale, ctx, includeQasm, countsTopK));
 
   const id = (i: number): string => nodes[i]!.id;
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   const violations: string[] = [];
   const routeOf = (order: readonly number[]): string[] => (order.length === 0 ? [] : [id(0), ...order.map(id), id(0)]);
+  /**
+   * The counts of a route's one QAOA circuit with each outcome's ordering as node ids (depot to
+   * depot). A route settled window by window ran several circuits: no single histogram is its.
+   */
+  const countsOf = (q: QuantumRoute): Record<string, unknown> => {
+    if (countsTopK === undefined) return {};
+    if (q.counts === undefined) return { measurement_counts: null, measurement_counts_unavailable: 'the route was improved window by window, one QAOA circuit per window' };
+    const outcomes = q.counts.outcomes.map((o) => ({ ...o, route: Array.isArray(o['route']) ? routeOf(o['route'] as number[]) : null }));
+    return { measurement_counts: { ...q.counts, outcomes } };
+  };
   /** The quantum run's own result for one route, beside the answer. */
   const quantumResult = (a: RouteAnswer): Record<string, unknown> | undefined => {
     const q = a.quantum;
     if (q === undefined) return undefined;
-    if (q.order === undefined) return { method: q.method, route: null, cost: null, feasible: null, optimal_count: 0, note: 'no valid ordering was measured' };
+    if (q.order === undefined) return { method: q.method, route: null, cost: null, feasible: null, optimal_count: 0, note: 'no valid ordering was measured', ...countsOf(q) };
     const e = evaluateRoute(model, q.order);
-    return { method: q.method, route: routeOf(q.order), cost: round(e.distanceKm), feasible: isFeasible(model, e), optimal_count: q.optimalCount };
+    return { method: q.method, route: routeOf(q.order), cost: round(e.distanceKm), feasible: isFeasible(model, e), optimal_count: q.optimalCount, ...countsOf(q) };
   };
   const described = answers.map((a, v) => {
     const e = evaluateRoute(model, a.order);
@@ -567,15 +585,15 @@ interface RouteAnswer {
  * One vehicle's route by every method that applies; the best by penalised cost wins, ties
  * going to the quantum result, then Held-Karp, then local search (the first to find it is credited).
  */
-function solveOneRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined): RouteAnswer {
+function solveOneRoute(model: RouteModel, stops: number[], scale: number, ctx: SolverContext, includeQasm: boolean | undefined, countsTopK: number | undefined): RouteAnswer {
   if (stops.length <= 1) {
     const e = evaluateRoute(model, stops);
     return { order: stops, method: 'trivial', optimumKm: isFeasible(model, e) ? e.distanceKm : null };
   }
   let quantum: QuantumRoute | undefined;
   if (stops.length <= MAX_QAOA_STOPS) {
-    const run = qaoaRoute(model, stops, scale, ctx, includeQasm);
-    quantum = { method: 'qaoa', order: run.order, energy: run.energy, depth: run.depth, optimalCount: run.optimalCount, circuit: run.circuit, quantum: [run.quantum], circuitsRun: 1, optimalTotal: run.optimalCount };
+    const run = qaoaRoute(model, stops, scale, ctx, includeQasm, undefined, countsTopK);
+    quantum = { method: 'qaoa', order: run.order, energy: run.energy, depth: run.depth, optimalCount: run.optimalCount, circuit: run.circuit, quantum: [run.quantum], circuitsRun: 1, optimalTotal: run.optimalCount, ...(run.counts === undefined ? {} : { counts: run.counts }) };
   } else {
     quantum = windowedQaoaRoute(model, stops, scale, ctx, includeQasm);
   }

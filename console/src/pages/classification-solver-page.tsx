@@ -1,0 +1,173 @@
+import { useMemo, useRef, useState } from 'preact/hooks';
+import { formatNumber } from '../format.ts';
+import { categoryColour } from '../palette.ts';
+import { blobs } from '../sample-data.ts';
+import { ScatterChart, type ScatterGroup } from '../scatter-chart.tsx';
+import { SolveFacts, type Certificate } from '../solve-facts.tsx';
+import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
+
+/** Grid points per side added to `predict` to draw the decision regions (GRID² predictions). */
+const GRID = 24;
+
+const labelled = (points: number[][], labels: readonly string[], perLabel: number) => points.map((features, i) => ({ features, label: labels[Math.floor(i / perLabel)]! }));
+
+const EXAMPLES: readonly SolveExample[] = [
+  {
+    name: 'Two classes, 24 training points',
+    problem: {
+      type: 'classification',
+      training_data: labelled(blobs([[1, 1], [4, 3.5]], 12, 0.8, 3), ['low', 'high'], 12),
+      predict: [{ features: [1.5, 1.2] }, { features: [3.8, 3.1] }, { features: [2.6, 2.3] }],
+    },
+  },
+  {
+    name: 'Three classes, 30 training points',
+    problem: {
+      type: 'classification',
+      training_data: labelled(blobs([[0, 0], [4, 0], [2, 3.5]], 10, 0.7, 8), ['red', 'green', 'blue'], 10),
+      predict: [{ features: [2, 1] }, { features: [0.5, 3] }],
+    },
+  },
+];
+
+interface ClassificationProblem {
+  training_data: { features: number[]; label: string }[];
+  predict: { features: number[] }[];
+}
+
+interface ClassificationSolution extends Certificate {
+  predictions?: { label: string; confidence: number }[];
+  labels?: string[];
+  training_accuracy?: number;
+  cross_validated_accuracy?: number;
+  support_vectors?: number;
+  circuits_run?: number;
+}
+
+/** The grid the page added: which predictions are the user's (the first `own`) and which the grid's. */
+interface GridPlan {
+  own: number;
+  points: number;
+}
+
+/** GRID × GRID points over the training data's bounding box and the user's points, 8% margin. */
+function gridOver(points: readonly (readonly number[])[]): number[][] {
+  const span = (axis: number): [number, number] => {
+    const values = points.map((p) => p[axis]!);
+    const lo = Math.min(...values);
+    const hi = Math.max(...values);
+    const margin = (hi - lo) * 0.08 || 1;
+    return [lo - margin, hi + margin];
+  };
+  const [x0, x1] = span(0);
+  const [y0, y1] = span(1);
+  const round = (v: number): number => Number(v.toPrecision(6));
+  const grid: number[][] = [];
+  for (let i = 0; i < GRID; i++) for (let j = 0; j < GRID; j++) grid.push([round(x0 + ((x1 - x0) * i) / (GRID - 1)), round(y0 + ((y1 - y0) * j) / (GRID - 1))]);
+  return grid;
+}
+
+export function ClassificationSolverPage() {
+  const [result, setResult] = useState<{ problem: ClassificationProblem; response: SolveResponse<ClassificationSolution>; plan: GridPlan | null } | undefined>();
+  const plan = useRef<GridPlan | null>(null);
+
+  // Regions only for 2-D features: a grid over more dimensions could not be drawn honestly on a plane.
+  const prepare = (problem: ClassificationProblem): ClassificationProblem => {
+    plan.current = null;
+    const rows = [...(problem.training_data ?? []), ...(problem.predict ?? [])];
+    if (!Array.isArray(problem.predict) || rows.length === 0 || !rows.every((r) => Array.isArray(r.features) && r.features.length === 2 && r.features.every(Number.isFinite))) return problem;
+    const grid = gridOver(rows.map((r) => r.features));
+    plan.current = { own: problem.predict.length, points: grid.length };
+    return { ...problem, predict: [...problem.predict, ...grid.map((features) => ({ features }))] };
+  };
+
+  const solution = result?.response.solution;
+  const labels = useMemo(() => [...new Set(result?.problem.training_data.map((t) => t.label) ?? [])], [result]);
+  const groups = useMemo((): ScatterGroup[] => {
+    if (result === undefined || result.plan === null) return [];
+    const { problem, response, plan: drawn } = result;
+    const predictions = response.solution.predictions ?? [];
+    const colourOf = (label: string) => categoryColour(Math.max(0, labels.indexOf(label)));
+    const regions = labels.map((label) => {
+      const points = problem.predict.slice(drawn.own).flatMap((p, i) => (predictions[drawn.own + i]?.label === label ? [{ x: p.features[0]!, y: p.features[1]! }] : []));
+      return { label: `predicted ${label} (${points.length} grid points)`, colour: colourOf(label), fill: `${colourOf(label)}40`, outline: false, size: 13, points };
+    });
+    const training = labels.map((label) => ({
+      label: `training ${label}`,
+      colour: colourOf(label),
+      size: 9,
+      points: problem.training_data.filter((t) => t.label === label).map((t) => ({ x: t.features[0]!, y: t.features[1]! })),
+    }));
+    const own = {
+      label: 'your points (named by their prediction)',
+      colour: '#111111',
+      fill: '#ffffff',
+      size: 13,
+      named: true,
+      points: problem.predict.slice(0, drawn.own).map((p, i) => ({ x: p.features[0]!, y: p.features[1]!, name: `${i}: ${predictions[i]?.label ?? '?'}` })),
+    };
+    return [...regions, ...training, own];
+  }, [result, labels]);
+
+  const own = result === undefined ? 0 : result.plan?.own ?? result.problem.predict.length;
+  return (
+    <div class="solver">
+      <SolveForm<ClassificationProblem, ClassificationSolution>
+        prefix="classification"
+        solver="qsvm"
+        description={<>Problem (<code>qsvm</code> / <code>classification</code>; with 2 features the page adds a {GRID} × {GRID} grid to <code>predict</code> to draw the regions)</>}
+        examples={EXAMPLES}
+        prepare={prepare}
+        onSolved={(problem, response) => setResult({ problem, response, plan: plan.current })}
+      />
+      {result !== undefined && solution !== undefined && (
+        <section class="panel" aria-labelledby="classification-result-title" id="classification-result">
+          <h2 id="classification-result-title">Result <span class="muted">{result.response.id}</span></h2>
+          {result.plan !== null
+            ? (
+                <>
+                  <ScatterChart
+                    id="classification-chart"
+                    groups={groups}
+                    xLabel="feature 0"
+                    yLabel="feature 1"
+                    square
+                    description={`Decision regions: ${result.plan.points} grid points coloured by the label the solver predicted for each, the ${result.problem.training_data.length} training points, and your ${result.plan.own} points`}
+                  />
+                  <p class="muted" id="classification-grid-note">
+                    Each faint dot is one of the {result.plan.points} grid points the page added to <code>predict</code>, coloured by the label the solver returned for it: the regions are the solver's own predictions, not an interpolation.
+                  </p>
+                </>
+              )
+            : <p class="muted">Regions are drawn for 2-D features only; the predictions are listed below.</p>}
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Predictions for your points">
+            <table id="classification-predictions">
+              <caption>Your points</caption>
+              <thead><tr><th scope="col">#</th><th scope="col">Features</th><th scope="col">Label</th><th scope="col">Confidence</th></tr></thead>
+              <tbody>
+                {result.problem.predict.slice(0, own).map((p, i) => (
+                  <tr key={i}>
+                    <th scope="row">{i}</th>
+                    <td>{p.features.join(', ')}</td>
+                    <td>{solution.predictions?.[i]?.label ?? '—'}</td>
+                    <td>{formatNumber(solution.predictions?.[i]?.confidence, 3)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <SolveFacts
+            prefix="classification"
+            response={result.response}
+            extra={[
+              { term: 'Training accuracy', value: solution.training_accuracy, id: 'classification-training-accuracy' },
+              { term: 'Support vectors', value: solution.support_vectors },
+              { term: 'Circuits run', value: solution.circuits_run },
+            ]}
+            optimum={{ term: 'Cross-validated accuracy (held-out folds)', value: solution.cross_validated_accuracy }}
+          />
+        </section>
+      )}
+    </div>
+  );
+}

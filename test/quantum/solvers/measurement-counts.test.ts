@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { seededRng } from '../../../src/quantum/simulator/rng.ts';
+import { patternSearchProblemSchema, portfolioProblemSchema, routeProblemSchema } from '../../../src/quantum/solve-schemas.ts';
+import { solvePatternSearch } from '../../../src/quantum/solvers/grover-search.ts';
+import { COUNTS_TOP_K_DEFAULT, measurementCounts, type MeasurementCounts } from '../../../src/quantum/solvers/measurement-counts.ts';
+import { solveRoute } from '../../../src/quantum/solvers/qaoa-route.ts';
+import { solvePortfolio } from '../../../src/quantum/solvers/qubo-portfolio.ts';
+import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
+
+const ctx = (seed = 3) => ({ shots: 1024, rng: seededRng(seed) });
+
+/** Every invariant of a histogram that must hold whatever the solver. */
+function checkHistogram(h: MeasurementCounts, shots: number, qubits: number, topK: number): void {
+  assert.equal(h.shots, shots);
+  assert.equal(h.qubits, qubits);
+  assert.ok(h.outcomes.length <= topK && h.outcomes.length <= h.distinct_outcomes);
+  const listed = h.outcomes.reduce((s, o) => s + o.count, 0);
+  assert.equal(listed + h.other_count, shots, 'listed + other = every shot');
+  for (const [i, o] of h.outcomes.entries()) {
+    assert.equal(o.bitstring.length, qubits);
+    assert.equal(parseInt(o.bitstring, 2), o.index, 'the bitstring is the index in binary, qubit 0 last');
+    if (i > 0) {
+      const prev = h.outcomes[i - 1]!;
+      assert.ok(prev.count > o.count || (prev.count === o.count && prev.index < o.index), 'by count, then index');
+    }
+  }
+}
+
+describe('measurement counts (problem.options.include_counts)', () => {
+  it('lists the top k of a count map, counts the rest and the optimal shots', () => {
+    const counts = new Map([[0b101, 5], [0b000, 40], [0b111, 40], [0b010, 15]]);
+    const h = measurementCounts(counts, 3, 2, new Set([0b101, 0b010]));
+    assert.deepEqual(h.outcomes.map((o) => [o.bitstring, o.count, o.optimal]), [['000', 40, false], ['111', 40, false]]);
+    assert.equal(h.other_count, 20);
+    assert.equal(h.optimal_count, 20, 'optimal shots are counted also when not listed');
+    assert.equal(h.distinct_outcomes, 4);
+    checkHistogram(h, 100, 3, 2);
+  });
+
+  it('grover: absent unless asked; asked, the matching record is marked and its count is meta.optimal_count', () => {
+    const plain = solvePatternSearch(patternSearchProblemSchema.parse(patternProblem(64, 37)), ctx());
+    assert.equal(plain.solution['measurement_counts'], undefined);
+    const { solution, meta } = solvePatternSearch(patternSearchProblemSchema.parse({ ...patternProblem(64, 37), options: { include_counts: true, counts_top_k: 5 } }), ctx());
+    const h = solution['measurement_counts'] as MeasurementCounts;
+    checkHistogram(h, 1024, 6, 5);
+    const top = h.outcomes[0]!;
+    assert.equal(top.index, 37);
+    assert.equal(top.optimal, true);
+    assert.equal(top.count, meta.optimal_count);
+    assert.equal(top['record'], 'order-37 status=FRAUD');
+    assert.equal(h.optimal_count, Math.round((solution['confidence'] as number) * 1024));
+    assert.ok(h.outcomes.slice(1).every((o) => !o.optimal));
+  });
+
+  it('grover: the same seed gives the same answer with or without counts', () => {
+    const a = solvePatternSearch(patternSearchProblemSchema.parse(patternProblem(16, 3)), ctx(9));
+    const b = solvePatternSearch(patternSearchProblemSchema.parse({ ...patternProblem(16, 3), options: { include_counts: true } }), ctx(9));
+    const { measurement_counts: counts, ...rest } = b.solution;
+    assert.deepEqual(rest, a.solution);
+    assert.deepEqual(b.meta, a.meta);
+    assert.ok((counts as MeasurementCounts).outcomes.length <= COUNTS_TOP_K_DEFAULT);
+  });
+
+  it('qubo: outcomes carry their selection; the enumerated optimum is marked', () => {
+    const { solution } = solvePortfolio(portfolioProblemSchema.parse({ ...portfolioProblem(), options: { include_counts: true, counts_top_k: 64 } }), ctx());
+    const h = solution['measurement_counts'] as MeasurementCounts;
+    checkHistogram(h, 1024, 6, 64);
+    const optimum = (solution['classical_optimum'] as { selected: string[] }).selected;
+    for (const o of h.outcomes) {
+      const selected = o['selected'] as string[];
+      assert.deepEqual(selected, ['AAA', 'BBB', 'CCC', 'DDD', 'EEE', 'FFF'].filter((_, i) => (o.index >> i) & 1));
+      assert.equal(o.optimal, [...selected].sort().join() === [...optimum].sort().join(), `outcome ${o.bitstring}`);
+    }
+    assert.ok(h.outcomes.some((o) => o.optimal), 'QAOA measured the optimum among its top outcomes');
+  });
+
+  it('qaoa route: one circuit, outcomes read as routes; the optimal orderings are marked', () => {
+    const { solution } = solveRoute(routeProblemSchema.parse(routeProblem(3, { options: { include_counts: true } })), ctx());
+    const q = solution['quantum_result'] as { measurement_counts: MeasurementCounts };
+    const h = q.measurement_counts;
+    checkHistogram(h, 1024, 9, COUNTS_TOP_K_DEFAULT);
+    for (const o of h.outcomes) {
+      const route = o['route'] as string[] | null;
+      if (o.optimal) assert.ok(route !== null, 'an optimal outcome is a valid ordering');
+      if (route !== null) assert.deepEqual([route[0], route.at(-1), route.length], ['depot', 'depot', 5]);
+    }
+    // The optimal orderings are the two directions of the shortest tour.
+    const optimalRoutes = h.outcomes.filter((o) => o.optimal).map((o) => (o['route'] as string[]).join());
+    const best = (solution['route'] as string[]).join();
+    assert.ok(optimalRoutes.every((r) => r === best || r === [...(solution['route'] as string[])].reverse().join()));
+  });
+
+  it('rejects counts_top_k out of range (the schema bounds the answer)', () => {
+    for (const k of [0, 257, 1.5]) {
+      assert.equal(patternSearchProblemSchema.safeParse({ ...patternProblem(8, 1), options: { include_counts: true, counts_top_k: k } }).success, false, `k=${k}`);
+    }
+  });
+});
