@@ -148,25 +148,54 @@ export function mixHigh(re: usize, im: usize, off: u32, C: u32, L: u32, n: u32, 
   }
 }
 
-/** The layer's phase from a prepared diagonal's table (init: the first layer writes amp0·phase). */
+/** The table entry (byte offset) for amplitude z: index[z ^ xmask] · 8. */
+@inline function entry(index: usize, z: u32, xmask: u32): usize {
+  return (<usize>load<u16>(index + ((<usize>(z ^ xmask)) << 1))) << 3;
+}
+
+/**
+ * The layer's phase from a prepared diagonal's table (init: the first layer writes amp0·phase),
+ * two amplitudes at a time: the table entries are gathered into vectors, the products are SIMD.
+ */
 export function phaseTable(re: usize, im: usize, index: usize, phr: usize, phi: usize, from: u32, to: u32, xmask: u32, init: bool, amp0: f64): void {
+  let z = from;
   if (init) {
-    for (let z = from; z < to; z++) {
-      const k: usize = (<usize>load<u16>(index + ((<usize>z) << 1))) << 3;
-      store<f64>(re + ((<usize>z) << 3), amp0 * load<f64>(phr + k));
-      store<f64>(im + ((<usize>z) << 3), amp0 * load<f64>(phi + k));
+    const a0 = f64x2.splat(amp0);
+    for (; z + 1 < to; z += 2) {
+      const ka = entry(index, z, xmask);
+      const kb = entry(index, z + 1, xmask);
+      const a: usize = (<usize>z) << 3;
+      v128.store(re + a, f64x2.mul(a0, f64x2.replace_lane(v128.load64_zero(phr + ka), 1, load<f64>(phr + kb))));
+      v128.store(im + a, f64x2.mul(a0, f64x2.replace_lane(v128.load64_zero(phi + ka), 1, load<f64>(phi + kb))));
     }
-    return;
+  } else {
+    for (; z + 1 < to; z += 2) {
+      const ka = entry(index, z, xmask);
+      const kb = entry(index, z + 1, xmask);
+      const pr = f64x2.replace_lane(v128.load64_zero(phr + ka), 1, load<f64>(phr + kb));
+      const pi = f64x2.replace_lane(v128.load64_zero(phi + ka), 1, load<f64>(phi + kb));
+      const a: usize = (<usize>z) << 3;
+      const xr = v128.load(re + a);
+      const xi = v128.load(im + a);
+      v128.store(re + a, f64x2.sub(f64x2.mul(xr, pr), f64x2.mul(xi, pi)));
+      v128.store(im + a, f64x2.add(f64x2.mul(xr, pi), f64x2.mul(xi, pr)));
+    }
   }
-  for (let z = from; z < to; z++) {
-    const k: usize = (<usize>load<u16>(index + ((<usize>(z ^ xmask)) << 1))) << 3;
-    const pr = load<f64>(phr + k);
-    const pi = load<f64>(phi + k);
+  // an odd count leaves one amplitude
+  for (; z < to; z++) {
+    const k = entry(index, z, xmask);
     const a: usize = (<usize>z) << 3;
-    const xr = load<f64>(re + a);
-    const xi = load<f64>(im + a);
-    store<f64>(re + a, xr * pr - xi * pi);
-    store<f64>(im + a, xr * pi + xi * pr);
+    if (init) {
+      store<f64>(re + a, amp0 * load<f64>(phr + k));
+      store<f64>(im + a, amp0 * load<f64>(phi + k));
+    } else {
+      const pr = load<f64>(phr + k);
+      const pi = load<f64>(phi + k);
+      const xr = load<f64>(re + a);
+      const xi = load<f64>(im + a);
+      store<f64>(re + a, xr * pr - xi * pi);
+      store<f64>(im + a, xr * pi + xi * pr);
+    }
   }
 }
 
@@ -177,8 +206,7 @@ export function expectIndexed(re: usize, im: usize, index: usize, values: usize,
     const a: usize = (<usize>z) << 3;
     const r = load<f64>(re + a);
     const i = load<f64>(im + a);
-    const k: usize = (<usize>load<u16>(index + ((<usize>(z ^ xmask)) << 1))) << 3;
-    sum += (r * r + i * i) * load<f64>(values + k);
+    sum += (r * r + i * i) * load<f64>(values + entry(index, z, xmask));
   }
   return sum;
 }
