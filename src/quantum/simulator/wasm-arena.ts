@@ -1,7 +1,7 @@
 import { assertFits, SimulatorCapacityError } from './memory-guard.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import type { WasmJobLayout } from './qaoa-kernel.ts';
-import { WASM_MAX_BYTES, WASM_PAGE_BYTES, wasmPassesModule } from './wasm-passes.ts';
+import { forgetWasmPasses, WASM_MAX_BYTES, WASM_PAGE_BYTES, wasmPassesModule } from './wasm-passes.ts';
 
 /**
  * The memory the WebAssembly QAOA passes work in: one shared WebAssembly.Memory per thread that
@@ -110,6 +110,7 @@ function touch(): void {
 /** Drops this thread's arena now (it is dropped anyway after 20 s unused). */
 export function releaseArena(): void {
   arena = null;
+  forgetWasmPasses();
   if (idleTimer) clearTimeout(idleTimer);
   idleTimer = null;
 }

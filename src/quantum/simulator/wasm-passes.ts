@@ -36,12 +36,27 @@ export function wasmPassesModule(): WebAssembly.Module | null {
 }
 
 let instanceFor: { id: number; passes: WasmPasses } | null = null;
+let idleTimer: NodeJS.Timeout | null = null;
+/** An instance keeps its arena's memory alive: dropped after this long unused, as arenas are. */
+const IDLE_MS = 20_000;
+
+/** Drops this thread's instance (and with it its hold on an arena's memory). */
+export function forgetWasmPasses(): void {
+  instanceFor = null;
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = null;
+}
 
 /**
  * This thread's instance over the arena with this id (a team's helper threads receive the arena's
  * memory with every job; the id says whether it is the one they already have an instance for).
  */
 export function wasmPasses(id: number, memory: WebAssembly.Memory): WasmPasses {
+  if (idleTimer) idleTimer.refresh();
+  else {
+    idleTimer = setTimeout(forgetWasmPasses, IDLE_MS);
+    idleTimer.unref();
+  }
   if (instanceFor?.id === id) return instanceFor.passes;
   const module = wasmPassesModule();
   if (!module) throw new Error('the WebAssembly QAOA passes cannot run in this runtime');
