@@ -4,6 +4,7 @@
  * `{error: {message, type, param, code}}`; they are thrown as ApiCallError with that message.
  */
 import { createParser } from 'eventsource-parser';
+import { authorizationHeader, isDeveloperKeyRefusal, KEY_REQUIRED_EVENT, type KeyRequiredDetail } from './developer-key.ts';
 
 export class ApiCallError extends Error {
   readonly status: number;
@@ -30,11 +31,15 @@ async function failure(response: Response): Promise<ApiCallError> {
   } catch {
     // Not the envelope (a proxy's page, say): the status line is all there is.
   }
+  // The page as a whole asks for a key (app-shell.tsx); the caller still sees its error.
+  if (isDeveloperKeyRefusal(response.status, code)) {
+    dispatchEvent(new CustomEvent<KeyRequiredDetail>(KEY_REQUIRED_EVENT, { detail: { code: code!, message } }));
+  }
   return new ApiCallError(response.status, message, code);
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json' }, signal: signal ?? null });
+  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as T;
 }
@@ -42,7 +47,7 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
 export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   const response = await fetch(apiUrl(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...authorizationHeader() },
     body: JSON.stringify(body),
     signal: signal ?? null,
   });
@@ -58,7 +63,7 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
 export async function postStream(path: string, body: unknown, onData: (data: unknown) => void, signal?: AbortSignal): Promise<void> {
   const response = await fetch(apiUrl(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authorizationHeader() },
     body: JSON.stringify(body),
     signal: signal ?? null,
   });

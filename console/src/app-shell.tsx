@@ -4,6 +4,7 @@ import { RuntimePage } from './pages/runtime-page.tsx';
 import { ChatPage } from './pages/chat-page.tsx';
 import { RouteSolverPage } from './pages/route-solver-page.tsx';
 import { PortfolioSolverPage } from './pages/portfolio-solver-page.tsx';
+import { DeveloperKeyPrompt } from './developer-key-prompt.tsx';
 
 interface PageEntry {
   hash: string;
@@ -49,6 +50,7 @@ export function AppShell() {
         </nav>
       </header>
       <main id="page">
+        <DeveloperKeyPrompt />
         <h1>{page.title}</h1>
         <Page />
       </main>

@@ -37,6 +37,11 @@ export function cacheControlFor(root: string, filePath: string): string {
 export async function consoleRoutes(app: FastifyInstance, options: { root?: string } = {}): Promise<void> {
   // `root`: another copy of the built console (tests); the committed build by default.
   const root = options.root ?? CONSOLE_DIST;
+  // The page must load before it can ask for a developer key (--require-developer-key): its
+  // files hold no data, so every caller may fetch them; the API calls it makes need the key.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, keyFree: true };
+  });
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CONSOLE_CSP);
     reply.header('x-content-type-options', 'nosniff');
