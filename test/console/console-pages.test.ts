@@ -6,60 +6,14 @@
  * Screenshots go to test-artifacts/ (as the account pages' test does).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations, watchErrors } from '../helpers/chromium-page.ts';
 import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
-
-const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown }[];
-}
-
-/** Every console error, uncaught exception and failed request the page produces. */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => { if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
-  page.on('requestfailed', (request) => errors.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
-  return errors;
-}
-
-/**
- * axe-core is evaluated over the DevTools protocol rather than added as a script tag: the
- * console's CSP refuses inline scripts, and loosening it for the test would test another page.
- */
-async function seriousAxeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  // A string, evaluated in the page: the test's own TypeScript has no DOM types.
-  const violations = await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)") as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-}
-
-/** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */
-async function fitsWidth(page: Page): Promise<boolean> {
-  return await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') === true;
-}
-
-/** A fresh context (empty cache) and page, its errors watched; `clipboardOrigin` lets the copy buttons write there. */
-async function openPage(browser: Browser, viewport: { width: number; height: number }, options: { clipboardOrigin?: string; mobile?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, ...(options.mobile === true ? { isMobile: true, hasTouch: true } : {}) });
-  if (options.clipboardOrigin !== undefined) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: options.clipboardOrigin });
-  const page = await context.newPage();
-  return { context, page, errors: watchErrors(page) };
-}
 
 /** Clicks a solver page's Solve button; resolves with the API's answer once the page has drawn it. */
 async function solveOnPage<T>(page: Page, button: string, drawn: string): Promise<T> {
@@ -67,15 +21,6 @@ async function solveOnPage<T>(page: Page, button: string, drawn: string): Promis
   const answer = await response.json() as T;
   await page.locator(drawn).waitFor({ timeout: 60_000 });
   return answer;
-}
-
-async function launch(): Promise<Browser> {
-  assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
-  // No background networking: this machine has no route out (see test/hosted/pages).
-  return chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
 }
 
 test('the console is served at / with its CSP, index revalidated, hashed assets immutable, nothing external', async (t) => {
@@ -100,7 +45,7 @@ test('the console is served at / with its CSP, index revalidated, hashed assets 
     assert.doesNotMatch(await response.text(), /https?:\/\/(?!www\.w3\.org\/)[a-z]/i, `${asset} loads nothing from another host`);
   }
   // Other paths stay the daemon's 404 in the envelope; the folder is not a door to the disk.
-  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console']) {
+  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console', '/usage.html']) {
     const response = await fetch(`${daemon.url}${path}`);
     assert.equal(response.status, 404, path);
     assert.match(String(response.headers.get('content-type')), /^application\/json/, path);
