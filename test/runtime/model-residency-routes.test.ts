@@ -57,10 +57,10 @@ test('load and unload through the API, /v1/models following; refusals in the env
   // The built-in spaces embedder is listed but has nothing to load.
   const models = await (await fetch(`${daemon.url}/v1/models`)).json() as { data: { id: string; source: string | null }[] };
   const builtin = models.data.find((m) => m.source === 'builtin');
-  if (builtin !== undefined) {
-    const { status, json } = await post('/api/models/unload', { model: builtin.id });
-    assert.equal(status, 400);
-    assert.equal((json as ErrorAnswer).error.code, 'model_not_loadable');
-  }
+  assert.ok(builtin !== undefined, 'the daemon lists its built-in embedder');
+  const { status, json } = await post('/api/models/unload', { model: builtin.id });
+  assert.equal(status, 400);
+  assert.equal((json as ErrorAnswer).error.code, 'model_not_loadable');
+  assert.match((json as ErrorAnswer).error.message, /built in/);
   assert.equal(await stateOf(), 'not-loaded', 'no refusal loaded anything');
 });
