@@ -283,12 +283,7 @@ test('with --require-developer-key: the page loads, asks for a key once, keeps i
   assert.equal(await page.evaluate("sessionStorage.getItem('svc.developerKey')"), secret);
   assert.equal(await page.evaluate('localStorage.length'), 0, 'the key is kept for the tab only');
   // Another page of the console in the same tab keeps it; a chat goes through with it.
-  await page.goto(`${daemon.url}/#/chat`);
-  await page.locator('#chat-model option', { hasText: 'tiny' }).waitFor({ state: 'attached' });
-  await page.fill('#chat-max-tokens', '4');
-  await page.fill('#chat-prompt', 'Hi');
-  await page.click('#chat-send');
-  await page.locator('#chat-send:not([disabled])').waitFor({ timeout: 60_000 });
+  await chatOnce(page, daemon);
   assert.equal(await page.locator('#chat-error').count(), 0);
   assert.equal(await page.locator('#messages li.assistant').count(), 1);
 

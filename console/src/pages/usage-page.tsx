@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiCallError, getJson } from '../api-client.ts';
 import { formatValue } from '../format.ts';
 import { JoulesChart } from '../joules-chart.tsx';
+// Types only (erased from the bundle): the route evidence as the hosted store records it.
+import type { SvcRoute } from '../../../src/hosted/hosted-store.ts';
 
 /**
  * The hosted usage page (`svc hosted`, `/api/console/usage`), read with the session cookie from
@@ -13,20 +15,6 @@ const USAGE = '../v1/usage';
 const KEYS = '../keys';
 const KEY_PAGE = '../../settings/api-keys';
 
-interface SvcRoute {
-  execution_plane: string;
-  policy: string;
-  privacy_tier: string;
-  model: string;
-  provider: string;
-  latency_ms: number;
-  raw_joules: number | null;
-  estimated_joules: number;
-  billable_joules: number;
-  fallback: boolean;
-  fallback_reason: string | null;
-  evidence_id: string;
-}
 
 interface UsageReport {
   month: string;
