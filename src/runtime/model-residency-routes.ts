@@ -18,7 +18,7 @@ export interface ModelResidency {
 }
 
 /** Model ids are at most a path and a tag long; a longer one names no model. */
-const bodySchema = z.strictObject({ model: z.string().min(1).max(2048) });
+export const modelResidencyBodySchema = z.strictObject({ model: z.string().min(1).max(2048) });
 
 /**
  * `POST /api/models/load` and `POST /api/models/unload` with `{"model": "<id>"}`: what Ollama
@@ -30,7 +30,7 @@ const bodySchema = z.strictObject({ model: z.string().min(1).max(2048) });
 export async function modelResidencyRoutes(app: FastifyInstance, options: { models: ModelRegistry; residency: ModelResidency }): Promise<void> {
   const { models, residency } = options;
   const target = (body: unknown) => {
-    const { model: id } = parseWithSchema(bodySchema, body ?? undefined);
+    const { model: id } = parseWithSchema(modelResidencyBodySchema, body ?? undefined);
     const descriptor = models.list().find((m) => m.id === id);
     if (descriptor === undefined) throw modelNotFound(models, id);
     if (!residency.holds(id)) {

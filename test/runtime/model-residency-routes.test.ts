@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { startDaemon } from '../helpers/daemon-process.ts';
 
 interface ModelAnswer { id: string; object: string; state: string }
@@ -63,4 +64,11 @@ test('load and unload through the API, /v1/models following; refusals in the env
   assert.equal((json as ErrorAnswer).error.code, 'model_not_loadable');
   assert.match((json as ErrorAnswer).error.message, /built in/);
   assert.equal(await stateOf(), 'not-loaded', 'no refusal loaded anything');
+
+  // Whatever JSON arrives, the answer is the model or a 4xx in the envelope: never a 5xx.
+  await fc.assert(fc.asyncProperty(fc.oneof(fc.json(), fc.record({ model: fc.string({ maxLength: 300 }) }).map((b) => JSON.stringify(b))), fc.boolean(), async (body, unload) => {
+    const { status, json } = await post(unload ? '/api/models/unload' : '/api/models/load', body);
+    assert.ok(status < 500, `${status} for ${body.slice(0, 100)}`);
+    if (status >= 400) assert.equal(typeof (json as ErrorAnswer).error.code, 'string');
+  }), { numRuns: 60, seed: 14 });
 });
