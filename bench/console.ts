@@ -1,7 +1,8 @@
 /**
  * The console's first load (issue 14's budget: ≤ 150 KB of compressed JavaScript, every page
  * interactive in ≤ 1 s with the daemon idle), measured in Debian's headless Chromium against a
- * real `svc serve` with the tiny fixture model.
+ * real `svc serve` with the tiny fixture model, and the hosted usage page on a real `svc hosted`
+ * (signed in, two metered chats in its ledger).
  *
  * For each page, `--rounds` cold loads (a new browser context: empty cache) and as many warm
  * loads (a reload in that context: index revalidated, hashed assets from the cache), reporting
@@ -13,28 +14,31 @@
  *
  * Usage: npm run bench:console [-- --rounds 7 --json]
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { CONSOLE_DIST } from '../src/console/console-routes.ts';
-import { startDaemon } from '../test/helpers/daemon-process.ts';
+import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import { startDaemon, startServerProcess, tinyModelPath } from '../test/helpers/daemon-process.ts';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
 const ROUNDS = Number(flags.rounds);
 const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
+/** `path` on the local daemon, or on the signed-in `svc hosted` for the usage page. */
 const PAGES = [
-  { name: 'runtime', hash: '#/', ready: '#models tbody tr' },
-  { name: 'chat', hash: '#/chat', ready: '#chat-model option' },
-  { name: 'route solver', hash: '#/solve/routes', ready: '#route-solve' },
-  { name: 'portfolio solver', hash: '#/solve/portfolio', ready: '#portfolio-solve' },
-  { name: 'spaces', hash: '#/spaces', ready: '#spaces-panel[aria-busy="false"]' },
-  { name: 'grover search', hash: '#/solve/grover', ready: '#grover-solve' },
-  { name: 'clustering', hash: '#/solve/clustering', ready: '#clustering-solve' },
-  { name: 'classification', hash: '#/solve/classification', ready: '#classification-solve' },
+  { name: 'runtime', path: '/#/', ready: '#models tbody tr', hosted: false },
+  { name: 'chat', path: '/#/chat', ready: '#chat-model option', hosted: false },
+  { name: 'route solver', path: '/#/solve/routes', ready: '#route-solve', hosted: false },
+  { name: 'portfolio solver', path: '/#/solve/portfolio', ready: '#portfolio-solve', hosted: false },
+  { name: 'spaces', path: '/#/spaces', ready: '#spaces-panel[aria-busy="false"]', hosted: false },
+  { name: 'grover search', path: '/#/solve/grover', ready: '#grover-solve', hosted: false },
+  { name: 'clustering', path: '/#/solve/clustering', ready: '#clustering-solve', hosted: false },
+  { name: 'classification', path: '/#/solve/classification', ready: '#classification-solve', hosted: false },
+  { name: 'hosted usage', path: '/api/console/usage', ready: '#joules-chart canvas', hosted: true },
 ] as const;
 
 interface Load {
@@ -50,17 +54,47 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** The gzipped size of the scripts index.html loads (what the budget counts). */
-function compressedFirstLoadJs(): { raw: number; gzip: number } {
-  const index = readFileSync(join(CONSOLE_DIST, 'index.html'), 'utf8');
+/** The gzipped size of the scripts a page of the build loads, its entry and the chunks it preloads (what the budget counts). */
+function compressedFirstLoadJs(html: string): { raw: number; gzip: number } {
+  const page = readFileSync(join(CONSOLE_DIST, html), 'utf8');
   let raw = 0;
   let gzip = 0;
-  for (const [, path] of index.matchAll(/<script[^>]+src="\.\/([^"]+)"/g)) {
+  for (const [, path] of [...page.matchAll(/<script[^>]+src="\.\/([^"]+)"/g), ...page.matchAll(/<link rel="modulepreload"[^>]+href="\.\/([^"]+)"/g)]) {
     const bytes = readFileSync(join(CONSOLE_DIST, path!));
     raw += bytes.length;
     gzip += gzipSync(bytes, { level: 9 }).length;
   }
   return { raw, gzip };
+}
+
+/**
+ * `svc hosted` with the tiny model, an entitled account with two metered chats in its ledger, and
+ * the session cookie a sign-in link gives: the hosted usage page is measured signed in.
+ */
+async function startHostedSignedIn(): Promise<{ url: string; cookie: { name: string; value: string; url: string }; stop: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-console-'));
+  const store = await openHostedStore({ dataDir });
+  const account = await store.createAccount({ name: 'bench', plan: { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false } });
+  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
+  const hosted = await startServerProcess(['hosted', '--port', '0', '--data-dir', dataDir, '--model', tinyModelPath()]);
+  for (const project of ['web', 'etl']) {
+    const answer = await fetch(`${hosted.url}/api/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-svc-project-id': project },
+      body: JSON.stringify({ model: 'svc-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 }),
+    });
+    if (answer.status !== 200) throw new Error(`hosted chat answered ${answer.status}`);
+  }
+  const { token } = await store.createSignInToken(account.id, 60_000);
+  const session = await (await fetch(`${hosted.url}/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })).json() as { session_token: string };
+  return {
+    url: hosted.url,
+    cookie: { name: 'svc_session', value: session.session_token, url: hosted.url },
+    async stop() {
+      await hosted.stop();
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 // Strings evaluated in the page: this file's TypeScript has no DOM types.
@@ -75,6 +109,7 @@ const NAVIGATION_TIMING = `(() => {
 })()`;
 
 const daemon = await startDaemon();
+const hosted = await startHostedSignedIn();
 const browser = await chromium.launch({
   executablePath: CHROMIUM, headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -86,9 +121,10 @@ try {
     const warm: Load[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+      if (target.hosted) await context.addCookies([hosted.cookie]);
       const page = await context.newPage();
       for (const sample of [cold, warm]) {
-        if (sample === cold) await page.goto(`${daemon.url}/${target.hash}`);
+        if (sample === cold) await page.goto(`${target.hosted ? hosted.url : daemon.url}${target.path}`);
         else await page.reload();
         // A function, not a string: the console's CSP forbids eval, which a string predicate needs.
         const shown = await page.waitForFunction(
@@ -114,14 +150,16 @@ try {
 } finally {
   await browser.close();
   await daemon.stop();
+  await hosted.stop();
 }
 
-const js = compressedFirstLoadJs();
+const js = compressedFirstLoadJs('index.html');
+const usageJs = compressedFirstLoadJs('usage.html');
 if (flags.json) {
-  console.log(JSON.stringify({ rounds: ROUNDS, javascript: js, pages: results }, null, 2));
+  console.log(JSON.stringify({ rounds: ROUNDS, javascript: js, usage_page_javascript: usageJs, pages: results }, null, 2));
 } else {
   console.log(`Machine: ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${ROUNDS} rounds, medians.`);
-  console.log(`First-load JavaScript: ${(js.raw / 1024).toFixed(1)} KB, ${(js.gzip / 1024).toFixed(1)} KB gzipped (budget 150 KB).`);
+  console.log(`First-load JavaScript: console ${(js.raw / 1024).toFixed(1)} KB, ${(js.gzip / 1024).toFixed(1)} KB gzipped; usage page ${(usageJs.raw / 1024).toFixed(1)} KB, ${(usageJs.gzip / 1024).toFixed(1)} KB gzipped (budget 150 KB).`);
   console.log('');
   console.log('| page | cold: DOMContentLoaded | cold: interactive | cold: load | cold: bytes transferred | warm: interactive | warm: bytes transferred |');
   console.log('|---|---|---|---|---|---|---|');

@@ -19,5 +19,14 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     sourcemap: false,
     reportCompressedSize: false,
+    // Two pages: the local console (`index.html`, served by `svc serve` at `/`) and the hosted
+    // usage page (`usage.html`, served by `svc hosted` at `/api/console/usage`). They share
+    // their Preact, uPlot and style chunks.
+    rolldownOptions: {
+      input: {
+        index: fileURLToPath(new URL('./index.html', import.meta.url)),
+        usage: fileURLToPath(new URL('./usage.html', import.meta.url)),
+      },
+    },
   },
 });

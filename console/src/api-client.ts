@@ -5,6 +5,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { SpaceRecord } from '../../src/spaces/space-types.ts';
+import { authorizationHeader, isDeveloperKeyRefusal, KEY_REQUIRED_EVENT, type KeyRequiredDetail } from './developer-key.ts';
 
 export class ApiCallError extends Error {
   readonly status: number;
@@ -31,11 +32,15 @@ async function failure(response: Response): Promise<ApiCallError> {
   } catch {
     // Not the envelope (a proxy's page, say): the status line is all there is.
   }
+  // The page as a whole asks for a key (app-shell.tsx); the caller still sees its error.
+  if (isDeveloperKeyRefusal(response.status, code)) {
+    dispatchEvent(new CustomEvent<KeyRequiredDetail>(KEY_REQUIRED_EVENT, { detail: { code: code!, message } }));
+  }
   return new ApiCallError(response.status, message, code);
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json' }, signal: signal ?? null });
+  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as T;
 }
@@ -43,7 +48,7 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
 export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   const response = await fetch(apiUrl(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...authorizationHeader() },
     body: JSON.stringify(body),
     signal: signal ?? null,
   });
@@ -59,7 +64,7 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
 export async function postStream(path: string, body: unknown, onData: (data: unknown) => void, signal?: AbortSignal): Promise<void> {
   const response = await fetch(apiUrl(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authorizationHeader() },
     body: JSON.stringify(body),
     signal: signal ?? null,
   });
@@ -150,6 +155,7 @@ export function postFiles<T>(path: string, files: readonly File[], onProgress: (
     const request = new XMLHttpRequest();
     request.open('POST', apiUrl(path));
     request.setRequestHeader('accept', 'application/json');
+    for (const [name, value] of Object.entries(authorizationHeader())) request.setRequestHeader(name, value);
     request.responseType = 'text';
     request.upload.onprogress = (event) => { if (event.lengthComputable) onProgress(event.loaded, event.total); };
     request.onerror = () => reject(new ApiCallError(0, 'The upload could not reach the daemon.', null));
@@ -165,11 +171,12 @@ export function postFiles<T>(path: string, files: readonly File[], onProgress: (
         return;
       }
       const error = (body as { error?: { message?: unknown; code?: unknown } } | undefined)?.error;
-      reject(new ApiCallError(
-        request.status,
-        typeof error?.message === 'string' ? error.message : `${request.status} ${request.statusText}`,
-        typeof error?.code === 'string' ? error.code : null,
-      ));
+      const message = typeof error?.message === 'string' ? error.message : `${request.status} ${request.statusText}`;
+      const code = typeof error?.code === 'string' ? error.code : null;
+      if (isDeveloperKeyRefusal(request.status, code)) {
+        dispatchEvent(new CustomEvent<KeyRequiredDetail>(KEY_REQUIRED_EVENT, { detail: { code: code!, message } }));
+      }
+      reject(new ApiCallError(request.status, message, code));
     };
     request.send(form);
   });

@@ -8,6 +8,7 @@ import { SpacesPage } from './pages/spaces-page.tsx';
 import { GroverSolverPage } from './pages/grover-solver-page.tsx';
 import { ClusteringSolverPage } from './pages/clustering-solver-page.tsx';
 import { ClassificationSolverPage } from './pages/classification-solver-page.tsx';
+import { DeveloperKeyPrompt } from './developer-key-prompt.tsx';
 
 interface PageEntry {
   hash: string;
@@ -57,6 +58,7 @@ export function AppShell() {
         </nav>
       </header>
       <main id="page">
+        <DeveloperKeyPrompt />
         <h1>{page.title}</h1>
         <Page />
       </main>

@@ -34,15 +34,19 @@ export class DaemonClient {
     return this.#call('GET', path, TIMEOUT_MS);
   }
 
-  /** POST to a path without a body (an action such as `/telemetry/send`), allowing `timeoutMs` for it. */
-  post(path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
-    return this.#call('POST', path, timeoutMs);
+  /** POST to a path (an action such as `/telemetry/send`), with an optional JSON body, allowing `timeoutMs` for it. */
+  post(path: string, timeoutMs: number, body?: unknown): Promise<{ status: number; body: unknown } | undefined> {
+    return this.#call('POST', path, timeoutMs, body);
   }
 
-  async #call(method: string, path: string, timeoutMs: number): Promise<{ status: number; body: unknown } | undefined> {
+  async #call(method: string, path: string, timeoutMs: number, body?: unknown): Promise<{ status: number; body: unknown } | undefined> {
     let response: Response;
     try {
-      response = await fetch(`${this.base}${path}`, { method, signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+      response = await fetch(`${this.base}${path}`, {
+        method, signal: AbortSignal.timeout(timeoutMs),
+        headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
     } catch (error) {
       // A daemon is there, behind a certificate this process does not trust: say so rather than "no daemon".
       const code = (error as { cause?: { code?: unknown } }).cause?.code;

@@ -143,6 +143,34 @@ function registerPs(models: Command): void {
     });
 }
 
+/** Loading reads the whole model file: allow a large one on a slow disk. */
+const LOAD_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** `svc models load|unload <id>`: POST /api/models/load|unload on the running daemon (docs/models.md). */
+function registerResidency(models: Command, action: 'load' | 'unload'): void {
+  models
+    .command(action)
+    .description(action === 'load'
+      ? 'load a model into the running daemon\'s memory now (it stays for the daemon\'s --keep-alive idle time)'
+      : 'free a model\'s memory in the running daemon (after the requests running on it end)')
+    .argument('<id>', 'the model id, as `svc models list` shows it')
+    .addOption(urlOption())
+    .addOption(jsonOption())
+    .action(async (id: string, opts: CommonOptions) => {
+      const daemon = await daemonFor(opts);
+      if (daemon === undefined) throw new UserError(`no svc daemon at ${opts.url ?? DEFAULT_DAEMON_URL}; start one with svc serve`);
+      const answer = await daemon.client.post(`/api/models/${action}`, LOAD_TIMEOUT_MS, { model: id });
+      if (answer === undefined) throw new UserError(`the daemon at ${daemon.client.base} stopped answering`);
+      const body = isRecord(answer.body) ? answer.body : {};
+      if (answer.status >= 400) {
+        const error = isRecord(body.error) && typeof body.error.message === 'string' ? body.error.message : `HTTP ${answer.status}`;
+        throw new UserError(error);
+      }
+      const state = typeof body.state === 'string' ? body.state : 'unknown';
+      print(opts.json, body, () => state === 'unloading' ? `${id}: unloading when its running requests end\n` : `${id}: ${state}\n`);
+    });
+}
+
 function registerInfo(models: Command): void {
   models
     .command('info')
@@ -291,5 +319,7 @@ export function registerModelsCommand(program: Command): void {
   registerPull(models);
   registerInfo(models);
   registerPs(models);
+  registerResidency(models, 'load');
+  registerResidency(models, 'unload');
   registerRm(models);
 }

@@ -22,6 +22,7 @@ import { keyRoutes } from './keys/key-routes.ts';
 import { accountPages } from './pages/account-pages.ts';
 import { sessionRoutes } from './sessions/session-routes.ts';
 import { plainTransportHealth, type TransportSecurity } from '../transport/transport-security.ts';
+import { HOSTED_CONSOLE_PREFIX, hostedConsoleRoutes } from '../console/console-routes.ts';
 
 /** What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted. */
 export interface HostedContext {
@@ -39,6 +40,8 @@ export interface HostedContext {
   publicOrigins: readonly string[];
   /** True in the enterprise fleet mount (`/v1`), false under `/api/v1`. */
   fleet: boolean;
+  /** The backstop limiter `requireKey` takes from, for a route that admits callers another way (a session). */
+  limiter?: RateLimiter | undefined;
 }
 
 export type HostedPlugin = (scope: FastifyInstance, context: HostedContext) => Promise<void>;
@@ -80,7 +83,7 @@ export interface HostedAppOptions {
 
 function contextFor(options: HostedAppOptions, fleet: boolean): HostedContext {
   return {
-    store: options.store, routes: options.routes, fleet, publicOrigins: options.publicOrigins ?? [],
+    store: options.store, routes: options.routes, fleet, publicOrigins: options.publicOrigins ?? [], limiter: options.limiter,
     requireKey: requireKey(options.store, { enterprise: fleet, limiter: options.limiter }),
     authenticateKey: requireKey(options.store, { enterprise: fleet }),
   };
@@ -146,6 +149,8 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
     reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(docs));
 
   await app.register(accountPages);
+  // The usage page (the console's hosted page), reading /api/v1/usage with the session cookie.
+  await app.register(hostedConsoleRoutes, { prefix: HOSTED_CONSOLE_PREFIX });
   await app.register(async (api) => {
     api.get('/version', async (_request, reply) => reply.header('cache-control', 'no-store').send(releaseRecord(options.build, options.release ?? {}, options.enterprise === true)));
     await api.register(v1Routes(options, false), { prefix: '/v1' });

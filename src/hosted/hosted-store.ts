@@ -126,12 +126,14 @@ export interface Allowance {
 
 export interface UsageQuery {
   accountId: string;
-  /** The key the report is asked with: its own request counts and evidence. */
-  keyId: string;
+  /** The key the report is asked with: its own request counts and evidence (none: a signed-in session's report, `key` left out). */
+  keyId?: string | undefined;
   /** `YYYY-MM`, UTC; default the current month. */
   month?: string | undefined;
   /** Most evidence rows to list per key and per project (newest first). */
   evidenceLimit?: number | undefined;
+  /** Most ledger entries of the whole account to return in `recent`, newest first (default 0). */
+  recentLimit?: number | undefined;
 }
 
 /** Most projects a usage report lists (the heaviest first). */
@@ -142,7 +144,14 @@ export interface UsageReport {
   allowance: Allowance;
   /** One entry per UTC day of the month that has usage, in order. */
   daily: { date: string; joules: number; requests: number }[];
-  key: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] };
+  /** Absent when the query named no key. */
+  key?: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] } | undefined;
+  /** Every key of the account with usage this month, the most Joules first, at most MAX_USAGE_PROJECTS of them. */
+  keys: { keyId: string; requests: number; joules: number }[];
+  /** More keys had usage than `keys` lists. */
+  keysTruncated: boolean;
+  /** The account's newest ledger entries this month (`recentLimit` of them), route evidence included. */
+  recent: LedgerEntry[];
   /** The projects with the most Joules this month, at most MAX_USAGE_PROJECTS of them (project ids come from a request header, so they are unbounded). */
   projects: { projectId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] }[];
   /** More projects had usage than `projects` lists. */

@@ -109,6 +109,28 @@ export class LlamaEngine implements ModelRegistry {
     );
   }
 
+  /** Whether `id` is one of this engine's GGUF models (upstream and built-in models are not). */
+  holds(id: string): boolean {
+    return this.#hosts.has(id) || this.#catalog.get(id) !== undefined;
+  }
+
+  /**
+   * Loads a model now, as its first request would, then keeps it for the keep-alive idle time
+   * (`POST /api/models/load`). Undefined `id`s are the caller's 404: check `holds` first.
+   */
+  async loadModel(id: string): Promise<void> {
+    await (this.model(id) as LlamaModelHost | undefined)?.preload();
+  }
+
+  /**
+   * Unloads a model (`POST /api/models/unload`): at once when no request is running on it,
+   * else when the last running one ends (`pending`), so no generation loses its context.
+   */
+  async unloadModel(id: string): Promise<'unloaded' | 'pending'> {
+    const host = this.#hosts.get(id);
+    return host === undefined ? 'unloaded' : host.unloadWhenIdle();
+  }
+
   /** Ids of models currently resident in memory. */
   loadedModels(): string[] {
     return [...this.#hosts.values()].filter((h) => h.loaded).map((h) => h.id);
@@ -324,6 +346,8 @@ export class LlamaModelHost implements LanguageModel {
   #active = 0;
   #idleTimer: NodeJS.Timeout | undefined;
   #unloading: Promise<void> | undefined;
+  /** An unload was asked for while requests ran: done when the last one leaves. */
+  #unloadWhenIdle = false;
   /** Kept across unloads: resolving it is synchronous work worth doing once per file. */
   #chatWrapper: ChatWrapper | undefined;
   readonly #freeSequences: LlamaContextSequence[] = [];
@@ -642,6 +666,33 @@ export class LlamaModelHost implements LanguageModel {
     });
   }
 
+  /** Loads the model with no request, then lets the idle timer run as after a request. */
+  async preload(): Promise<void> {
+    // A load asked for after an unload that is still waiting for requests cancels it.
+    this.#unloadWhenIdle = false;
+    this.#enter();
+    try {
+      await this.#load();
+    } finally {
+      this.#leave();
+    }
+  }
+
+  /**
+   * Unloads now when no request holds the model; otherwise marks it, and the last running
+   * request to leave unloads it (requests still waiting for admission load it again after).
+   */
+  async unloadWhenIdle(): Promise<'unloaded' | 'pending'> {
+    if (this.#active > 0) {
+      this.#unloadWhenIdle = true;
+      return 'pending';
+    }
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+    await this.unload();
+    return 'unloaded';
+  }
+
   #enter(): void {
     this.#active++;
     if (this.#idleTimer !== undefined) {
@@ -652,7 +703,13 @@ export class LlamaModelHost implements LanguageModel {
 
   #leave(): void {
     this.#active--;
-    if (this.#active > 0 || !Number.isFinite(this.#options.keepAliveMs)) return;
+    if (this.#active > 0) return;
+    if (this.#unloadWhenIdle) {
+      this.#unloadWhenIdle = false;
+      this.unload().catch((error: unknown) => this.#options.log.warn({ model: this.id, err: error }, 'model unload failed'));
+      return;
+    }
+    if (!Number.isFinite(this.#options.keepAliveMs)) return;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
       if (this.#active === 0) {

@@ -23,12 +23,15 @@ import { installDeveloperKeyGuard, type DeveloperKeyGuardOptions } from './devel
 import type { TransportSecurity } from '../transport/transport-security.ts';
 import type { JobLog } from '../shared/job-log.ts';
 import { consoleRoutes } from '../console/console-routes.ts';
+import { modelResidencyRoutes, type ModelResidency } from './model-residency-routes.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
   /** Ids of the models in memory now (`state` in /v1/models). */
   loadedModels?: () => readonly string[];
   health: HealthReporter;
+  /** Loads and unloads models on request (`/api/models/load|unload`); absent, those routes are not there. */
+  residency?: ModelResidency | undefined;
   /** Aborted when shutdown begins: new requests (also on kept-alive sockets) get 503. */
   drainingSignal: AbortSignal;
   /** Aborted when the shutdown grace period ends: generations stop, streams end. */
@@ -127,6 +130,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     },
     { prefix: '/v1' },
   );
+  if (options.residency !== undefined) await app.register(modelResidencyRoutes, { prefix: '/api', models: options.models, residency: options.residency });
   for (const plugin of options.apiPlugins ?? []) await app.register(plugin, { prefix: '/api' });
   for (const plugin of options.rootPlugins ?? []) await app.register(plugin);
   await app.register(consoleRoutes);

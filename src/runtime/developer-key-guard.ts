@@ -18,6 +18,13 @@ declare module 'fastify' {
     /** Set by the developer-key guard for a request with a valid key; undefined otherwise. */
     developerKey: DeveloperKeyCaller | undefined;
   }
+  interface FastifyContextConfig {
+    /**
+     * A route any caller may reach without a key: the console's built files (its page, script
+     * and styles hold no data; every API call the page then makes is checked as usual).
+     */
+    keyFree?: boolean;
+  }
 }
 
 /**
@@ -76,7 +83,7 @@ export function installDeveloperKeyGuard(app: FastifyInstance, options: Develope
     }
   });
   const checkKey = async (request: FastifyRequest): Promise<void> => {
-    if (request.method === 'OPTIONS' || OPEN_PATHS.has(request.url.split('?')[0] ?? '')) return;
+    if (request.method === 'OPTIONS' || OPEN_PATHS.has(request.url.split('?')[0] ?? '') || request.routeOptions.config.keyFree === true) return;
     const header = request.headers.authorization;
     const token = bearerToken(header);
     if (token === undefined || token === NO_KEY || !token.startsWith(KEY_START)) {

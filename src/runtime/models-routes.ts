@@ -8,7 +8,7 @@ import { modelNotFound } from './model-lookup.ts';
  * `/api/show` (`parameter_size`, `capabilities`) so their users find them where they expect;
  * OpenAI clients ignore the extra fields. Unknown values are null, never missing.
  */
-function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
+export function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
   return {
     id: m.id,
     object: 'model',

@@ -201,6 +201,9 @@ test('list, ps and info with no daemon: one line says so, the disk is read (othe
   const badFlag = await run(['models', 'list', '--model', '/nonexistent/x.gguf', '-d', dataDir], env);
   assert.equal(badFlag.code, 1);
   oneLineError(badFlag.stderr, /^svc models list: Model file not found: \/nonexistent\/x\.gguf$/);
+  const noServer = await run(['models', 'load', 'tiny'], env);
+  assert.equal(noServer.code, 1);
+  oneLineError(noServer.stderr, /^svc models load: no svc daemon at http:\/\/127\.0\.0\.1:\d+; start one with svc serve$/);
   const typo = await run(['models', 'pul', 'x'], env);
   assert.equal(typo.code, 2);
   oneLineError(typo.stderr, /^svc models: unknown command 'pul'/);
@@ -231,6 +234,17 @@ test('list, ps and info ask a running daemon', async () => {
     const text = await run(['models', 'info', 'tiny', '--url', daemon.url], env);
     assert.match(text.stdout, /^state +loaded$/m);
     assert.match(text.stdout, /^path +.*tiny-v1\.gguf$/m);
+    // load and unload ask the daemon (POST /api/models/load|unload).
+    const unload = await run(['models', 'unload', 'tiny'], withUrl);
+    assert.equal(unload.code, 0, unload.stderr);
+    assert.equal(unload.stdout, 'tiny: not-loaded\n');
+    assert.deepEqual(JSON.parse((await run(['models', 'ps', '--json'], withUrl)).stdout), []);
+    const load = await run(['models', 'load', 'tiny', '--json'], withUrl);
+    assert.equal((JSON.parse(load.stdout) as { state: string }).state, 'loaded');
+    assert.equal((JSON.parse((await run(['models', 'ps', '--json'], withUrl)).stdout) as { id: string }[])[0]?.id, 'tiny');
+    const unknown = await run(['models', 'load', 'nope'], withUrl);
+    assert.equal(unknown.code, 1);
+    oneLineError(unknown.stderr, /^svc models load: The model "nope" does not exist\. Available models: tiny, /);
     // --disk reads the disk even with a daemon up.
     const disk = await run(['models', 'list', '--disk', '--json', '-d', mkdtempSync(join(tmpdir(), 'svc-empty-'))], withUrl);
     assert.deepEqual(JSON.parse(disk.stdout), []);

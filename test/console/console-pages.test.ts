@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
 import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations, solveOnPage, watchErrors } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
 test('the console is served at / with its CSP, index revalidated, hashed assets immutable, nothing external', async (t) => {
   const daemon = await startDaemon();
@@ -36,7 +37,7 @@ test('the console is served at / with its CSP, index revalidated, hashed assets 
     assert.doesNotMatch(await response.text(), /https?:\/\/(?!www\.w3\.org\/)[a-z]/i, `${asset} loads nothing from another host`);
   }
   // Other paths stay the daemon's 404 in the envelope; the folder is not a door to the disk.
-  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console']) {
+  for (const path of ['/assets/nope.js', '/%2e%2e/package.json', '/assets/%2e%2e/%2e%2e/console-routes.ts', '/console', '/usage.html']) {
     const response = await fetch(`${daemon.url}${path}`);
     assert.equal(response.status, 404, path);
     assert.match(String(response.headers.get('content-type')), /^application\/json/, path);
@@ -76,6 +77,28 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await row.waitFor();
     assert.match(await row.innerText(), /tiny\s+\S+\s+\d+(\.\d)? KB\s+\S+/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-runtime.png'), fullPage: true });
+    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.test('runtime page: Load shows the model loaded, Unload shows it not loaded, as /v1/models says', async () => {
+    const { context, page, errors } = await openPage(browser, { width: 1100, height: 800 });
+    const stateFromApi = async () => ((await (await fetch(`${daemon.url}/v1/models/tiny`)).json()) as { state: string }).state;
+    await page.goto(`${daemon.url}/`);
+    const row = page.locator('#models tr[data-model="tiny"]');
+    await row.locator('[data-model-action="load"]').waitFor();
+    assert.equal(await row.locator('[data-testid="model-state"]').innerText(), 'not-loaded');
+    assert.equal(await stateFromApi(), 'not-loaded');
+    await row.locator('[data-model-action="load"]').click();
+    await row.locator('[data-testid="model-state"]', { hasText: /^loaded$/ }).waitFor({ timeout: 60_000 });
+    await row.locator('[data-model-action="unload"]').waitFor();
+    assert.equal(await stateFromApi(), 'loaded');
+    await page.screenshot({ path: join(ARTIFACTS, 'console-runtime-loaded.png'), fullPage: true });
+    await row.locator('[data-model-action="unload"]').click();
+    await row.locator('[data-testid="model-state"]', { hasText: 'not-loaded' }).waitFor({ timeout: 60_000 });
+    await row.locator('[data-model-action="load"]').waitFor();
+    assert.equal(await stateFromApi(), 'not-loaded');
     assert.deepEqual(await seriousAxeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
@@ -215,4 +238,49 @@ test('over --pqc-transport: Chromium negotiates X25519MLKEM768 and the runtime p
   assert.match(await page.locator('[data-testid="cipher"]').innerText(), /^TLS_AES_\w+, group X25519MLKEM768, ecdsa-p256 certificate$/);
   await page.screenshot({ path: join(ARTIFACTS, 'console-runtime-pqc.png'), fullPage: true });
   assert.deepEqual(errors, []);
+});
+
+test('with --require-developer-key: the page loads, asks for a key once, keeps it for the tab and sends it', { timeout: 120_000 }, async (t) => {
+  const browser = await launch();
+  t.after(() => browser.close());
+  const hosted = await prepareHostedDataDir(t, 'console-keys');
+  const account = await hosted.store.createAccount({ name: 'console', plan: { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false } });
+  const { secret } = await hosted.store.issueKey(account.id, { scope: 'developer_runtime', name: 'console' });
+  const daemon = await startDaemon({ args: ['--developer-keys', hosted.dataDir, '--require-developer-key'] });
+  t.after(() => daemon.stop());
+  // The page and its assets need no key; the API still does.
+  assert.equal((await fetch(`${daemon.url}/`)).status, 200);
+  assert.equal((await fetch(`${daemon.url}/v1/models`)).status, 401);
+
+  const { context, page } = await openPage(browser, { width: 1100, height: 800 });
+  const sent: (string | null)[] = [];
+  page.on('request', (request) => { if (request.url().endsWith('/v1/models')) sent.push(request.headers()['authorization'] ?? null); });
+  await page.goto(`${daemon.url}/`);
+  await page.locator('#developer-key-prompt').waitFor();
+  assert.match(await page.locator('#developer-key-prompt [role="alert"]').innerText(), /--require-developer-key/);
+  assert.equal(sent[0], null, 'the first call went without a key');
+  await page.screenshot({ path: join(ARTIFACTS, 'console-developer-key.png'), fullPage: true });
+  assert.deepEqual(await seriousAxeViolations(page), []);
+
+  // A wrong key is said to be wrong.
+  await page.fill('#developer-key', 'svc_dk_not-a-real-key');
+  await page.click('#developer-key-save');
+  await page.locator('#developer-key-prompt', { hasText: 'not valid' }).waitFor();
+
+  await page.fill('#developer-key', secret);
+  await page.click('#developer-key-save');
+  await page.locator('#models tr[data-model="tiny"]').waitFor();
+  assert.equal(await page.locator('#developer-key-prompt').count(), 0);
+  assert.equal(sent.at(-1), `Bearer ${secret}`);
+  assert.equal(await page.evaluate("sessionStorage.getItem('svc.developerKey')"), secret);
+  assert.equal(await page.evaluate('localStorage.length'), 0, 'the key is kept for the tab only');
+  // Another page of the console in the same tab keeps it; a chat goes through with it.
+  await chatOnce(page, daemon);
+  assert.equal(await page.locator('#chat-error').count(), 0);
+  assert.equal(await page.locator('#messages li.assistant').count(), 1);
+
+  await page.click('#developer-key-forget');
+  await page.locator('#developer-key-prompt').waitFor();
+  assert.equal(await page.evaluate("sessionStorage.getItem('svc.developerKey')"), null);
+  await context.close();
 });

@@ -100,7 +100,7 @@ describe('daemon fuzz: hostile requests from the route schemas', { timeout: 300_
   });
 
   const runs = new Map<string, number>([
-    ['chat completions', 50], ['responses', 40], ['completions', 35], ['embeddings', 35], ['solve', 70], ['solve batch', 45], ['images (V1.1)', 10], ['audio (V1.1)', 10],
+    ['chat completions', 50], ['responses', 40], ['completions', 35], ['embeddings', 35], ['solve', 70], ['solve batch', 45], ['images (V1.1)', 10], ['audio (V1.1)', 10], ['model load', 20], ['model unload', 20],
   ]);
   for (const route of BODY_ROUTES) {
     test(`${route.name}: wrong types, missing and unknown fields, prototype keys, huge and deep values, bad JSON and content types`, async (t) => {

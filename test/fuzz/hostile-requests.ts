@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { PROBLEM_SCHEMAS, SOLVER_NAMES, batchRequestSchema, solveRequestSchema } from '../../src/quantum/solve-schemas.ts';
 import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, responseRequestSchema } from '../../src/runtime/openai-schemas.ts';
+import { modelResidencyBodySchema } from '../../src/runtime/model-residency-routes.ts';
 
 // ---------------------------------------------------------------------------------------------
 // JSON values JSON.stringify cannot write
@@ -597,6 +598,8 @@ export const BODY_ROUTES: BodyRoute[] = [
       target(`batch ${p.solver}/${p.type}`, { solver: p.solver, problems: [p.problem, p.problem], shots: 16, seed: 1 }, batchRequestSchema, [{ at: ['problems', 0], schema: problemSchema(p.solver, p.type) }]),
     ),
   },
+  { name: 'model load', method: 'POST', path: '/api/models/load', generates: false, targets: [target('load', { model: TINY_MODEL }, modelResidencyBodySchema)] },
+  { name: 'model unload', method: 'POST', path: '/api/models/unload', generates: false, targets: [target('unload', { model: TINY_MODEL }, modelResidencyBodySchema)] },
   {
     name: 'images (V1.1)', method: 'POST', path: '/v1/images/generations', generates: false,
     targets: [target('image', { model: 'dall-e-3', prompt: 'a cat', n: 1, size: '1024x1024' }, null)],

@@ -52,6 +52,8 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   await health(base);
   await expect(base, 'GET', '/v1/models', 200);
   await expect(base, 'GET', '/v1/models/tiny', 200);
+  await expect(base, 'POST', '/api/models/unload', 200, { model: 'tiny' });
+  await expect(base, 'POST', '/api/models/load', 200, { model: 'tiny' });
   await expect(base, 'POST', '/v1/chat/completions', 200, chat);
   const streamed = await call(base, 'POST', '/v1/chat/completions', { ...chat, stream: true });
   assert.equal(streamed.status, 200);

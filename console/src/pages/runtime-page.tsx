@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
-import { fetchModels, getJson, type Health, type ModelInfo } from '../api-client.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { fetchModels, getJson, postJson, type Health, type ModelInfo } from '../api-client.ts';
 import { formatBytes, formatValue } from '../format.ts';
 
 /** Health and the model list are read again this often while the page is open (cheap, loopback). */
@@ -67,25 +67,62 @@ function HealthPanel({ health }: { health: Health }) {
   );
 }
 
-function ModelsTable({ models }: { models: ModelInfo[] }) {
+/** Models this daemon loads itself (GGUF files); upstream (`source` null) and built-in ones have nothing to load. */
+function loadable(model: ModelInfo): boolean {
+  return model.source !== null && model.source !== 'builtin';
+}
+
+/**
+ * Load or Unload, by the state the daemon last reported (`POST /api/models/load|unload`). An
+ * unload that must wait for running requests is answered `unloading`: the row says so until
+ * the next refresh shows it gone.
+ */
+function ResidencyButton({ model, onChanged }: { model: ModelInfo; onChanged: (m: ModelInfo) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  if (!loadable(model)) return <span class="muted">—</span>;
+  const loaded = model.state === 'loaded' || model.state === 'unloading';
+  const act = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      onChanged(await postJson<ModelInfo>(loaded ? '/api/models/unload' : '/api/models/load', { model: model.id }));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="small" data-model-action={loaded ? 'unload' : 'load'} aria-label={`${loaded ? 'Unload' : 'Load'} ${model.id}`} disabled={busy} onClick={() => void act()}>
+        {busy ? (loaded ? 'Unloading…' : 'Loading…') : loaded ? 'Unload' : 'Load'}
+      </button>
+      {error !== undefined && <span role="alert" class="error inline">{error}</span>}
+    </>
+  );
+}
+
+function ModelsTable({ models, onChanged }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void }) {
   if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
   return (
     <div class="table-scroll">
       <table id="models">
         <caption>Models served by this daemon</caption>
         <thead>
-          <tr><th scope="col">Model</th><th scope="col">Source</th><th scope="col">Size</th><th scope="col">Quantization</th><th scope="col">Parameters</th><th scope="col">Context</th><th scope="col">State</th></tr>
+          <tr><th scope="col">Model</th><th scope="col">Source</th><th scope="col">Size</th><th scope="col">Quantization</th><th scope="col">Parameters</th><th scope="col">Context</th><th scope="col">State</th><th scope="col">Memory</th></tr>
         </thead>
         <tbody>
           {models.map((m) => (
-            <tr key={m.id}>
+            <tr key={m.id} data-model={m.id}>
               <th scope="row">{m.id}</th>
               <td>{m.source ?? m.owned_by}</td>
               <td>{formatBytes(m.size_bytes)}</td>
               <td>{m.quantization ?? '—'}</td>
               <td>{m.parameter_size ?? '—'}</td>
               <td>{m.max_context_length ?? '—'}</td>
-              <td><span class={`badge ${m.state === 'loaded' ? 'ok' : ''}`}>{m.state}</span></td>
+              <td><span class={`badge ${m.state === 'loaded' ? 'ok' : ''}`} data-testid="model-state">{m.state}</span></td>
+              <td><ResidencyButton model={m} onChanged={onChanged} /></td>
             </tr>
           ))}
         </tbody>
@@ -96,23 +133,36 @@ function ModelsTable({ models }: { models: ModelInfo[] }) {
 
 export function RuntimePage() {
   const [state, setState] = useState<RuntimeState>({});
+  // Counts loads and unloads done from this page: a read that began before one of them may
+  // carry the state from before it, and is then dropped and read again.
+  const changes = useRef(0);
+  const refresh = useRef<() => Promise<void>>(async () => {});
   useEffect(() => {
     const abort = new AbortController();
     // A daemon busy generating can take longer than REFRESH_MS to answer: a tick while the last
     // load is still waiting is skipped, so polls never pile up on it.
     let loading = false;
-    const load = async () => {
+    const load = async (): Promise<void> => {
       if (loading) return;
       loading = true;
+      const at = changes.current;
       try {
-        const [health, models] = await Promise.all([getJson<Health>('/health', abort.signal), fetchModels(abort.signal)]);
-        setState({ health, models: models.data });
-      } catch (error) {
-        if (!abort.signal.aborted) setState((s) => ({ ...s, error: (error as Error).message }));
+        // Read apart: /health needs no developer key, so it shows while the models wait for one.
+        const [health, models] = await Promise.allSettled([getJson<Health>('/health', abort.signal), fetchModels(abort.signal)]);
+        const failed = [health, models].find((r) => r.status === 'rejected');
+        if (!abort.signal.aborted && at === changes.current) {
+          setState((s) => ({
+            health: health.status === 'fulfilled' ? health.value : s.health,
+            models: models.status === 'fulfilled' ? models.value.data : s.models,
+            ...(failed === undefined ? {} : { error: (failed.reason as Error).message }),
+          }));
+        }
       } finally {
         loading = false;
       }
+      if (at !== changes.current && !abort.signal.aborted) await load();
     };
+    refresh.current = load;
     void load();
     const timer = setInterval(() => { if (document.visibilityState === 'visible') void load(); }, REFRESH_MS);
     return () => {
@@ -126,7 +176,17 @@ export function RuntimePage() {
       {state.health === undefined ? <p aria-busy="true">Reading /health…</p> : <HealthPanel health={state.health} />}
       <section aria-labelledby="models-title" class="panel">
         <h2 id="models-title">Models</h2>
-        {state.models !== undefined && <ModelsTable models={state.models} />}
+        {state.models !== undefined && (
+          <ModelsTable
+            models={state.models}
+            onChanged={(changed) => {
+              // The answer is the model's new row; the rest of the page follows with the next read.
+              changes.current++;
+              setState((s) => ({ ...s, models: s.models?.map((m) => (m.id === changed.id ? changed : m)) }));
+              void refresh.current();
+            }}
+          />
+        )}
       </section>
     </>
   );

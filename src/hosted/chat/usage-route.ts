@@ -2,6 +2,7 @@ import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
 import type { UsageReport } from '../hosted-store.ts';
 import { requireHostedEntitlement } from '../require-key.ts';
+import { acceptSessions } from '../sessions/accept-sessions.ts';
 
 /** What the usage report does not expose (the contract's list), said in every report. */
 const NOT_EXPOSED = [
@@ -14,27 +15,45 @@ const NOT_EXPOSED = [
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 const EVIDENCE_LIMIT = 100;
 
-function evidenceOf(list: UsageReport['key']['evidence']): { evidence_id: string; joules: number; created_at: string }[] {
+function evidenceOf(list: UsageReport['projects'][number]['evidence']): { evidence_id: string; joules: number; created_at: string }[] {
   return list.map((e) => ({ evidence_id: e.evidenceId, joules: e.joules, created_at: e.createdAt.toISOString() }));
 }
 
+/** How many of the account's newest ledger entries a signed-in session's report carries. */
+const RECENT_LIMIT = 20;
+
+function noEntitlement(): HostedError {
+  return new HostedError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message: 'This account has no active hosted compute entitlement.' });
+}
+
 /**
- * `GET /usage` (beta): any valid key, any scope. Every figure comes from the ledger in the
- * store; when the store does not answer, the report is a 503 that says `unavailable` and
+ * `GET /usage` (beta): a `supercomputer` key of an entitled account, or (under `/api/v1`) a
+ * signed-in session of one, for the console's usage page. Every figure comes from the ledger in
+ * the store; when the store does not answer, the report is a 503 that says `unavailable` and
  * carries no figures at all, never zeros that would read as "nothing used".
+ *
+ * A key's report is the contract's: the key's own counts and evidence, and the account's days
+ * and projects. A session is the account owner, with no key of its own: `key` is null, and the
+ * report adds `keys` (every key's requests and Joules) and `recent_evidence` (the account's
+ * newest entries with their `svc_route`).
  */
 export function usagePlugin(): HostedPlugin {
   return async (scope, context) => {
-    scope.get<{ Querystring: { month?: string } }>('/usage', { preHandler: context.requireKey }, async (request, reply) => {
-      const { account, key } = request.hostedIdentity!;
-      requireHostedEntitlement(request.hostedIdentity!);
+    const admit = await acceptSessions(scope, context);
+    scope.get<{ Querystring: { month?: string } }>('/usage', { preHandler: admit }, async (request, reply) => {
+      const session = request.hostedSession;
+      const identity = request.hostedIdentity;
+      const account = session?.account ?? identity!.account;
+      if (identity !== undefined) requireHostedEntitlement(identity);
+      else if (!account.plan.hostedEntitlement) throw noEntitlement();
+      const keyId = identity?.key.id;
       const month = request.query.month;
       if (month !== undefined && (typeof month !== 'string' || !MONTH.test(month))) {
         throw new HostedError({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'month must be YYYY-MM (UTC).', param: 'month' });
       }
       let report: UsageReport;
       try {
-        report = await context.store.usage({ accountId: account.id, keyId: key.id, month, evidenceLimit: EVIDENCE_LIMIT });
+        report = await context.store.usage({ accountId: account.id, keyId, month, evidenceLimit: EVIDENCE_LIMIT, recentLimit: session === undefined ? 0 : RECENT_LIMIT });
       } catch (error) {
         request.log.error({ err: error }, 'usage report: the ledger store did not answer');
         const unavailable = new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'Usage accounting is unavailable: the ledger store did not answer. No figures are reported.', retryAfterSeconds: 5 });
@@ -43,6 +62,8 @@ export function usagePlugin(): HostedPlugin {
       }
       reply.header('cache-control', 'no-store');
       const projectIds = report.projects.map((p) => p.projectId);
+      const ledger = (scopeKey: string) => `ledger:account_id=${account.id}:${scopeKey}month=${report.month}`;
+      const keyIds = session === undefined ? [keyId!] : report.keys.map((k) => k.keyId);
       return {
         object: 'usage_report',
         beta: true,
@@ -52,15 +73,23 @@ export function usagePlugin(): HostedPlugin {
         joules_remaining: report.allowance.remainingJoules,
         joules_allowance: report.allowance.allowanceJoules,
         daily: report.daily.map((d) => ({ date: d.date, joules: d.joules, requests: d.requests })),
-        key: { key_id: report.key.keyId, requests: report.key.requests, joules: report.key.joules, evidence: evidenceOf(report.key.evidence) },
+        key: report.key === undefined ? null : { key_id: report.key.keyId, requests: report.key.requests, joules: report.key.joules, evidence: evidenceOf(report.key.evidence) },
+        ...(session === undefined ? {} : {
+          keys: report.keys.map((k) => ({ key_id: k.keyId, requests: k.requests, joules: k.joules })),
+          keys_truncated: report.keysTruncated,
+          recent_evidence: report.recent.map((e) => ({
+            evidence_id: e.evidenceId, created_at: e.createdAt.toISOString(), key_id: e.keyId, project_id: e.projectId,
+            outcome: e.outcome, prompt_tokens: e.promptTokens, completion_tokens: e.completionTokens, svc_route: e.route,
+          })),
+        }),
         projects: report.projects.map((p) => ({ project_id: p.projectId, requests: p.requests, joules: p.joules, evidence: evidenceOf(p.evidence) })),
         projects_truncated: report.projectsTruncated,
         source_descriptor: {
-          scope: { account_id: account.id, key_id: key.id, project_ids: projectIds },
+          scope: { account_id: account.id, key_id: keyId ?? null, ...(session === undefined ? {} : { key_ids: keyIds, via: 'session' }), project_ids: projectIds },
           ledger_keys: [
-            `ledger:account_id=${account.id}:month=${report.month}`,
-            `ledger:account_id=${account.id}:key_id=${key.id}:month=${report.month}`,
-            ...projectIds.map((p) => `ledger:account_id=${account.id}:project_id=${p}:month=${report.month}`),
+            ledger(''),
+            ...keyIds.map((k) => ledger(`key_id=${k}:`)),
+            ...projectIds.map((p) => ledger(`project_id=${p}:`)),
           ],
           store: context.store.kind,
           evidence_limit: EVIDENCE_LIMIT,

@@ -460,12 +460,17 @@ export class KyselyHostedStore implements HostedStore {
     const sumMj = sql<number>`coalesce(sum(billable_mj), 0)`;
     const count = sql<number>`count(*)`;
 
-    const [allowance, daily, keyTotals, keyEvidence, projectTotals, projectEvidence] = await Promise.all([
+    const recentLimit = Math.min(MAX_EVIDENCE_LIMIT, Math.max(0, Math.trunc(query.recentLimit ?? 0)));
+    const newestFirst = <Q extends { orderBy: (column: 'created_at' | 'evidence_id', direction: 'desc') => Q }>(q: Q): Q => q.orderBy('created_at', 'desc').orderBy('evidence_id', 'desc');
+
+    const [allowance, daily, keyTotals, keyEvidence, perKey, recent, projectTotals, projectEvidence] = await Promise.all([
       this.#allowanceFor(accountId, month),
       inMonth.select(['day', sumMj.as('mj'), count.as('requests')]).groupBy('day').orderBy('day').execute(),
-      inMonth.select([sumMj.as('mj'), count.as('requests')]).where('key_id', '=', keyId).executeTakeFirst(),
-      inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)
-        .orderBy('created_at', 'desc').orderBy('evidence_id', 'desc').limit(limit).execute(),
+      keyId === undefined ? undefined : inMonth.select([sumMj.as('mj'), count.as('requests')]).where('key_id', '=', keyId).executeTakeFirst(),
+      keyId === undefined ? [] : newestFirst(inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)).limit(limit).execute(),
+      inMonth.select(['key_id', sumMj.as('mj'), count.as('requests')])
+        .groupBy('key_id').orderBy(sumMj, 'desc').orderBy('key_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
+      recentLimit === 0 ? [] : newestFirst(inMonth.selectAll()).limit(recentLimit).execute(),
       inMonth.select(['project_id', sumMj.as('mj'), count.as('requests')]).where('project_id', 'is not', null)
         .groupBy('project_id').orderBy(sumMj, 'desc').orderBy('project_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
       // The newest `limit` rows of every project in one query (window functions: SQLite >= 3.25, PostgreSQL).
@@ -498,12 +503,15 @@ export class KyselyHostedStore implements HostedStore {
       month,
       allowance,
       daily: daily.map((d) => ({ date: d.day, joules: toJoules(Number(d.mj)), requests: Number(d.requests) })),
-      key: {
+      key: keyId === undefined ? undefined : {
         keyId,
         requests: Number(keyTotals?.requests ?? 0),
         joules: toJoules(Number(keyTotals?.mj ?? 0)),
         evidence: keyEvidence.map((e) => ({ evidenceId: e.evidence_id, joules: toJoules(Number(e.billable_mj)), createdAt: new Date(Number(e.created_at)) })),
       },
+      keysTruncated: perKey.length > MAX_USAGE_PROJECTS,
+      keys: perKey.slice(0, MAX_USAGE_PROJECTS).map((k) => ({ keyId: k.key_id, requests: Number(k.requests), joules: toJoules(Number(k.mj)) })),
+      recent: recent.map(toLedgerEntry),
       projectsTruncated: projectTotals.length > MAX_USAGE_PROJECTS,
       projects: projectTotals.slice(0, MAX_USAGE_PROJECTS).flatMap((p) => p.project_id === null ? [] : [{
         projectId: p.project_id,

@@ -295,14 +295,26 @@ for (const { kind, open } of hostedStoreKinds) {
         { date: '2030-02-14', joules: 0, requests: 1 },
         { date: '2030-02-28', joules: 7.777, requests: 2 },
       ]);
-      assert.equal(report.key.keyId, k1.id);
-      assert.equal(report.key.requests, 3);
-      assert.equal(report.key.joules, 4.445);
-      assert.deepEqual(report.key.evidence.map((e) => e.evidenceId), [recorded[3]?.entry.evidenceId, recorded[1]?.entry.evidenceId], 'newest first, limited');
-      assert.deepEqual(report.key.evidence.map((e) => e.joules), [3.333, 1.111]);
+      assert.equal(report.key!.keyId, k1.id);
+      assert.equal(report.key!.requests, 3);
+      assert.equal(report.key!.joules, 4.445);
+      assert.deepEqual(report.key!.evidence.map((e) => e.evidenceId), [recorded[3]?.entry.evidenceId, recorded[1]?.entry.evidenceId], 'newest first, limited');
+      assert.deepEqual(report.key!.evidence.map((e) => e.joules), [3.333, 1.111]);
       assert.deepEqual(report.projects.map((p) => [p.projectId, p.requests, p.joules]), [['alpha', 3, 7.778], ['beta', 1, 2.222]]);
       assert.deepEqual(report.projects[0]?.evidence.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
       assert.deepEqual(report.projects[1]?.evidence.map((e) => [e.evidenceId, e.joules]), [[recorded[2]?.entry.evidenceId, 2.222]]);
+
+      // Per key, the most Joules first; no recent entries unless asked for.
+      assert.deepEqual(report.keys.map((k) => [k.keyId, k.requests, k.joules]), [[k2.id, 3, 6.666], [k1.id, 3, 4.445]]);
+      assert.equal(report.keysTruncated, false);
+      assert.deepEqual(report.recent, []);
+      // A signed-in session's report: no key of its own, the account's newest entries with their evidence.
+      const whole = await store.usage({ accountId: account.id, month: '2030-02', recentLimit: 2 });
+      assert.equal(whole.key, undefined);
+      assert.deepEqual(whole.keys, report.keys);
+      assert.deepEqual(whole.recent.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
+      assert.deepEqual(whole.recent[0]?.route, recorded[4]?.entry.route, 'the route evidence as recorded');
+      assert.equal(whole.recent[0]?.keyId, k2.id);
 
       const total = await store.ledgerTotal(account.id, '2030-02');
       assert.equal(total.rows, 6);
@@ -310,7 +322,7 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.equal(mj(total.joules), mj(report.allowance.usedJoules), 'the counter equals the ledger');
 
       const empty = await store.usage({ accountId: account.id, keyId: k2.id, month: '2029-12' });
-      assert.deepEqual([empty.daily, empty.projects, empty.key.requests, empty.key.joules, empty.key.evidence], [[], [], 0, 0, []]);
+      assert.deepEqual([empty.daily, empty.projects, empty.key!.requests, empty.key!.joules, empty.key!.evidence], [[], [], 0, 0, []]);
       await assert.rejects(store.usage({ accountId: account.id, keyId: k1.id, month: '2030-13' }), RangeError);
     });
 

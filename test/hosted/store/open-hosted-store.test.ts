@@ -139,7 +139,7 @@ describe('openHostedStore', () => {
       assert.deepEqual([total.rows, mj(total.joules)], [500, expectedMj], 'no lost or doubled row');
       assert.equal(mj((await replica.allowance(account.id, at)).usedJoules), expectedMj, 'counter == ledger sum');
       const report = await replica.usage({ accountId: account.id, keyId: issued.key.id, month: '2034-07' });
-      assert.equal(mj(report.key.joules), expectedMj);
+      assert.equal(mj(report.key!.joules), expectedMj);
       assert.deepEqual(report.projects.map((p) => [p.projectId, p.requests, mj(p.joules)]), [['load', 500, expectedMj]]);
     }
   });

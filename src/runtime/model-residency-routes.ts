@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ModelRegistry } from '../inference/language-model.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { parseWithSchema } from '../shared/parse-with-schema.ts';
+import { quoteInput } from '../shared/quote-input.ts';
+import { modelNotFound } from './model-lookup.ts';
+import { toOpenAIModel } from './models-routes.ts';
+
+/** What loads and unloads models: the llama.cpp engine (src/inference/llama-engine.ts). */
+export interface ModelResidency {
+  /** Whether the id is one of its GGUF models; upstream and built-in models are not. */
+  holds(id: string): boolean;
+  loadModel(id: string): Promise<void>;
+  /** `pending`: requests are running on the model; it unloads when the last one ends. */
+  unloadModel(id: string): Promise<'unloaded' | 'pending'>;
+  loadedModels(): readonly string[];
+}
+
+/** Model ids are at most a path and a tag long; a longer one names no model. */
+export const modelResidencyBodySchema = z.strictObject({ model: z.string().min(1).max(2048) });
+
+/**
+ * `POST /api/models/load` and `POST /api/models/unload` with `{"model": "<id>"}`: what Ollama
+ * does with an empty `/api/generate` request and with `keep_alive: 0`, as two plain endpoints
+ * (LM Studio's shape). A loaded model stays for the daemon's `--keep-alive` idle time, as after
+ * a request. Both answer the model object of `/v1/models/{id}`; an unload that has to wait for
+ * running requests answers 202 with `state: "unloading"`.
+ */
+export async function modelResidencyRoutes(app: FastifyInstance, options: { models: ModelRegistry; residency: ModelResidency }): Promise<void> {
+  const { models, residency } = options;
+  const target = (body: unknown) => {
+    const { model: id } = parseWithSchema(modelResidencyBodySchema, body ?? undefined);
+    const descriptor = models.list().find((m) => m.id === id);
+    if (descriptor === undefined) throw modelNotFound(models, id);
+    if (!residency.holds(id)) {
+      const why = descriptor.source === 'builtin' ? 'is built in and always in memory' : `is served by the upstream ${quoteInput(descriptor.ownedBy)}`;
+      throw new ApiError({ status: 400, type: 'invalid_request_error', code: 'model_not_loadable', param: 'model', message: `The model ${quoteInput(id)} ${why}: there is nothing to load or unload.` });
+    }
+    return descriptor;
+  };
+  const loaded = () => new Set(residency.loadedModels());
+
+  app.post('/models/load', async (request) => {
+    const descriptor = target(request.body);
+    await residency.loadModel(descriptor.id);
+    return toOpenAIModel(descriptor, loaded());
+  });
+
+  app.post('/models/unload', async (request, reply) => {
+    const descriptor = target(request.body);
+    const outcome = await residency.unloadModel(descriptor.id);
+    if (outcome === 'pending') return reply.code(202).send({ ...toOpenAIModel(descriptor, loaded()), state: 'unloading' });
+    return toOpenAIModel(descriptor, loaded());
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * POST /api/models/load and /api/models/unload on a real `svc serve` with the tiny fixture
+ * GGUF: the state /v1/models reports follows them, and bad input gets the local error envelope.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { startDaemon } from '../helpers/daemon-process.ts';
+
+interface ModelAnswer { id: string; object: string; state: string }
+interface ErrorAnswer { error: { message: string; type: string; code: string; param: string | null } }
+
+test('load and unload through the API, /v1/models following; refusals in the envelope', { timeout: 120_000 }, async (t) => {
+  const daemon = await startDaemon();
+  t.after(() => daemon.stop());
+  const post = async (path: string, body: unknown, contentType = 'application/json') => {
+    const response = await fetch(`${daemon.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    return { status: response.status, json: await response.json() as unknown };
+  };
+  const stateOf = async () => ((await (await fetch(`${daemon.url}/v1/models/tiny`)).json()) as ModelAnswer).state;
+
+  assert.equal(await stateOf(), 'not-loaded');
+  const loaded = await post('/api/models/load', { model: 'tiny' });
+  assert.equal(loaded.status, 200);
+  assert.equal((loaded.json as ModelAnswer).id, 'tiny');
+  assert.equal((loaded.json as ModelAnswer).object, 'model');
+  assert.equal((loaded.json as ModelAnswer).state, 'loaded');
+  assert.equal(await stateOf(), 'loaded');
+  const health = await (await fetch(`${daemon.url}/health`)).json() as { model: { loaded: string[] } };
+  assert.deepEqual(health.model.loaded, ['tiny']);
+
+  const unloaded = await post('/api/models/unload', { model: 'tiny' });
+  assert.equal(unloaded.status, 200);
+  assert.equal((unloaded.json as ModelAnswer).state, 'not-loaded');
+  assert.equal(await stateOf(), 'not-loaded');
+  // Unloading what is not loaded is no error.
+  assert.equal((await post('/api/models/unload', { model: 'tiny' })).status, 200);
+
+  const refusals: { path: string; body: unknown; contentType?: string; status: number; code: string; param?: string | null }[] = [
+    { path: '/api/models/load', body: { model: 'no-such-model' }, status: 404, code: 'model_not_found', param: 'model' },
+    { path: '/api/models/unload', body: { model: 'no-such-model' }, status: 404, code: 'model_not_found', param: 'model' },
+    { path: '/api/models/load', body: {}, status: 400, code: 'invalid_request', param: 'model' },
+    { path: '/api/models/load', body: { model: 7 }, status: 400, code: 'invalid_request', param: 'model' },
+    { path: '/api/models/load', body: { model: 'tiny', keep_alive: 0 }, status: 400, code: 'invalid_request', param: 'keep_alive' },
+    { path: '/api/models/load', body: { model: 'x'.repeat(5000) }, status: 400, code: 'invalid_request', param: 'model' },
+    { path: '/api/models/load', body: '[]', status: 400, code: 'invalid_request' },
+    { path: '/api/models/load', body: '{"model":', status: 400, code: 'invalid_json' },
+    { path: '/api/models/load', body: 'model=tiny', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
+  ];
+  for (const r of refusals) {
+    const { status, json } = await post(r.path, r.body, r.contentType);
+    const label = `${r.path} ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body).slice(0, 60)}`;
+    assert.equal(status, r.status, label);
+    assert.equal((json as ErrorAnswer).error.code, r.code, label);
+    assert.equal(typeof (json as ErrorAnswer).error.message, 'string', label);
+    if (r.param !== undefined) assert.equal((json as ErrorAnswer).error.param, r.param, label);
+  }
+  // The built-in spaces embedder is listed but has nothing to load.
+  const models = await (await fetch(`${daemon.url}/v1/models`)).json() as { data: { id: string; source: string | null }[] };
+  const builtin = models.data.find((m) => m.source === 'builtin');
+  assert.ok(builtin !== undefined, 'the daemon lists its built-in embedder');
+  const { status, json } = await post('/api/models/unload', { model: builtin.id });
+  assert.equal(status, 400);
+  assert.equal((json as ErrorAnswer).error.code, 'model_not_loadable');
+  assert.match((json as ErrorAnswer).error.message, /built in/);
+  assert.equal(await stateOf(), 'not-loaded', 'no refusal loaded anything');
+
+  // Whatever JSON arrives, the answer is the model or a 4xx in the envelope: never a 5xx.
+  await fc.assert(fc.asyncProperty(fc.oneof(fc.json(), fc.record({ model: fc.string({ maxLength: 300 }) }).map((b) => JSON.stringify(b))), fc.boolean(), async (body, unload) => {
+    const { status, json } = await post(unload ? '/api/models/unload' : '/api/models/load', body);
+    assert.ok(status < 500, `${status} for ${body.slice(0, 100)}`);
+    if (status >= 400) assert.equal(typeof (json as ErrorAnswer).error.code, 'string');
+  }), { numRuns: 60, seed: 14 });
+});
