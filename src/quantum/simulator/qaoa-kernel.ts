@@ -72,21 +72,24 @@ const cs = new Float64Array(2);
 /** Sub-block exponent of the low pass: 2^10 amplitudes of re + im are 16 KiB, half of L1d. */
 const SUB_BITS = 10;
 /**
- * Amplitudes a high-pass tile aims for: 2^16 (1 MiB of re + im, in L2/L3). Measured at n = 22–24:
- * tiles this size beat 8-wide L2-sized tiles by 1.5–2× in the high pass, because each strided
- * segment is then 64+ consecutive amplitudes (the prefetcher follows it, and one 4 KiB-page TLB
- * entry serves 512 bytes or more instead of 64: the daemon gets no transparent huge pages).
+ * Consecutive low offsets per high-pass tile: 512, so every strided segment the high pass walks is
+ * one 4 KiB page of re and one of im. Measured with the WebAssembly passes (CPU time, one thread,
+ * best of 5, on a busy machine): at n = 24, 377 ms against 477 ms for the 64-wide tiles of a
+ * 2^16-amplitude target that suited the slower JavaScript passes, and 392 / 476 ms for 256 / 1024;
+ * at n = 20 and 22 within 5% of the best width; at n = 26, 2.7 s. Wide segments matter because the
+ * process gets no transparent huge pages: a narrow segment costs a TLB miss and a prefetcher
+ * restart for a few cache lines, and once the passes stopped being compute-bound that dominated.
  */
-const TILE_AMPLITUDES = 1 << 16;
+const SEGMENT_AMPLITUDES = 512;
 
 /**
- * Tile width (consecutive low offsets per tile) for n qubits and block exponent lowBits: about
- * TILE_AMPLITUDES per tile, at least 8 (one 64-byte line of re and of im), and at most 1/16 of
- * a block so a pass has enough tiles to share between threads.
+ * Tile width (consecutive low offsets per tile) for n qubits and block exponent lowBits: one page
+ * per segment (SEGMENT_AMPLITUDES), and at most 1/16 of a block so a pass has tiles to share
+ * between threads.
  */
 export function defaultTile(n: number, lowBits: number): number {
   const L = Math.min(n, lowBits);
-  return Math.max(1, Math.min(2 ** L / 16, Math.max(8, TILE_AMPLITUDES / 2 ** (n - L))));
+  return Math.max(1, Math.min(2 ** L / 16, SEGMENT_AMPLITUDES));
 }
 
 /** How threads coordinate: `next` claims the next chunk index of the current pass; `barrier` waits for all threads and resets the claim counter. */
