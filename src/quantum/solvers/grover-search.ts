@@ -1,5 +1,6 @@
 import v8 from 'node:v8';
 import { ApiError } from '../../shared/api-error.ts';
+import { sliceWhole } from '../../shared/quote-input.ts';
 import { Circuit } from '../simulator/circuit.ts';
 import { sampleCounts } from '../simulator/measure.ts';
 import { assertFits, maxQubits } from '../simulator/memory-guard.ts';
@@ -277,7 +278,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     found,
     target_index: found ? target : -1,
     confidence,
-    ...(found ? { record: records[target]!.slice(0, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
+    ...(found ? { record: sliceWhole(records[target]!, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
     ...base,
     qubits,
     ...(qubits > recordQubits ? { register_widened: `${qubits - recordQubits} qubit(s) added so that the ${marked.length} matches are at most a quarter of the ${2 ** qubits} indices` } : {}),
@@ -286,7 +287,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     oracle: oracle === undefined ? 'gates' : 'diagonal',
     circuit: summary,
     // An outcome past the last record is an empty slot of the register: no record to show.
-    ...countsFields(problem.options, (limit) => measurementCounts(counts, qubits, limit, markedSet, (z) => ({ record: z < records.length ? records[z]!.slice(0, 200) : null }))),
+    ...countsFields(problem.options, (limit) => measurementCounts(counts, qubits, limit, markedSet, (z) => ({ record: z < records.length ? sliceWhole(records[z]!, 200) : null }))),
   };
   return {
     solution,

@@ -168,6 +168,16 @@ describe('measurement counts (problem.options.include_counts)', () => {
     assert.equal('measurement_counts' in solveQrng(qrngProblemSchema.parse({ type: 'qrng', bits: 16 }), ctx(), seededRng(1)).solution, false);
   });
 
+  it('grover: a record cut for the histogram (200) or the answer (1000) never splits a surrogate pair', () => {
+    const record = `${'x'.repeat(199)}😀${'y'.repeat(798)}😀 FRAUD`;
+    const problem = { type: 'pattern_search', dataset: [record, 'ok', 'ok', 'ok'].join('\n'), target: { pattern: 'FRAUD', min_confidence: 0.1 }, search_space_size: 4, options: { include_counts: true } };
+    const { solution } = solvePatternSearch(patternSearchProblemSchema.parse(problem), ctx());
+    const shown = (solution['measurement_counts'] as MeasurementCounts).outcomes.find((o) => o.index === 0)!['record'] as string;
+    assert.equal(shown, 'x'.repeat(199));
+    assert.equal(solution['record'], `${'x'.repeat(199)}😀${'y'.repeat(798)}`);
+    for (const text of [shown, solution['record'] as string]) assert.ok(text.isWellFormed(), 'no lone surrogate');
+  });
+
   it('rejects counts_top_k out of range (the schema bounds the answer)', () => {
     for (const k of [0, 257, 1.5]) {
       assert.equal(patternSearchProblemSchema.safeParse({ ...patternProblem(8, 1), options: { include_counts: true, counts_top_k: k } }).success, false, `k=${k}`);
