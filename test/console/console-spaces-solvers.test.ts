@@ -109,16 +109,24 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     // Its chunks, listed under it in order, are the API's. The first request fails (the
     // connection drops): the error shows; closed and opened again, it is asked again and cleared.
     let chunkRequests = 0;
+    let answerSecond = (): void => undefined;
+    const secondHeld = new Promise<void>((resolve) => { answerSecond = resolve; });
     await page.route('**/chunks?*', async (route) => {
       chunkRequests++;
-      if (chunkRequests === 1) await route.abort('connectionreset');
-      else await route.continue();
+      if (chunkRequests === 1) return route.abort('connectionreset');
+      // The second is held until the row has been closed and opened again while it is on its way.
+      if (chunkRequests === 2) await secondHeld;
+      return route.continue();
     });
     const chunksButton = row.locator('button[aria-controls]');
     await chunksButton.click();
     await page.locator(`#chunks-${pump.id} [role="alert"]`).waitFor();
     await chunksButton.click();
     await chunksButton.click();
+    await page.locator(`#chunks-${pump.id} .muted`, { hasText: 'Loading' }).waitFor();
+    await chunksButton.click();
+    await chunksButton.click();
+    answerSecond();
     const chunks = (await (await fetch(`${daemon.url}/api/spaces/manuals/documents/${pump.id}/chunks`)).json() as { data: { id: string; text: string }[] }).data;
     await page.locator(`#chunks-${pump.id} li`).first().waitFor();
     assert.equal(await page.locator(`#chunks-${pump.id} [role="alert"]`).count(), 0, 'the old error is gone');
