@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { MeasurementCounts } from '../../src/quantum/solvers/measurement-counts.ts';
+import { rankTicks } from './histogram-ticks.ts';
 
 /** `solution.measurement_counts` as the solve API answers it (docs/solvers.md, "Measurement counts"): the solver's own type. */
 export type { MeasurementCounts };
@@ -12,7 +13,7 @@ const OTHER = '#0072b2';
 /**
  * A measurement histogram (uPlot bars): the listed outcomes by count, the optimal ones in their
  * own colour, the shots of the unlisted outcomes said in words under it. Bitstrings label the
- * bars while they fit; the table beside (OutcomeTable) always names them.
+ * bars while they fit, else ranks on at most 20 of them; the table beside (OutcomeTable) always names them.
  */
 export function CountsHistogram(props: { id: string; counts: MeasurementCounts; title: string }) {
   const host = useRef<HTMLDivElement>(null);
@@ -31,7 +32,8 @@ export function CountsHistogram(props: { id: string; counts: MeasurementCounts; 
         axes: [
           {
             label: labelled ? 'outcome (qubit n−1 … qubit 0)' : 'outcome rank (the table names each)',
-            splits: () => xs,
+            // Each bar named while the bitstrings fit; otherwise its rank, on every few bars only.
+            splits: () => (labelled ? xs : rankTicks(xs.length)),
             values: (_u, splits) => splits.map((i) => (labelled ? counts.outcomes[i]?.bitstring ?? '' : String(i + 1))),
             ...(labelled && counts.qubits > 4 ? { rotate: -45, size: 24 + counts.qubits * 6 } : {}),
           },

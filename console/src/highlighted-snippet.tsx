@@ -1,12 +1,21 @@
 /**
- * A search snippet with its matched words highlighted. The API marks them with «» in plain text
- * (docs/spaces.md, "Records"); they become <mark> elements here, and the text stays text: nothing
- * from a document is ever parsed as HTML.
+ * A search snippet with its matched words highlighted. The API wraps them in «» in plain text
+ * and says where they are in `snippet_marks` (docs/spaces.md, "Records"): the marks are drawn
+ * from those offsets, never by finding « » in the text, which a document may hold itself. The
+ * API's « » around each mark are left out; everything else stays text: nothing from a document
+ * is ever parsed as HTML.
  */
-export function HighlightedSnippet({ text }: { text: string }) {
-  // split with a capture group: odd indices are the marked words
-  const parts = text.split(/«([^«»]*)»/);
-  return <>{parts.map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part))}</>;
+export function HighlightedSnippet({ text, marks }: { text: string; marks: readonly (readonly [number, number])[] }) {
+  const parts = [];
+  let at = 0;
+  for (const [start, end] of marks) {
+    // Offsets out of order or outside the text are skipped rather than drawn wrong.
+    if (start < at + 1 || end > text.length - 1 || end < start) continue;
+    parts.push(text.slice(at, start - 1), <mark key={start}>{text.slice(start, end)}</mark>);
+    at = end + 1;
+  }
+  parts.push(text.slice(at));
+  return <>{parts}</>;
 }
 
 /** A passage's place in its document: page and heading path, as one short line. */

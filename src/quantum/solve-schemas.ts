@@ -31,15 +31,22 @@ const bounded = finite.min(-MAX_MAGNITUDE).max(MAX_MAGNITUDE);
 const id = z.string().min(1).max(200);
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24-hour)');
 
-/** Options svc accepts on every problem (extensions, all optional). */
+/**
+ * Options svc accepts on every problem (extensions, all optional). Strict: a mistyped option
+ * (`include_count`) would otherwise be dropped and the answer quietly lack what was asked for.
+ */
 export const problemOptionsSchema = z
-  .object({
+  .strictObject({
     /** Attach the OpenQASM 3 text of the circuit that ran to `solution.circuit.qasm`. */
     include_qasm: z.boolean().optional(),
     /** Attach `solution.measurement_counts`: the top outcomes of the final measurement (Grover and QAOA solvers). */
     include_counts: z.boolean().optional(),
     /** How many outcomes `measurement_counts` lists at most (default 32). */
     counts_top_k: z.number().int().min(1).max(COUNTS_TOP_K_MAX).optional(),
+  })
+  .refine((options) => options.counts_top_k === undefined || options.include_counts === true, {
+    message: 'counts_top_k applies only with include_counts: true',
+    path: ['counts_top_k'],
   })
   .optional();
 

@@ -6,13 +6,17 @@
 /** The most characters of one piece of user input an error message repeats. */
 export const MAX_ECHO_CHARS = 100;
 
+/** The first `max` UTF-16 code units of `text`, one fewer where the cut would split a surrogate pair. */
+export function sliceWhole(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
 /** `text` cut to `max` characters (never inside a surrogate pair), saying how long it was. */
 export function truncateInput(text: string, max = MAX_ECHO_CHARS): string {
   if (text.length <= max) return text;
-  let end = max;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}… (${text.length} characters)`;
+  return `${sliceWhole(text, max)}… (${text.length} characters)`;
 }
 
 /**

@@ -21,6 +21,8 @@ export interface Citation {
   page: number | null;
   heading_path: string[];
   snippet: string;
+  /** As a search result's: where the matched words are in `snippet`. */
+  snippet_marks: [number, number][];
   score: number;
 }
 
@@ -107,7 +109,7 @@ export async function retrieveForChat(library: SpaceLibrary, messages: readonly 
   }
   const citations = results.map((r, i): Citation => ({
     index: i + 1, space: r.space, document_id: r.document_id, chunk_id: r.chunk_id, title: r.title, source: r.source,
-    page: r.page, heading_path: r.heading_path, snippet: r.snippet, score: r.score,
+    page: r.page, heading_path: r.heading_path, snippet: r.snippet, snippet_marks: r.snippet_marks, score: r.score,
   }));
   if (results.length === 0) return { messages: [...messages], extension: { ...base, status: 'no_results', citations } };
   return { messages: withSources(messages, results), extension: { ...base, status: 'ok', citations } };

@@ -16,6 +16,7 @@ export function delegatingLibrary(library: SpaceLibrary, overrides: Partial<Spac
     deleteDocument: (space, documentId) => library.deleteDocument(space, documentId),
     listDocuments: (space, page) => library.listDocuments(space, page),
     getDocument: (space, documentId, options) => library.getDocument(space, documentId, options),
+    listChunks: (space, documentId, page) => library.listChunks(space, documentId, page),
     search: (space, request) => library.search(space, request),
     searchAll: (request) => library.searchAll(request),
     warmUp: (space) => library.warmUp(space),

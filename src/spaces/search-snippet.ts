@@ -11,6 +11,12 @@ export interface SnippetOptions {
   matchKey?: (word: string) => string;
 }
 
+/** A snippet and where its marked words are: [start, end) in UTF-16 code units of `snippet`, the API's « at start - 1 and » at end. */
+export interface MarkedSnippet {
+  snippet: string;
+  marks: [number, number][];
+}
+
 /**
  * A short plain-text passage of `text` around its densest cluster of query terms, each matched
  * word wrapped in «…»: the window of at most `width` characters holding the most distinct
@@ -18,6 +24,14 @@ export interface SnippetOptions {
  * Without any match (a dense-only hit), the text's beginning.
  */
 export function searchSnippet(text: string, terms: readonly string[], options: SnippetOptions = {}): string {
+  return markedSnippet(text, terms, options).snippet;
+}
+
+/**
+ * searchSnippet with the offsets of its marks: a document's own « and » are text, so only
+ * these offsets tell a reader which «…» the API wrote.
+ */
+export function markedSnippet(text: string, terms: readonly string[], options: SnippetOptions = {}): MarkedSnippet {
   const width = options.width ?? SNIPPET_CHARS;
   const key = options.matchKey ?? ((word: string) => word);
   const termIds = new Map<string, number>();
@@ -66,7 +80,7 @@ export function searchSnippet(text: string, terms: readonly string[], options: S
 }
 
 /** text[start, end) widened or narrowed to whole words, marks around `marked`, whitespace collapsed, "…" where cut. */
-function cut(text: string, start: number, end: number, marked: WordSpan[]): string {
+function cut(text: string, start: number, end: number, marked: WordSpan[]): MarkedSnippet {
   let from = start;
   let to = end;
   const firstMark = marked[0]?.start ?? to;
@@ -81,13 +95,19 @@ function cut(text: string, start: number, end: number, marked: WordSpan[]): stri
     const space = Math.max(tail.lastIndexOf(' '), tail.lastIndexOf('\n'), tail.lastIndexOf('\t'));
     if (space >= 0) to = lastMark + space;
   }
-  let out = '';
-  let at = from;
-  for (const span of marked) {
-    out += text.slice(at, span.start) + OPEN + text.slice(span.start, span.end) + CLOSE;
-    at = span.end;
-  }
-  out += text.slice(at, to);
-  out = out.replace(/\s+/g, ' ').trim();
-  return (from > 0 ? '…' : '') + out + (to < text.length ? '…' : '');
+  // The text between marks, whitespace collapsed piece by piece: a marked word holds no
+  // whitespace, so no run of it crosses a mark and each mark's offset is known as it is written.
+  const between = [...marked.map((span, i) => text.slice(i === 0 ? from : marked[i - 1]!.end, span.start)), text.slice(marked[marked.length - 1]?.end ?? from, to)]
+    .map((piece) => piece.replace(/\s+/g, ' '));
+  between[0] = between[0]!.trimStart();
+  between[between.length - 1] = between[between.length - 1]!.trimEnd();
+  let out = from > 0 ? '…' : '';
+  const marks: [number, number][] = [];
+  marked.forEach((span, i) => {
+    out += between[i]! + OPEN;
+    marks.push([out.length, out.length + span.end - span.start]);
+    out += text.slice(span.start, span.end) + CLOSE;
+  });
+  out += between[between.length - 1]!;
+  return { snippet: out + (to < text.length ? '…' : ''), marks };
 }

@@ -9,7 +9,7 @@ import { Bm25Index } from './bm25-index.ts';
 import { bm25Expression, queryTerms, selectiveTerms } from './bm25-query.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
 import { fuseRanks } from './rank-fusion.ts';
-import { searchSnippet } from './search-snippet.ts';
+import { markedSnippet } from './search-snippet.ts';
 import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, type ParsedDocumentInput, type ParsedSearchRequest } from './space-input.ts';
 import { parseSpaceName, spaceNameKey } from './space-name.ts';
 import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type NewDocument, type SpaceRow } from './space-store.ts';
@@ -277,18 +277,29 @@ class LocalSpaceLibrary implements SpaceLibrary {
     return { documents, next: rows.length > limit ? documents[documents.length - 1]!.id : null };
   }
 
-  async getDocument(space: string, documentId: string, options: { includeText?: boolean; includeChunks?: boolean } = {}): Promise<DocumentRecord & { text?: string; chunks?: ChunkRecord[] }> {
+  async getDocument(space: string, documentId: string, options: { includeText?: boolean } = {}): Promise<DocumentRecord & { text?: string }> {
     this.#open();
     const row = this.#space(space);
     const document = this.#document(row, documentId);
     const record = documentRecord(document, row.name);
-    return {
-      ...record,
-      ...(options.includeText === true ? { text: this.#store.documentText(document.id) } : {}),
-      ...(options.includeChunks === true
-        ? { chunks: this.#store.documentChunks(document.id).map((c): ChunkRecord => ({ id: c.public_id, position: c.position, page: c.page, heading_path: JSON.parse(c.heading_path) as string[], text: c.text })) }
-        : {}),
-    };
+    return options.includeText === true ? { ...record, text: this.#store.documentText(document.id) } : record;
+  }
+
+  async listChunks(space: string, documentId: string, page?: { limit?: number; after?: string }): Promise<{ chunks: ChunkRecord[]; next: string | null }> {
+    this.#open();
+    const { limit, after } = parsePage(page);
+    const row = this.#space(space);
+    const document = this.#document(row, documentId);
+    let afterPosition = -1;
+    if (after !== null) {
+      const position = this.#store.chunkPosition(document.id, after);
+      if (position === undefined) throw ApiError.invalidRequest(`No chunk ${quoteInput(after)} in document ${quoteInput(document.public_id)} to list after.`, 'after', 'invalid_cursor');
+      afterPosition = position;
+    }
+    // One row more than the page tells whether there is a next page without counting.
+    const rows = this.#store.documentChunks(document.id, afterPosition, limit + 1);
+    const chunks = rows.slice(0, limit).map((c): ChunkRecord => ({ id: c.public_id, position: c.position, page: c.page, heading_path: JSON.parse(c.heading_path) as string[], text: c.text }));
+    return { chunks, next: rows.length > limit ? chunks[chunks.length - 1]!.id : null };
   }
 
   async search(space: string, request: SearchRequest): Promise<SearchResult[]> {
@@ -706,6 +717,8 @@ function documentRecord(row: DocumentRow, space: string): DocumentRecord {
 }
 
 function searchResult(space: string, chunk: ChunkRow, terms: readonly string[], score: number, bm25Rank: number | null, denseRank: number | null): SearchResult {
+  // FTS5 matches Porter stems, so the snippet marks words by their stem too.
+  const { snippet, marks } = markedSnippet(chunk.text, terms, { matchKey: stemmer });
   return {
     space,
     chunk_id: chunk.public_id,
@@ -715,8 +728,8 @@ function searchResult(space: string, chunk: ChunkRow, terms: readonly string[], 
     page: chunk.page,
     heading_path: JSON.parse(chunk.heading_path) as string[],
     text: chunk.text,
-    // FTS5 matches Porter stems, so the snippet marks words by their stem too.
-    snippet: searchSnippet(chunk.text, terms, { matchKey: stemmer }),
+    snippet,
+    snippet_marks: marks,
     score,
     bm25_rank: bm25Rank,
     dense_rank: denseRank,

@@ -37,13 +37,15 @@ const searchFields = {
 export const searchSchema = z.strictObject(searchFields);
 export const searchAllSchema = z.strictObject({ ...searchFields, spaces: z.array(z.string()).min(1).max(100).nullish() });
 
-export const listDocumentsQuerySchema = z.strictObject({
+/** `limit`/`after` of a listing page: a space's documents, a document's chunks. */
+export const pageQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
   after: z.string().max(100).optional(),
 });
 
 export const getDocumentQuerySchema = z.strictObject({
-  include: z.enum(['text', 'chunks']).optional(),
+  // `chunks` was an option here before chunks had their own paged listing: the message says where they went.
+  include: z.enum(['text'], { error: 'include takes "text"; a document\'s chunks are listed, a page at a time, by GET /api/spaces/:name/documents/:id/chunks.' }).optional(),
 });
 
 export const uploadQuerySchema = z.strictObject({

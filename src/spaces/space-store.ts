@@ -285,9 +285,14 @@ export class SpaceStore {
     return (this.#prepare('SELECT text FROM documents WHERE id = ?').get(documentId) as { text: string }).text;
   }
 
-  /** A document's chunks in document order (heading_path as stored: JSON). */
-  documentChunks(documentId: number): Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[] {
-    return this.#prepare('SELECT public_id, position, page, heading_path, text FROM chunks WHERE document_id = ? ORDER BY position').all(documentId) as unknown as Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[];
+  /** Up to `limit` of a document's chunks in document order after position `afterPosition` (heading_path as stored: JSON). */
+  documentChunks(documentId: number, afterPosition: number, limit: number): Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[] {
+    return this.#prepare('SELECT public_id, position, page, heading_path, text FROM chunks WHERE document_id = ? AND position > ? ORDER BY position LIMIT ?').all(documentId, afterPosition, limit) as unknown as Pick<ChunkRow, 'public_id' | 'position' | 'page' | 'heading_path' | 'text'>[];
+  }
+
+  /** The position of the chunk `publicId` in the document, if it is one of its chunks. */
+  chunkPosition(documentId: number, publicId: string): number | undefined {
+    return (this.#prepare('SELECT position FROM chunks WHERE public_id = ? AND document_id = ?').get(publicId, documentId) as { position: number } | undefined)?.position;
   }
 
   /** Documents in the order they were added, after the row id `afterId`. */

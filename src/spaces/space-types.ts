@@ -52,7 +52,7 @@ export interface DocumentInput {
   pages?: number | null;
 }
 
-/** One chunk (passage) of a document as `GET …/documents/:id?include=chunks` lists it. */
+/** One chunk (passage) of a document as `GET …/documents/:id/chunks` lists it. */
 export interface ChunkRecord {
   /** The id search results name as `chunk_id`. */
   id: string;
@@ -93,6 +93,11 @@ export interface SearchResult {
   text: string;
   /** A short passage around the best match with matched terms wrapped in «» (plain text, no HTML). */
   snippet: string;
+  /**
+   * Where the matched words are in `snippet`: [start, end) in UTF-16 code units, the API's «
+   * just before and » just after each. A document's own « » are text; only these are marks.
+   */
+  snippet_marks: [number, number][];
   /** The fused score (hybrid: reciprocal rank fusion, k = 60), larger is better. */
   score: number;
   /** Ranks in each list before fusion (null: not in that list). */
@@ -131,8 +136,10 @@ export interface SpaceLibrary {
   replaceDocument(space: string, documentId: string, input: DocumentInput): Promise<DocumentRecord>;
   deleteDocument(space: string, documentId: string): Promise<void>;
   listDocuments(space: string, page?: { limit?: number; after?: string }): Promise<{ documents: DocumentRecord[]; next: string | null }>;
-  /** A document's record; with `includeText`, its whole extracted text too; with `includeChunks`, its chunks in order. */
-  getDocument(space: string, documentId: string, options?: { includeText?: boolean; includeChunks?: boolean }): Promise<DocumentRecord & { text?: string; chunks?: ChunkRecord[] }>;
+  /** A document's record; with `includeText`, its whole extracted text too. */
+  getDocument(space: string, documentId: string, options?: { includeText?: boolean }): Promise<DocumentRecord & { text?: string }>;
+  /** A page of a document's chunks in document order, after the chunk id `after`; `next` is the last one's id when more follow. */
+  listChunks(space: string, documentId: string, page?: { limit?: number; after?: string }): Promise<{ chunks: ChunkRecord[]; next: string | null }>;
   search(space: string, request: SearchRequest): Promise<SearchResult[]>;
   /** Searches several spaces (all when `spaces` is absent) and fuses the lists by rank. */
   searchAll(request: SearchRequest & { spaces?: string[] }): Promise<SearchResult[]>;

@@ -26,12 +26,28 @@ const PUMP_MANUAL = [
 
 const GARDEN_NOTES = 'Tomatoes need staking in June. Water the beans in the evening, never at noon.';
 
+/** A document with its own « »: they must stay text, never taken for the API's highlight marks. */
+const QUOTED_NOTICE = 'Le manuel dit «ne jamais ouvrir» la vanne « sans vérifier le joint, puis le «joint» torique du filtre.';
+
+/** A file name that would be markup if the page ever parsed text as HTML. */
+const HOSTILE_NAME = '<img src=x onerror="document.title=\'pwned\'">.md';
+
+/** One paragraph per chunk-sized piece: enough text for more than one page of chunks (100). */
+const LONG_TEXT = Array.from({ length: 200 }, (_, i) => `Paragraph ${i} on valve maintenance: ${'check the seals, the flanges and the gaskets before each season; '.repeat(6)}`).join('\n\n');
+
 interface Citation {
   index: number;
   title: string | null;
   source: string | null;
   heading_path: string[];
   snippet: string;
+  snippet_marks: [number, number][];
+}
+
+/** A snippet as the page should show it: the API's « » around each mark left out, every other character kept. */
+function shownSnippet(snippet: string, marks: readonly [number, number][]): string {
+  const dropped = new Set(marks.flatMap(([start, end]) => [start - 1, end]));
+  return [...snippet].filter((_, i) => !dropped.has(i)).join('');
 }
 
 interface Outcome {
@@ -47,6 +63,13 @@ async function dropFile(page: Page, name: string, text: string): Promise<void> {
     data.items.add(new File([${JSON.stringify(text)}], ${JSON.stringify(name)}, { type: 'text/markdown' }));
     document.querySelector('#drop-zone').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
   })()`);
+}
+
+/** Adds a document with the JSON API (what the page lists and searches, not how it uploads). */
+async function postJsonDocument(url: string, space: string, body: Record<string, unknown>): Promise<{ id: string; chunk_count: number }> {
+  const response = await fetch(`${url}/api/spaces/${space}/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  assert.ok(response.ok, await response.clone().text());
+  return await response.json() as { id: string; chunk_count: number };
 }
 
 /** The `svc_retrieval` of a streamed chat reply, from its SSE body. */
@@ -83,12 +106,39 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const row = page.locator(`#documents-table tr[data-document="${pump.id}"]`);
     await row.waitFor();
     assert.match(await row.innerText(), new RegExp(`${pump.title}\\s+pump\\.md\\s+markdown\\s+${pump.chunk_count}\\b`));
-    // Its chunks, listed under it in order, are the API's.
-    await row.locator('button[aria-expanded="false"]').click();
-    const chunks = (await (await fetch(`${daemon.url}/api/spaces/manuals/documents/${pump.id}?include=chunks`)).json() as { chunks: { id: string; text: string }[] }).chunks;
+    // Its chunks, listed under it in order, are the API's. The first request fails (the
+    // connection drops): the error shows; closed and opened again, it is asked again and cleared.
+    let chunkRequests = 0;
+    let answerSecond = (): void => undefined;
+    const secondHeld = new Promise<void>((resolve) => { answerSecond = resolve; });
+    await page.route('**/chunks?*', async (route) => {
+      chunkRequests++;
+      if (chunkRequests === 1) return route.abort('connectionreset');
+      // The second is held until the row has been closed and opened again while it is on its way.
+      if (chunkRequests === 2) await secondHeld;
+      return route.continue();
+    });
+    const chunksButton = row.locator('button[aria-controls]');
+    await chunksButton.click();
+    await page.locator(`#chunks-${pump.id} [role="alert"]`).waitFor();
+    await chunksButton.click();
+    await chunksButton.click();
+    await page.locator(`#chunks-${pump.id} .muted`, { hasText: 'Loading' }).waitFor();
+    await chunksButton.click();
+    await chunksButton.click();
+    answerSecond();
+    const chunks = (await (await fetch(`${daemon.url}/api/spaces/manuals/documents/${pump.id}/chunks`)).json() as { data: { id: string; text: string }[] }).data;
     await page.locator(`#chunks-${pump.id} li`).first().waitFor();
+    assert.equal(await page.locator(`#chunks-${pump.id} [role="alert"]`).count(), 0, 'the old error is gone');
     assert.deepEqual(await page.locator(`#chunks-${pump.id} li`).evaluateAll((items) => items.map((li) => li.getAttribute('data-chunk'))), chunks.map((c) => c.id));
     assert.equal(await page.locator(`#chunks-${pump.id} li .snippet`).first().innerText(), chunks[0]!.text);
+    // Closed and opened quickly: what is loaded stays, nothing is asked again.
+    await chunksButton.click();
+    await chunksButton.click();
+    await page.locator(`#chunks-${pump.id} li`).first().waitFor();
+    assert.equal(chunkRequests, 2);
+    await page.unroute('**/chunks?*');
+    errors.splice(0, errors.length, ...errors.filter((e) => !/ERR_CONNECTION_RESET|Failed to fetch/.test(e)));
 
     // The keyboard's way in: the file picker.
     await page.setInputFiles('#spaces-file', { name: 'garden.txt', mimeType: 'text/plain', buffer: Buffer.from(GARDEN_NOTES) });
@@ -97,9 +147,11 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     assert.match(await page.locator('#spaces-table').innerText(), /manuals\s+2\s+\d+/);
 
     // Search: the hit is shown with the API's snippet, its matched words in <mark>, and its heading path.
+    // The live region that announces the count is there before the first search.
+    assert.equal(await page.locator('#search-status[aria-live="polite"]').count(), 1);
     await page.fill('#search-query', 'impeller seal');
     const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/spaces/manuals/search')), page.click('#search-run')]);
-    const found = await response.json() as { mode: string; data: { chunk_id: string; snippet: string; heading_path: string[] }[] };
+    const found = await response.json() as { mode: string; data: { chunk_id: string; snippet: string; snippet_marks: [number, number][]; heading_path: string[] }[] };
     assert.equal(found.mode, 'hybrid');
     const top = found.data[0]!;
     const hit = page.locator(`#search-results li[data-chunk="${top.chunk_id}"]`);
@@ -107,9 +159,23 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     assert.deepEqual(top.heading_path, ['Pump manual', 'Service']);
     assert.match(await hit.locator('.place').innerText(), /Pump manual › Service/);
     const marked = await hit.locator('mark').allInnerTexts();
-    assert.deepEqual(marked, [...top.snippet.matchAll(/«([^«»]*)»/g)].map((m) => m[1]));
+    assert.deepEqual(marked, top.snippet_marks.map(([start, end]) => top.snippet.slice(start, end)));
     assert.ok(marked.map((m) => m.toLowerCase()).includes('impeller'), marked.join());
-    assert.equal(await hit.locator('.snippet').innerText(), top.snippet.replace(/[«»]/g, ''));
+    assert.equal(await hit.locator('.snippet').innerText(), shownSnippet(top.snippet, top.snippet_marks));
+    assert.match(await page.locator('#search-status').innerText(), new RegExp(`^${found.data.length} results? for`));
+
+    // A document's own « » stay text: only the matched words are marked, the quotes are shown as typed.
+    await postJsonDocument(daemon.url, 'manuals', { text: QUOTED_NOTICE, title: 'Notice', format: 'text' });
+    await page.fill('#search-query', 'joint');
+    const [quotedResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/spaces/manuals/search')), page.click('#search-run')]);
+    const quoted = (await quotedResponse.json() as typeof found).data.find((r) => r.snippet.includes('ne jamais'))!;
+    const quotedHit = page.locator(`#search-results li[data-chunk="${quoted.chunk_id}"]`);
+    await quotedHit.waitFor();
+    assert.deepEqual(await quotedHit.locator('mark').allInnerTexts(), ['joint', 'joint']);
+    const shownText = await quotedHit.locator('.snippet').innerText();
+    assert.ok(shownText.includes('dit «ne jamais ouvrir» la vanne « sans'), shownText);
+    assert.ok(shownText.includes('le «joint» torique'), shownText);
+    assert.equal(shownText, shownSnippet(quoted.snippet, quoted.snippet_marks));
 
     // The mode toggle is sent as the API's `mode`.
     await page.check('input[name="search-mode"][value="bm25"]');
@@ -119,6 +185,20 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     await page.locator('#search-results li').first().waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'console-spaces.png'), fullPage: true });
 
+    // A file whose name is markup: shown as text everywhere, nothing of it parsed (no <img>, no handler ran).
+    assert.equal(await page.locator('#upload-status[aria-live="polite"]').count(), 1, 'the upload live region is there before any upload');
+    await dropFile(page, HOSTILE_NAME, 'A note about the relief valve.');
+    await page.locator('#upload-job[data-status="completed"]', { hasText: 'onerror' }).waitFor({ timeout: 60_000 });
+    assert.match(await page.locator('#upload-status').innerText(), /^Ingest completed: 1 added\.$/);
+    await page.locator('#documents-table td', { hasText: 'onerror' }).first().waitFor();
+    assert.equal(await page.locator('img').count(), 0);
+    assert.notEqual(await page.title(), 'pwned');
+    const docs = (await (await fetch(`${daemon.url}/api/spaces/manuals/documents`)).json() as { data: { id: string; source: string | null }[] }).data;
+    const hostile = docs.find((d) => d.source?.includes('onerror') === true)!;
+    assert.match(hostile.source!, /<img src=x onerror=/, 'the name keeps its markup characters');
+    assert.equal(await page.locator(`#documents-table tr[data-document="${hostile.id}"] td`).first().innerText(), hostile.source);
+    assert.ok((await page.locator('#upload-job').innerText()).includes(hostile.source!));
+
     // A refused upload shows the envelope's message (Chromium logs the 415 itself: only that).
     const before = errors.length;
     await page.setInputFiles('#spaces-file', { name: 'photo.png', mimeType: 'image/png', buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]) });
@@ -126,6 +206,24 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const logged = errors.splice(before);
     assert.ok(logged.every((e) => /status of 415/.test(e)), logged.join('\n'));
     assert.deepEqual(await seriousAxeViolations(page), []);
+
+    // A document of more than one page of chunks: the first 100, then "More chunks" asks for the rest.
+    await fetch(`${daemon.url}/api/spaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bulk' }) });
+    const long = await postJsonDocument(daemon.url, 'bulk', { text: LONG_TEXT, title: 'Valve log', format: 'text' });
+    assert.ok(long.chunk_count > 100 && long.chunk_count <= 300, `${long.chunk_count} chunks`);
+    await page.reload();
+    await page.locator('#spaces-table button', { hasText: 'bulk' }).click();
+    await page.locator(`#documents-table tr[data-document="${long.id}"] button[aria-controls]`).click();
+    const items = page.locator(`#chunks-${long.id} li`);
+    await items.nth(99).waitFor();
+    assert.equal(await items.count(), 100);
+    for (let shown = 100; shown < long.chunk_count; shown = Math.min(long.chunk_count, shown + 100)) {
+      await page.locator(`#chunks-${long.id} .chunks-more:not([disabled])`).click();
+      await items.nth(Math.min(long.chunk_count, shown + 100) - 1).waitFor();
+    }
+    assert.equal(await items.count(), long.chunk_count);
+    assert.deepEqual(await items.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('value')))), [...Array(long.chunk_count).keys()]);
+    assert.equal(await page.locator(`#chunks-${long.id} .chunks-more`).count(), 0, 'no More once next is null');
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -149,7 +247,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const item = shown.first();
     assert.equal(await item.getAttribute('value'), String(first.index));
     assert.match(await item.innerText(), new RegExp(`${first.title}[\\s\\S]*pump\\.md[\\s\\S]*${first.heading_path.join(' › ')}`));
-    assert.equal(await item.locator('.snippet').innerText(), first.snippet.replace(/[«»]/g, ''));
+    assert.equal(await item.locator('.snippet').innerText(), shownSnippet(first.snippet, first.snippet_marks));
     assert.ok(await item.locator('mark').count() > 0);
     await page.click('#copy-curl');
     assert.match(await page.locator('#snippet').innerText(), /"spaces":\["manuals"\]/);
@@ -183,6 +281,30 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     await page.goto(`${daemon.url}/#/solve/routes`);
     const route = await solveOnPage<{ solution: { quantum_result: { measurement_counts: { outcomes: Outcome[] } } } }>(page, '#route-solve', '#route-histogram-1 canvas');
     assert.equal(await page.locator('#route-outcomes-1 tbody tr').count(), route.solution.quantum_result.measurement_counts.outcomes.length);
+    // Three vehicles: a histogram per route that ran a circuit (routes[i].quantum_result), the API's reason for the one that did not.
+    const berlin = [[52.52, 13.405], [52.53, 13.42], [52.5, 13.45], [52.48, 13.39], [52.51, 13.36], [52.55, 13.3], [52.45, 13.5]];
+    const threeVehicles = {
+      type: 'route_optimization',
+      nodes: berlin.map(([lat, lng], i) => ({ id: i === 0 ? 'depot' : `s${i}`, lat, lng })),
+      constraints: { max_distance_km: 100, vehicle_count: 3 },
+      options: { include_counts: true, counts_top_k: 8 },
+    };
+    await page.fill('#route-problem', JSON.stringify(threeVehicles));
+    type RouteCounts = { measurement_counts: { outcomes: Outcome[] } | null; measurement_counts_unavailable?: string };
+    const split = await solveOnPage<{ solution: { routes: ({ vehicle: number; quantum_result?: RouteCounts } & Partial<RouteCounts>)[] } }>(page, '#route-solve', '#route-histogram-1 canvas, #route-counts-unavailable-1');
+    let histograms = 0;
+    for (const r of split.solution.routes) {
+      const counts = r.quantum_result?.measurement_counts;
+      if (counts != null) {
+        histograms++;
+        await page.locator(`#route-histogram-${r.vehicle} canvas`).waitFor();
+        assert.equal(await page.locator(`#route-outcomes-${r.vehicle} tbody tr`).count(), counts.outcomes.length);
+      } else {
+        assert.equal(r.measurement_counts, null);
+        assert.equal(await page.locator(`#route-counts-unavailable-${r.vehicle}`).innerText(), `No histogram: ${r.measurement_counts_unavailable!}.`);
+      }
+    }
+    assert.equal(histograms, 2, 'two of the three routes ran a QAOA circuit');
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -218,6 +340,9 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
       assert.ok(legend.includes(`predicted ${label} (${onGrid} grid points)`), `${label}: ${onGrid} in ${legend}`);
       assert.ok(onGrid > 0, `some of the grid is ${label}`);
     }
+    // The figures that count the grid's circuits say so.
+    const circuits = page.locator('.fact', { has: page.locator('#classification-circuits') });
+    assert.match(await circuits.locator('dt').innerText(), /including the 576 grid points/);
     const labels = await page.locator('#classification-predictions tbody td:nth-child(3)').allInnerTexts();
     assert.deepEqual(labels, predictions.slice(0, 3).map((p) => p.label));
     await page.screenshot({ path: join(ARTIFACTS, 'console-classification-solver.png'), fullPage: true });
@@ -229,7 +354,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
   await t.test('the new pages fit a 360 px wide screen and pass axe there', async () => {
     const { context, page, errors } = await openPage(browser, { width: 360, height: 740 }, { mobile: true });
     const pages = [
-      { hash: '#/chat', ready: '#chat-spaces input', name: 'chat-spaces', solve: null },
+      { hash: '#/chat', ready: '#chat-spaces input[value="manuals"]', name: 'chat-spaces', solve: null },
       { hash: '#/spaces', ready: '#space-name', name: 'spaces', solve: null },
       { hash: '#/solve/grover', ready: '#grover-problem', name: 'grover-solver', solve: ['#grover-solve', '#grover-histogram canvas'] },
       { hash: '#/solve/clustering', ready: '#clustering-problem', name: 'clustering-solver', solve: ['#clustering-solve', '#clustering-chart canvas'] },
@@ -242,7 +367,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
         await page.click(solve[0]);
         await page.locator(solve[1]).waitFor({ timeout: 60_000 });
       } else if (name === 'spaces') {
-        await page.click('#spaces-table button');
+        await page.click('#spaces-table button:text-is("manuals")');
         await page.fill('#search-query', 'frost');
         await page.click('#search-run');
         await page.locator('#search-results li').first().waitFor();

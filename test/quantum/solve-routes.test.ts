@@ -61,6 +61,14 @@ describe('/api/solve and /api/solve/batch', () => {
     await expectError('/api/solve', { solver: 'grover', problem: { ...patternProblem(16, 5), options: { include_counts: true, counts_top_k: 100_000 } } }, 422, 'problem.options.counts_top_k');
   });
 
+  it('counts options are strict: a mistyped key, counts_top_k alone and the string "true" are 422 invalid_problem naming the option', async () => {
+    const asked = (options: unknown) => ({ solver: 'grover', problem: { ...patternProblem(16, 5), options } });
+    await expectError('/api/solve', asked({ include_count: true }), 422, 'problem.options.include_count', 'invalid_problem');
+    await expectError('/api/solve', asked({ counts_top_k: 5 }), 422, 'problem.options.counts_top_k', 'invalid_problem');
+    await expectError('/api/solve', asked({ include_counts: false, counts_top_k: 5 }), 422, 'problem.options.counts_top_k', 'invalid_problem');
+    await expectError('/api/solve', asked({ include_counts: 'true' }), 422, 'problem.options.include_counts', 'invalid_problem');
+  });
+
   it('runs a batch and keeps request order', async () => {
     const needles = [5, 1, 14, 0, 9, 3];
     const res = await post(app, '/api/solve/batch', { solver: 'grover', problems: needles.map((n) => patternProblem(16, n)), shots: 256 });

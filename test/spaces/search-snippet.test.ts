@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stemmer } from 'stemmer';
-import { searchSnippet } from '../../src/spaces/search-snippet.ts';
+import { markedSnippet, searchSnippet } from '../../src/spaces/search-snippet.ts';
 import { fuseRanks } from '../../src/spaces/rank-fusion.ts';
 
 const filler = (n: number) => Array.from({ length: n }, (_, i) => `filler${i}`).join(' ');
@@ -33,6 +33,27 @@ test('snippet: words match folded, and by stem when asked', () => {
   assert.equal(searchSnippet('Installing packages', ['install', 'package'], { matchKey: stemmer }), '«Installing» «packages»');
   // Marks in the text are text: the snippet stays plain, whatever the text holds.
   assert.equal(searchSnippet('a <b>bold</b> «claim»', ['bold']), 'a <b>«bold»</b> «claim»');
+});
+
+/** The words at a snippet's marks, as a reader of snippet_marks sees them. */
+function markedWords(text: string, terms: string[]): string[] {
+  const { snippet, marks } = markedSnippet(text, terms);
+  for (const [start, end] of marks) assert.deepEqual([snippet[start - 1], snippet[end]], ['«', '»'], snippet);
+  return marks.map(([start, end]) => snippet.slice(start, end));
+}
+
+test('snippet marks: offsets of exactly the matched words, whatever « » the document holds', () => {
+  // The document's own quotes: only "joint" is a match, and a lone « does not shift later marks.
+  const text = 'Il est dit «ne jamais ouvrir» la vanne « sans vérifier le joint et le «joint» torique.';
+  assert.deepEqual(markedWords(text, ['joint']), ['joint', 'joint']);
+  assert.deepEqual(markedWords(text, ['ouvrir', 'vanne']), ['ouvrir', 'vanne']);
+  assert.deepEqual(markedWords('nothing matches «here»', ['absent']), []);
+  // Offsets hold after the leading ellipsis and collapsed whitespace.
+  const long = `${filler(80)}  \n\n the «solar»   panel\tfaces «south». ${filler(80)}`;
+  const { snippet, marks } = markedSnippet(long, ['solar', 'south']);
+  assert.ok(snippet.startsWith('…') && snippet.includes('««solar»» panel faces ««south»».'), snippet);
+  assert.deepEqual(marks.map(([a, b]) => snippet.slice(a, b)), ['solar', 'south']);
+  assert.equal(markedSnippet(long, ['solar']).snippet, searchSnippet(long, ['solar']));
 });
 
 test('reciprocal rank fusion: Σ 1/(60 + rank), ranks reported per list, stable ties', () => {

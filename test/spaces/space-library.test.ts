@@ -171,6 +171,20 @@ test('documents: add, idempotent re-add, list with pages, get with text, replace
     await rejectsWith(library.listDocuments('kb', { after: 'doc_nope' }), 400, 'invalid_cursor');
     await rejectsWith(library.listDocuments('kb', { limit: 0 }), 400, 'invalid_limit');
 
+    // A document's chunks page like the documents (SQL LIMIT; `next` is the last chunk's id).
+    const chunkPage = await library.listChunks('kb', document.id, { limit: 2 });
+    assert.deepEqual(chunkPage.chunks.map((c) => [c.position, c.text]), [[0, GARDEN.chunks[0]!.text], [1, GARDEN.chunks[1]!.text]]);
+    assert.equal(chunkPage.next, chunkPage.chunks[1]!.id);
+    const lastChunks = await library.listChunks('kb', document.id, { limit: 2, after: chunkPage.next! });
+    assert.deepEqual(lastChunks.chunks.map((c) => c.position), [2]);
+    assert.equal(lastChunks.next, null);
+    assert.equal((await library.listChunks('kb', document.id)).chunks.length, 3);
+    // A cursor from another document is not one of this document's chunks.
+    const astronomyChunk = (await library.listChunks('kb', astronomy.id, { limit: 1 })).chunks[0]!.id;
+    await rejectsWith(library.listChunks('kb', document.id, { after: astronomyChunk }), 400, 'invalid_cursor');
+    await rejectsWith(library.listChunks('kb', document.id, { limit: 1001 }), 400, 'invalid_limit');
+    await rejectsWith(library.listChunks('kb', 'doc_nope'), 404, 'document_not_found');
+
     const withText = await library.getDocument('kb', astronomy.id, { includeText: true });
     assert.equal(withText.text, ASTRONOMY.text);
     assert.equal((await library.getDocument('kb', astronomy.id)).text, undefined);

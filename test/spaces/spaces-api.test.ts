@@ -99,12 +99,22 @@ test('documents: JSON add is idempotent by content, replace and delete never lea
   const got = await call('GET', `/spaces/docs-json/documents/${id}?include=text`);
   assert.equal(got.body.text !== undefined, true);
   assert.equal((await call('GET', `/spaces/docs-json/documents/${id}`)).body.text, undefined);
-  // ?include=chunks: the passages in document order, with the ids search names as chunk_id.
-  const chunked = await call('GET', `/spaces/docs-json/documents/${id}?include=chunks`);
-  const chunks = chunked.body.chunks as { id: string; position: number; heading_path: string[]; text: string }[];
+  // …/chunks: the passages in document order, with the ids search names as chunk_id, a page at a time.
+  const chunked = await call('GET', `/spaces/docs-json/documents/${id}/chunks`);
+  assert.equal(chunked.status, 200, JSON.stringify(chunked.body));
+  const chunks = chunked.body.data as { id: string; position: number; heading_path: string[]; text: string }[];
   assert.equal(chunks.length, first.body.chunk_count);
   assert.deepEqual(chunks.map((c) => c.position), chunks.map((_, i) => i));
-  assert.equal(chunked.body.text, undefined);
+  assert.equal(chunked.body.next, null);
+  const onePage = await call('GET', `/spaces/docs-json/documents/${id}/chunks?limit=1`);
+  assert.equal((onePage.body.data as unknown[]).length, 1);
+  assert.equal(onePage.body.next, chunks.length > 1 ? chunks[0]!.id : null);
+  assert.equal(errorCode(await call('GET', `/spaces/docs-json/documents/${id}/chunks?limit=1001`)), 'invalid_request');
+  assert.equal(errorCode(await call('GET', `/spaces/docs-json/documents/${id}/chunks?after=chk_nope`)), 'invalid_cursor');
+  // The old ?include=chunks is refused with a message that says where the chunks went.
+  const oldInclude = await call('GET', `/spaces/docs-json/documents/${id}?include=chunks`);
+  assert.equal(errorCode(oldInclude), 'invalid_request');
+  assert.match(JSON.stringify(oldInclude.body), /documents\/:id\/chunks/);
   assert.equal(errorCode(await call('GET', `/spaces/docs-json/documents/${id}?include=vectors`)), 'invalid_request');
   for (const mode of ['hybrid', 'bm25', 'dense']) {
     const hits = await search('docs-json', 'impeller seal replacement hours', { mode });

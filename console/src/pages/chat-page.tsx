@@ -254,7 +254,7 @@ function Citations({ retrieval }: { retrieval: Retrieval }) {
             <li key={c.chunk_id} value={c.index} data-chunk={c.chunk_id}>
               <div><strong>{c.title ?? c.source ?? 'untitled'}</strong>{c.source !== null && c.title !== null && <span class="muted"> · {c.source}</span>} <span class="muted">({c.space})</span></div>
               {passagePlace(c) !== '' && <div class="place">{passagePlace(c)}</div>}
-              <p class="snippet"><HighlightedSnippet text={c.snippet} /></p>
+              <p class="snippet"><HighlightedSnippet text={c.snippet} marks={c.snippet_marks} /></p>
             </li>
           ))}
         </ol>

@@ -5,9 +5,8 @@ import { blobs } from '../sample-data.ts';
 import { ScatterChart, type ScatterGroup } from '../scatter-chart.tsx';
 import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
-
-/** Grid points per side added to `predict` to draw the decision regions (GRID² predictions). */
-const GRID = 24;
+import { GRID, withGrid, type GridPlan } from '../classification-grid.ts';
+import { PREDICT_MAX } from '../solve-limits.ts';
 
 const labelled = (points: number[][], labels: readonly string[], perLabel: number) => points.map((features, i) => ({ features, label: labels[Math.floor(i / perLabel)]! }));
 
@@ -44,47 +43,20 @@ interface ClassificationSolution extends Certificate {
   circuits_run?: number;
 }
 
-/** The grid the page added: which predictions are the user's (the first `own`) and which the grid's. */
-interface GridPlan {
-  own: number;
-  points: number;
-}
-
-/** GRID × GRID points over the training data's bounding box and the user's points, 8% margin. */
-function gridOver(points: readonly (readonly number[])[]): number[][] {
-  const span = (axis: number): [number, number] => {
-    const values = points.map((p) => p[axis]!);
-    const lo = Math.min(...values);
-    const hi = Math.max(...values);
-    const margin = (hi - lo) * 0.08 || 1;
-    return [lo - margin, hi + margin];
-  };
-  const [x0, x1] = span(0);
-  const [y0, y1] = span(1);
-  const round = (v: number): number => Number(v.toPrecision(6));
-  const grid: number[][] = [];
-  for (let i = 0; i < GRID; i++) for (let j = 0; j < GRID; j++) grid.push([round(x0 + ((x1 - x0) * i) / (GRID - 1)), round(y0 + ((y1 - y0) * j) / (GRID - 1))]);
-  return grid;
-}
-
 export function ClassificationSolverPage() {
   const [result, setResult] = useState<{ problem: ClassificationProblem; response: SolveResponse<ClassificationSolution>; plan: GridPlan | null } | undefined>();
   const plan = useRef<GridPlan | null>(null);
 
-  // Regions only for 2-D features: a grid over more dimensions could not be drawn honestly on a plane.
   const prepare = (problem: ClassificationProblem): ClassificationProblem => {
-    plan.current = null;
-    const rows = [...(problem.training_data ?? []), ...(problem.predict ?? [])];
-    if (!Array.isArray(problem.predict) || rows.length === 0 || !rows.every((r) => Array.isArray(r.features) && r.features.length === 2 && r.features.every(Number.isFinite))) return problem;
-    const grid = gridOver(rows.map((r) => r.features));
-    plan.current = { own: problem.predict.length, points: grid.length };
-    return { ...problem, predict: [...problem.predict, ...grid.map((features) => ({ features }))] };
+    const prepared = withGrid(problem);
+    plan.current = prepared.plan;
+    return prepared.problem as ClassificationProblem;
   };
 
   const solution = result?.response.solution;
   const labels = useMemo(() => [...new Set(result?.problem.training_data.map((t) => t.label) ?? [])], [result]);
   const groups = useMemo((): ScatterGroup[] => {
-    if (result === undefined || result.plan === null) return [];
+    if (result === undefined || result.plan === null || 'skipped' in result.plan) return [];
     const { problem, response, plan: drawn } = result;
     const predictions = response.solution.predictions ?? [];
     const colourOf = (label: string) => categoryColour(Math.max(0, labels.indexOf(label)));
@@ -109,13 +81,14 @@ export function ClassificationSolverPage() {
     return [...regions, ...training, own];
   }, [result, labels]);
 
-  const own = result === undefined ? 0 : result.plan?.own ?? result.problem.predict.length;
+  const drawn = result?.plan != null && 'own' in result.plan ? result.plan : null;
+  const own = result === undefined ? 0 : drawn?.own ?? result.problem.predict.length;
   return (
     <div class="solver">
       <SolveForm<ClassificationProblem, ClassificationSolution>
         prefix="classification"
         solver="qsvm"
-        description={<>Problem (<code>qsvm</code> / <code>classification</code>; with 2 features the page adds a {GRID} × {GRID} grid to <code>predict</code> to draw the regions)</>}
+        description={<>Problem (<code>qsvm</code> / <code>classification</code>; with 2 features the page adds a grid of up to {GRID} × {GRID} points to <code>predict</code> to draw the regions, fewer where <code>predict</code> would pass {PREDICT_MAX})</>}
         examples={EXAMPLES}
         prepare={prepare}
         onSolved={(problem, response) => setResult({ problem, response, plan: plan.current })}
@@ -123,7 +96,7 @@ export function ClassificationSolverPage() {
       {result !== undefined && solution !== undefined && (
         <section class="panel" aria-labelledby="classification-result-title" id="classification-result">
           <h2 id="classification-result-title">Result <span class="muted">{result.response.id}</span></h2>
-          {result.plan !== null
+          {drawn !== null
             ? (
                 <>
                   <ScatterChart
@@ -132,14 +105,15 @@ export function ClassificationSolverPage() {
                     xLabel="feature 0"
                     yLabel="feature 1"
                     square
-                    description={`Decision regions: ${result.plan.points} grid points coloured by the label the solver predicted for each, the ${result.problem.training_data.length} training points, and your ${result.plan.own} points`}
+                    description={`Decision regions: ${drawn.points} grid points coloured by the label the solver predicted for each, the ${result.problem.training_data.length} training points, and your ${drawn.own} points`}
                   />
                   <p class="muted" id="classification-grid-note">
-                    Each faint dot is one of the {result.plan.points} grid points the page added to <code>predict</code>, coloured by the label the solver returned for it: the regions are the solver's own predictions, not an interpolation.
+                    Each faint dot is one of the {drawn.points} grid points ({drawn.side} × {drawn.side}) the page added to <code>predict</code>, coloured by the label the solver returned for it: the regions are the solver's own predictions, not an interpolation.
+                    The circuits, shots and time below include the grid's kernel circuits.
                   </p>
                 </>
               )
-            : <p class="muted">Regions are drawn for 2-D features only; the predictions are listed below.</p>}
+            : <p class="muted" id="classification-no-grid">{result.plan !== null && 'skipped' in result.plan ? `No regions: ${result.plan.skipped}.` : 'Regions are drawn for 2-D features only; the predictions are listed below.'}</p>}
           <div class="table-scroll" tabIndex={0} role="region" aria-label="Predictions for your points">
             <table id="classification-predictions">
               <caption>Your points</caption>
@@ -162,7 +136,7 @@ export function ClassificationSolverPage() {
             extra={[
               { term: 'Training accuracy', value: solution.training_accuracy, id: 'classification-training-accuracy' },
               { term: 'Support vectors', value: solution.support_vectors },
-              { term: 'Circuits run', value: solution.circuits_run },
+              { term: drawn === null ? 'Circuits run' : `Circuits run (including the ${drawn.points} grid points')`, value: solution.circuits_run, id: 'classification-circuits' },
             ]}
             optimum={{ term: 'Cross-validated accuracy (held-out folds)', value: solution.cross_validated_accuracy }}
           />

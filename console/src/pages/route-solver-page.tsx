@@ -26,6 +26,7 @@ const EXAMPLES: readonly SolveExample[] = [
       type: 'route_optimization',
       nodes: BERLIN,
       constraints: { max_distance_km: 30, vehicle_count: 2, time_windows: [{ node: 'f', start: '08:00', end: '08:30' }] },
+      options: { include_counts: true, counts_top_k: 16 },
     },
   },
 ];
@@ -35,15 +36,19 @@ interface ScheduleEntry {
   arrival: string;
 }
 
-/** The QAOA run's own answer for a route, with its histogram when the problem asked (`options.include_counts`). */
-interface QuantumResult {
+/**
+ * Counts asked for (`options.include_counts`): the histogram, or null and why there is none.
+ * On a route's `quantum_result`, or on the route itself when no circuit ran for it.
+ */
+interface CountsAnswer {
   measurement_counts?: MeasurementCounts | null;
+  measurement_counts_unavailable?: string;
 }
 
-interface RouteSolution extends Certificate {
+interface RouteSolution extends Certificate, CountsAnswer {
   route?: string[];
-  routes?: { vehicle: number; stops: string[]; distance_km: number; method?: string; schedule?: ScheduleEntry[]; quantum_result?: QuantumResult }[];
-  quantum_result?: QuantumResult;
+  routes?: ({ vehicle: number; stops: string[]; distance_km: number; method?: string; schedule?: ScheduleEntry[]; quantum_result?: CountsAnswer } & CountsAnswer)[];
+  quantum_result?: CountsAnswer;
   schedule?: ScheduleEntry[];
   cost?: number;
   unit?: string;
@@ -111,25 +116,33 @@ export function RouteSolverPage() {
   );
 }
 
-/** One measurement histogram per route whose order came from one QAOA circuit. */
+/** The counts of one route: its QAOA run's, or, where no circuit ran, the route's own null and reason. */
+function countsOf(route: CountsAnswer & { quantum_result?: CountsAnswer }): CountsAnswer {
+  return route.quantum_result ?? route;
+}
+
+/** One measurement histogram per route whose order came from one QAOA circuit; where there is none, the API's reason. */
 function RouteHistograms({ solution }: { solution: RouteSolution }) {
-  const runs = solution.routes !== undefined
-    ? solution.routes.map((r) => ({ vehicle: r.vehicle, counts: r.quantum_result?.measurement_counts }))
-    : [{ vehicle: 1, counts: solution.quantum_result?.measurement_counts }];
-  const shown = runs.filter((r): r is { vehicle: number; counts: MeasurementCounts } => r.counts != null);
-  if (shown.length === 0) return null;
+  const runs = (solution.routes ?? [{ vehicle: 1, ...solution }]).map((r) => ({ vehicle: r.vehicle, ...countsOf(r) }));
+  if (runs.every((r) => r.measurement_counts === undefined)) return null;
   return (
     <>
       <h3>QAOA measurements</h3>
-      {shown.map((r) => (
+      {runs.map((r) => (
         <div key={r.vehicle}>
           {runs.length > 1 && <p>Vehicle {r.vehicle}</p>}
-          <CountsHistogram id={`route-histogram-${r.vehicle}`} counts={r.counts} title={`QAOA measurement histogram of vehicle ${r.vehicle}'s route`} />
-          <OutcomeTable
-            id={`route-outcomes-${r.vehicle}`}
-            counts={r.counts}
-            meaning={{ heading: 'Route (one stop per position)', of: (o) => (Array.isArray(o['route']) ? (o['route'] as string[]).join(' → ') : 'not a valid ordering') }}
-          />
+          {r.measurement_counts != null
+            ? (
+                <>
+                  <CountsHistogram id={`route-histogram-${r.vehicle}`} counts={r.measurement_counts} title={`QAOA measurement histogram of vehicle ${r.vehicle}'s route`} />
+                  <OutcomeTable
+                    id={`route-outcomes-${r.vehicle}`}
+                    counts={r.measurement_counts}
+                    meaning={{ heading: 'Route (one stop per position)', of: (o) => (Array.isArray(o['route']) ? (o['route'] as string[]).join(' → ') : 'not a valid ordering') }}
+                  />
+                </>
+              )
+            : <p class="muted" id={`route-counts-unavailable-${r.vehicle}`}>No histogram: {r.measurement_counts_unavailable ?? 'the answer gave no reason'}.</p>}
         </div>
       ))}
     </>

@@ -13,8 +13,8 @@ interface IngestJob {
   files: { filename: string | null; status: string; error: { code: string; message: string } | null }[];
 }
 
-/** Chunks shown under a document at once; a document can have thousands. */
-const CHUNKS_SHOWN = 100;
+/** Chunks asked for at once (the API's `limit`); a document can have thousands, "More chunks" asks for the next page. */
+const CHUNKS_PAGE = 100;
 /** Characters of each chunk's text shown in the list. */
 const CHUNK_PREVIEW = 300;
 
@@ -138,19 +138,36 @@ function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promi
   );
 }
 
-/** A document's row; its Chunks button lists the chunks below it (`?include=chunks`). */
+/**
+ * A document's row; its Chunks button lists the chunks below it, a page at a time
+ * (`GET …/documents/:id/chunks`, "More chunks" follows `next`). One request at a time: a
+ * close and reopen while a page is on its way waits for it rather than asking again.
+ */
 function DocumentRow({ space, document: d }: { space: string; document: DocumentRecord }) {
-  const [chunks, setChunks] = useState<ChunkRecord[] | undefined>();
+  const [chunks, setChunks] = useState<{ data: ChunkRecord[]; next: string | null } | undefined>();
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const toggle = async () => {
-    setOpen(!open);
-    if (open || chunks !== undefined) return;
+  const [loading, setLoading] = useState(false);
+  const inFlight = useRef(false);
+  const loadChunks = async (after?: string) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setLoading(true);
+    setError(undefined);
     try {
-      setChunks((await getJson<{ chunks: ChunkRecord[] }>(spacePath(space, `/documents/${encodeURIComponent(d.id)}?include=chunks`))).chunks);
+      const query = new URLSearchParams({ limit: String(CHUNKS_PAGE), ...(after === undefined ? {} : { after }) });
+      const page = await getJson<{ data: ChunkRecord[]; next: string | null }>(spacePath(space, `/documents/${encodeURIComponent(d.id)}/chunks?${query}`));
+      setChunks((previous) => ({ data: after === undefined ? page.data : [...(previous?.data ?? []), ...page.data], next: page.next }));
     } catch (e) {
       setError((e as Error).message);
+    } finally {
+      inFlight.current = false;
+      setLoading(false);
     }
+  };
+  const toggle = () => {
+    setOpen(!open);
+    if (!open && chunks === undefined) void loadChunks();
   };
   const listId = `chunks-${d.id}`;
   return (
@@ -168,10 +185,10 @@ function DocumentRow({ space, document: d }: { space: string; document: Document
         <tr class="chunk-row">
           <td colSpan={7} id={listId}>
             {error !== undefined && <p role="alert" class="error">{error}</p>}
-            {chunks === undefined && error === undefined && <p class="muted">Loading…</p>}
+            {loading && chunks === undefined && <p class="muted">Loading…</p>}
             {chunks !== undefined && (
               <ol class="chunks" start={0}>
-                {chunks.slice(0, CHUNKS_SHOWN).map((c) => (
+                {chunks.data.map((c) => (
                   <li key={c.id} value={c.position} data-chunk={c.id}>
                     {passagePlace(c) !== '' && <div class="place">{passagePlace(c)}</div>}
                     <p class="snippet">{c.text.length > CHUNK_PREVIEW ? `${c.text.slice(0, CHUNK_PREVIEW)}…` : c.text}</p>
@@ -179,7 +196,13 @@ function DocumentRow({ space, document: d }: { space: string; document: Document
                 ))}
               </ol>
             )}
-            {chunks !== undefined && chunks.length > CHUNKS_SHOWN && <p class="muted">The first {CHUNKS_SHOWN} of {chunks.length} chunks are shown.</p>}
+            {chunks?.next != null && (
+              <p>
+                <span class="muted">{chunks.data.length} of {d.chunk_count} chunks shown. </span>
+                <button type="button" class="chunks-more" disabled={loading} onClick={() => void loadChunks(chunks.next ?? undefined)}>More chunks</button>
+              </p>
+            )}
+            {chunks === undefined && error !== undefined && !loading && <button type="button" onClick={() => void loadChunks()}>Try again</button>}
           </td>
         </tr>
       )}
@@ -254,17 +277,30 @@ function UploadPanel({ space, onUploaded }: { space: string; onUploaded: () => P
           }}
         />
       </div>
+      {/* Mounted from the start, its text changed per phase: a live region created together with its content is not announced. */}
+      <p class="muted" aria-live="polite" id="upload-status">{uploadStatus(state)}</p>
       {state !== undefined && <UploadProgress state={state} />}
       {error !== undefined && <p role="alert" class="error" id="upload-error">{error}</p>}
     </section>
   );
 }
 
+/** What the upload's live region says: one line per phase, not every progress event. */
+function uploadStatus(state: UploadState | undefined): string {
+  if (state === undefined) return '';
+  const names = state.names.join(', ');
+  if (state.phase === 'sending') return `Sending ${names}…`;
+  if (state.phase === 'ingesting') return `Extracting and embedding ${names}…`;
+  const outcomes = new Map<string, number>();
+  for (const f of state.job.files) outcomes.set(f.status, (outcomes.get(f.status) ?? 0) + 1);
+  return `Ingest ${state.job.status}: ${[...outcomes].map(([status, n]) => `${n} ${status}`).join(', ')}.`;
+}
+
 function UploadProgress({ state }: { state: UploadState }) {
   const names = state.names.join(', ');
   if (state.phase === 'sending') {
     return (
-      <div class="progress-row" aria-live="polite">
+      <div class="progress-row">
         <label for="upload-progress">Sending {names}</label>
         <progress id="upload-progress" value={state.sent} max={Math.max(1, state.total)} />
         <span>{formatBytes(state.sent)} of {formatBytes(state.total)}</span>
@@ -273,7 +309,7 @@ function UploadProgress({ state }: { state: UploadState }) {
   }
   const { progress, status, files } = state.job;
   return (
-    <div aria-live="polite" id="upload-job" data-status={status}>
+    <div id="upload-job" data-status={status}>
       <div class="progress-row">
         <label for="ingest-progress">{state.phase === 'done' ? `Ingest ${status}` : 'Extracting and embedding'}: {progress.files_done} of {progress.files_total} files</label>
         <progress id="ingest-progress" value={progress.text_bytes_done} max={Math.max(1, progress.text_bytes_total)} />
@@ -336,15 +372,18 @@ function SearchPanel({ space }: { space: string }) {
         </div>
       </form>
       {error !== undefined && <p role="alert" class="error" id="search-error">{error}</p>}
+      {/* Always mounted (see upload-status): the count of each new search is announced. */}
+      <p class="muted" aria-live="polite" id="search-status">
+        {results !== undefined && <>{results.data.length} result{results.data.length === 1 ? '' : 's'} for <q>{results.query}</q> ({results.mode})</>}
+      </p>
       {results !== undefined && (
         <>
-          <p class="muted" aria-live="polite">{results.data.length} result{results.data.length === 1 ? '' : 's'} for <q>{results.query}</q> ({results.mode})</p>
           <ol class="results" id="search-results">
             {results.data.map((r) => (
               <li key={r.chunk_id} data-chunk={r.chunk_id}>
                 <div><strong>{r.title ?? r.source ?? r.document_id}</strong>{r.source !== null && r.title !== null && <span class="muted"> · {r.source}</span>}</div>
                 {passagePlace(r) !== '' && <div class="place">{passagePlace(r)}</div>}
-                <p class="snippet"><HighlightedSnippet text={r.snippet} /></p>
+                <p class="snippet"><HighlightedSnippet text={r.snippet} marks={r.snippet_marks} /></p>
                 <div class="muted">score {r.score.toFixed(4)} · BM25 rank {r.bm25_rank ?? '—'} · dense rank {r.dense_rank ?? '—'}</div>
               </li>
             ))}

@@ -4,6 +4,7 @@ import { cryptoRng, type Rng } from '../simulator/rng.ts';
 import { StateVector } from '../simulator/state-vector.ts';
 import type { QrngProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
+import { countsFields } from './measurement-counts.ts';
 
 /**
  * grover / qrng. A register of up to 16 qubits is put in uniform superposition by H gates on the
@@ -67,6 +68,7 @@ export function solveQrng(problem: QrngProblem, _ctx: unknown, rng: Rng = crypto
       randomness_source: 'os_csprng',
       qubits,
       circuit: summary,
+      ...countsFields(problem.options, () => 'the entropy is the measurements themselves: its bits are every outcome, in order'),
     },
     meta: { shots, optimal_count: 0, energy: 0, depth: summary.depth },
   };

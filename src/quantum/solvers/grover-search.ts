@@ -1,12 +1,13 @@
 import v8 from 'node:v8';
 import { ApiError } from '../../shared/api-error.ts';
+import { sliceWhole } from '../../shared/quote-input.ts';
 import { Circuit } from '../simulator/circuit.ts';
 import { sampleCounts } from '../simulator/measure.ts';
 import { assertFits, maxQubits } from '../simulator/memory-guard.ts';
 import { StateVector } from '../simulator/state-vector.ts';
 import type { PatternSearchProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
-import { countsLimit, measurementCounts } from './measurement-counts.ts';
+import { countsFields, measurementCounts } from './measurement-counts.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -222,7 +223,10 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     // A linear scan is the exact classical answer; confidence is 1 when something matched.
     const found = marked.length > 0 && minConfidence <= 1;
     return {
-      solution: { method: 'classical_scan', reason: `${qubits} qubits exceed the Grover simulation ceiling of ${Math.min(GROVER_MAX_QUBITS, maxQubits())}`, found, target_index: found ? marked[0]! : -1, confidence: found ? 1 : 0, ...base, qubits },
+      solution: {
+        method: 'classical_scan', reason: `${qubits} qubits exceed the Grover simulation ceiling of ${Math.min(GROVER_MAX_QUBITS, maxQubits())}`, found, target_index: found ? marked[0]! : -1, confidence: found ? 1 : 0, ...base, qubits,
+        ...countsFields(problem.options, () => 'no circuit ran: a classical scan answered (the register exceeds the Grover simulation ceiling)'),
+      },
       // no circuit ran: nothing was minimised, so the energy is 0
       meta: { shots: 0, optimal_count: 0, energy: 0, depth: 0 },
     };
@@ -231,7 +235,10 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     // The oracle marks nothing: Grover would only rotate the uniform state onto itself, so no
     // round is run and nothing is sampled.
     return {
-      solution: { method: 'grover', found: false, target_index: -1, confidence: 0, reason: 'no record matches the pattern (the oracle marks nothing, so no Grover iterations were run)', ...base, qubits, iterations: 0, success_probability: 0 },
+      solution: {
+        method: 'grover', found: false, target_index: -1, confidence: 0, reason: 'no record matches the pattern (the oracle marks nothing, so no Grover iterations were run)', ...base, qubits, iterations: 0, success_probability: 0,
+        ...countsFields(problem.options, () => 'no circuit was sampled: no record matches the pattern'),
+      },
       meta: { shots: 0, optimal_count: 0, energy: 0, depth: 0 },
     };
   }
@@ -271,7 +278,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     found,
     target_index: found ? target : -1,
     confidence,
-    ...(found ? { record: records[target]!.slice(0, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
+    ...(found ? { record: sliceWhole(records[target]!, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
     ...base,
     qubits,
     ...(qubits > recordQubits ? { register_widened: `${qubits - recordQubits} qubit(s) added so that the ${marked.length} matches are at most a quarter of the ${2 ** qubits} indices` } : {}),
@@ -279,12 +286,9 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     success_probability: successProbability,
     oracle: oracle === undefined ? 'gates' : 'diagonal',
     circuit: summary,
-  };
-  const limit = countsLimit(problem.options);
-  if (limit !== undefined) {
     // An outcome past the last record is an empty slot of the register: no record to show.
-    solution['measurement_counts'] = measurementCounts(counts, qubits, limit, markedSet, (z) => ({ record: z < records.length ? records[z]!.slice(0, 200) : null }));
-  }
+    ...countsFields(problem.options, (limit) => measurementCounts(counts, qubits, limit, markedSet, (z) => ({ record: z < records.length ? sliceWhole(records[z]!, 200) : null }))),
+  };
   return {
     solution,
     meta: { shots: ctx.shots, optimal_count: target >= 0 ? counts.get(target)! : 0, energy: -successProbability, depth: summary.depth },

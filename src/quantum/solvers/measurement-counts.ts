@@ -76,3 +76,19 @@ export function measurementCounts(
     })),
   };
 }
+
+/** What an answer says about counts: nothing when not asked; the counts; or null and why there are none. */
+export type CountsFields = Record<string, never> | { measurement_counts: MeasurementCounts } | { measurement_counts: null; measurement_counts_unavailable: string };
+
+/**
+ * The `measurement_counts` fields of an answer, on every solver path alike: none when the
+ * request did not ask; when it did, what `produce` gives for the limit, the counts or the
+ * reason there are none (`measurement_counts: null` and `measurement_counts_unavailable`),
+ * so an answer never leaves the field out silently after it was asked for.
+ */
+export function countsFields(options: Parameters<typeof countsLimit>[0], produce: (limit: number) => MeasurementCounts | string): CountsFields {
+  const limit = countsLimit(options);
+  if (limit === undefined) return {};
+  const counts = produce(limit);
+  return typeof counts === 'string' ? { measurement_counts: null, measurement_counts_unavailable: counts } : { measurement_counts: counts };
+}

@@ -2,7 +2,7 @@ import { ApiError } from '../../shared/api-error.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import type { RouteProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit, type CircuitSummary } from './circuit-summary.ts';
-import { countsLimit, measurementCounts, type MeasurementCounts } from './measurement-counts.ts';
+import { countsFields, countsLimit, measurementCounts, type MeasurementCounts } from './measurement-counts.ts';
 import { HELD_KARP_MAX_STOPS, heldKarpRoute } from './held-karp-route.ts';
 import { oneTreeBound } from './one-tree-bound.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
@@ -462,12 +462,17 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
    * The counts of a route's one QAOA circuit with each outcome's ordering as node ids (depot to
    * depot). A route settled window by window ran several circuits: no single histogram is its.
    */
-  const countsOf = (q: QuantumRoute): Record<string, unknown> => {
-    if (countsTopK === undefined) return {};
-    if (q.counts === undefined) return { measurement_counts: null, measurement_counts_unavailable: 'the route was improved window by window, one QAOA circuit per window' };
-    const outcomes = q.counts.outcomes.map((o) => ({ ...o, route: Array.isArray(o['route']) ? routeOf(o['route'] as number[]) : null }));
-    return { measurement_counts: { ...q.counts, outcomes } };
-  };
+  const countsOf = (q: QuantumRoute): Record<string, unknown> =>
+    countsFields(problem.options, () => {
+      if (q.counts === undefined) return 'the route was improved window by window, one QAOA circuit per window';
+      const outcomes = q.counts.outcomes.map((o) => ({ ...o, route: Array.isArray(o['route']) ? routeOf(o['route'] as number[]) : null }));
+      return { ...q.counts, outcomes };
+    });
+  /** Where no circuit ran for a route, the counts asked for are null, and why, where its quantum_result would be. */
+  const noCircuitCounts = (a: RouteAnswer): Record<string, unknown> =>
+    a.quantum !== undefined ? {} : countsFields(problem.options, () => (a.method === 'trivial'
+      ? 'no circuit ran: a route of at most one stop has a single ordering'
+      : `no circuit ran: the route has more than ${MAX_ROUTE_WINDOWS * ROUTE_WINDOW} stops, too many for the windowed QAOA pass`));
   /** The quantum run's own result for one route, beside the answer. */
   const quantumResult = (a: RouteAnswer): Record<string, unknown> | undefined => {
     const q = a.quantum;
@@ -509,11 +514,12 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     Object.assign(solution, { route: only.stops, cost: round(only.e.distanceKm), unit: 'km', schedule: only.schedule });
     const q = quantumResult(only.answer);
     if (q !== undefined) solution['quantum_result'] = q;
+    Object.assign(solution, noCircuitCounts(only.answer));
   } else {
     Object.assign(solution, {
       routes: described.map((d, v) => {
         const q = quantumResult(d.answer);
-        return { vehicle: v + 1, stops: d.stops, distance_km: round(d.e.distanceKm), method: d.answer.method, schedule: d.schedule, ...(q === undefined ? {} : { quantum_result: q }) };
+        return { vehicle: v + 1, stops: d.stops, distance_km: round(d.e.distanceKm), method: d.answer.method, schedule: d.schedule, ...(q === undefined ? {} : { quantum_result: q }), ...noCircuitCounts(d.answer) };
       }),
       cost: round(totalKm),
       unit: 'km',

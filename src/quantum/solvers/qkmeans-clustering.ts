@@ -4,6 +4,7 @@ import type { Rng } from '../simulator/rng.ts';
 import { StateVector } from '../simulator/state-vector.ts';
 import type { ClusteringProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
+import { countsFields } from './measurement-counts.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -179,6 +180,7 @@ export function solveClustering(problem: ClusteringProblem, ctx: SolverContext):
       total_shots: test.runs * (quantum ? ctx.shots : 0),
       ...(maxIterations < problem.max_iterations ? { iterations_cap: maxIterations, iterations_cap_reason: `max_iterations lowered to fit the per-request work budget (${CLASSICAL_WORK_BUDGET.toExponential(0)} point·centroid·feature operations)` } : {}),
       empty_clusters: clusters.filter((c) => c.members.length === 0).length,
+      ...countsFields(problem.options, () => (quantum ? 'each swap test is its own circuit, one ancilla measured: no single histogram' : 'no circuit ran: classical k-means answered')),
     },
     meta: { shots: quantum ? ctx.shots : 0, optimal_count: 0, energy, depth: quantum ? summary.depth : 0 },
   };

@@ -5,6 +5,7 @@ import { isingDiagonal } from '../simulator/diagonals.ts';
 import { StateVector } from '../simulator/state-vector.ts';
 import type { ClassificationProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
+import { countsFields } from './measurement-counts.ts';
 import { problemTooLarge } from './problem-too-large.ts';
 import type { SolverContext } from './solver-context.ts';
 
@@ -406,6 +407,7 @@ export function solveClassification(problem: ClassificationProblem, ctx: SolverC
       circuits_run: circuits,
       total_shots: circuits * ctx.shots,
       circuit: summary,
+      ...countsFields(problem.options, () => 'each kernel entry is its own circuit, one ancilla measured: no single histogram'),
     },
     meta: {
       shots: ctx.shots,

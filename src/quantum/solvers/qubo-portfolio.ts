@@ -2,7 +2,7 @@ import { maxQubits } from '../simulator/memory-guard.ts';
 import type { Rng } from '../simulator/rng.ts';
 import type { PortfolioProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
-import { countsLimit, measurementCounts } from './measurement-counts.ts';
+import { countsFields, measurementCounts } from './measurement-counts.ts';
 import { quantumEvidence, runQaoa, WALSH_MAX_QUBITS } from './qaoa-runner.ts';
 import type { SolverContext } from './solver-context.ts';
 
@@ -298,14 +298,14 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
 
   if (exact === null) {
     // proven infeasible: say so without sampling anything
-    return answer('exhaustive_search', null, {}, { shots: 0, optimal_count: 0, energy: 0, depth: 0 });
+    return answer('exhaustive_search', null, countsFields(problem.options, () => 'no circuit was sampled: enumeration proved no selection feasible'), { shots: 0, optimal_count: 0, energy: 0, depth: 0 });
   }
   if (penalised === undefined) {
     const found = anneal(model, ctx.rng);
     return answer(
       'simulated_annealing',
       found,
-      { reason_classical: `${n} assets exceed the QAOA ceiling of ${ceiling} qubits on this service` },
+      { reason_classical: `${n} assets exceed the QAOA ceiling of ${ceiling} qubits on this service`, ...countsFields(problem.options, () => 'no circuit ran: simulated annealing answered (too many assets for QAOA)') },
       { shots: 0, optimal_count: 0, energy: found === null ? 0 : found.stats.objective, depth: 0 },
     );
   }
@@ -329,7 +329,6 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     circuit.qasm_unavailable = `the cost layer is a precomputed diagonal; its exact gate form (Walsh expansion, up to n·2ⁿ gates) is built up to ${WALSH_MAX_QUBITS} qubits, and this circuit has ${n}`;
   }
   const round6 = (x: number): number => Number(x.toPrecision(6));
-  const limit = countsLimit(problem.options);
   const extra = {
     qubits: n,
     circuit,
@@ -343,9 +342,7 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
       optimised_on_qubits: sub ? TRANSFER_ASSETS : n,
       optimiser_evaluations: (tuned ?? run).evaluations,
     },
-    ...(limit === undefined
-      ? {}
-      : { measurement_counts: measurementCounts(run.counts, n, limit, new Set(optimal), (z) => ({ selected: membersOf(z, n).map((i) => assets[i]!.id), feasible: scored.get(z)!.feasible })) }),
+    ...countsFields(problem.options, (limit) => measurementCounts(run.counts, n, limit, new Set(optimal), (z) => ({ selected: membersOf(z, n).map((i) => assets[i]!.id), feasible: scored.get(z)!.feasible }))),
   };
   const meta = { shots: ctx.shots, optimal_count: best === null ? 0 : run.counts.get(best.z)!, energy: run.energy, depth: circuit.depth };
   if (best === null) {

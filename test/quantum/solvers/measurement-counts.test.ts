@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededRng } from '../../../src/quantum/simulator/rng.ts';
-import { patternSearchProblemSchema, portfolioProblemSchema, routeProblemSchema } from '../../../src/quantum/solve-schemas.ts';
+import { classificationProblemSchema, clusteringProblemSchema, patternSearchProblemSchema, portfolioProblemSchema, qrngProblemSchema, routeProblemSchema } from '../../../src/quantum/solve-schemas.ts';
+import { solveQrng } from '../../../src/quantum/solvers/grover-qrng.ts';
 import { solvePatternSearch } from '../../../src/quantum/solvers/grover-search.ts';
 import { COUNTS_TOP_K_DEFAULT, measurementCounts, type MeasurementCounts } from '../../../src/quantum/solvers/measurement-counts.ts';
 import { solveRoute } from '../../../src/quantum/solvers/qaoa-route.ts';
+import { solveClustering } from '../../../src/quantum/solvers/qkmeans-clustering.ts';
+import { solveClassification } from '../../../src/quantum/solvers/qsvm-classification.ts';
 import { solvePortfolio } from '../../../src/quantum/solvers/qubo-portfolio.ts';
-import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
+import { berlinNodes, blobs, patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
 
 const ctx = (seed = 3) => ({ shots: 1024, rng: seededRng(seed) });
 
@@ -88,7 +91,91 @@ describe('measurement counts (problem.options.include_counts)', () => {
     // The optimal orderings are the two directions of the shortest tour.
     const optimalRoutes = h.outcomes.filter((o) => o.optimal).map((o) => (o['route'] as string[]).join());
     const best = (solution['route'] as string[]).join();
+    assert.ok(optimalRoutes.length > 0, 'QAOA measured an optimal ordering among its top outcomes');
     assert.ok(optimalRoutes.every((r) => r === best || r === [...(solution['route'] as string[])].reverse().join()));
+  });
+
+  it('qaoa route with several vehicles: each route\'s quantum_result has its own circuit\'s histogram', () => {
+    // Three vehicles over six stops: the sweep gives two routes a QAOA circuit each and one a single stop.
+    const problem = { type: 'route_optimization', nodes: berlinNodes, constraints: { max_distance_km: 100, vehicle_count: 3 }, options: { include_counts: true, counts_top_k: 8 } };
+    const { solution } = solveRoute(routeProblemSchema.parse(problem), ctx());
+    const routes = solution['routes'] as { stops: string[]; quantum_result?: { measurement_counts: MeasurementCounts }; measurement_counts?: null }[];
+    const sampled = routes.filter((r) => r.quantum_result !== undefined);
+    assert.equal(sampled.length, 2);
+    for (const r of sampled) {
+      const stops = r.stops.length - 2;
+      const h = r.quantum_result!.measurement_counts;
+      checkHistogram(h, 1024, stops * stops, 8);
+      assert.ok(h.outcomes.some((o) => o.optimal));
+      for (const o of h.outcomes) {
+        const route = o['route'] as string[] | null;
+        if (route !== null) assert.deepEqual([...route].sort(), [...r.stops].sort(), 'an outcome orders this route\'s own stops');
+      }
+    }
+    assert.deepEqual(routes.filter((r) => r.quantum_result === undefined).map((r) => r.measurement_counts), [null]);
+  });
+
+  it('qubo and qaoa route: the same seed gives the same answer with or without counts', () => {
+    const withCounts = (p: Record<string, unknown>) => ({ ...p, options: { include_counts: true } });
+    const pairs: [string, () => ReturnType<typeof solveRoute>, () => ReturnType<typeof solveRoute>][] = [
+      ['qubo', () => solvePortfolio(portfolioProblemSchema.parse(portfolioProblem()), ctx(5)), () => solvePortfolio(portfolioProblemSchema.parse(withCounts(portfolioProblem())), ctx(5))],
+      ['route', () => solveRoute(routeProblemSchema.parse(routeProblem(3)), ctx(5)), () => solveRoute(routeProblemSchema.parse(withCounts(routeProblem(3))), ctx(5))],
+    ];
+    for (const [name, plain, counted] of pairs) {
+      const a = plain();
+      const b = counted();
+      const strip = (solution: Record<string, unknown>): Record<string, unknown> => {
+        const { measurement_counts: _counts, ...rest } = solution;
+        const q = rest['quantum_result'] as Record<string, unknown> | undefined;
+        if (q === undefined) return rest;
+        const { measurement_counts: _routeCounts, ...quantum } = q;
+        return { ...rest, quantum_result: quantum };
+      };
+      assert.notEqual(JSON.stringify(b.solution).indexOf('measurement_counts'), -1, name);
+      assert.deepEqual(strip(b.solution), a.solution, name);
+      assert.deepEqual(b.meta, a.meta, name);
+    }
+  });
+
+  it('asked for counts where none exist: measurement_counts null and the reason, on every path', () => {
+    const asked = { include_counts: true };
+    const manyAssets = Array.from({ length: 30 }, (_, i) => ({ id: `A${i}`, expected_return: 0.05 + (i % 7) / 100, risk: 0.1 + (i % 5) / 50 }));
+    const points = blobs({ a: [0, 0], b: [3, 3] }, 4, 0.3);
+    const paths: [string, () => Record<string, unknown>][] = [
+      ['grover classical scan', () => solvePatternSearch(patternSearchProblemSchema.parse({ ...patternProblem(8, 1), search_space_size: 2 ** 40, options: asked }), ctx()).solution],
+      ['grover no match', () => solvePatternSearch(patternSearchProblemSchema.parse({ ...patternProblem(8, 1), target: { pattern: 'ABSENT', min_confidence: 0.5 }, options: asked }), ctx()).solution],
+      ['qubo proven infeasible', () => solvePortfolio(portfolioProblemSchema.parse({ ...portfolioProblem({ max_assets: 1, max_risk: 0.01, min_return: 0.5 }), options: asked }), ctx()).solution],
+      ['qubo simulated annealing', () => solvePortfolio(portfolioProblemSchema.parse({ type: 'portfolio_allocation', assets: manyAssets, constraints: { max_assets: 5, max_risk: 1, min_return: 0 }, options: asked }), ctx()).solution],
+      ['route of one stop', () => solveRoute(routeProblemSchema.parse(routeProblem(1, { options: asked })), ctx()).solution],
+      ['route window by window', () => (solveRoute(routeProblemSchema.parse(routeProblem(5, { options: asked })), ctx()).solution['quantum_result'] as Record<string, unknown>)],
+      ['qrng', () => solveQrng(qrngProblemSchema.parse({ type: 'qrng', bits: 16, options: asked }), ctx(), seededRng(1)).solution],
+      ['qkmeans', () => solveClustering(clusteringProblemSchema.parse({ type: 'clustering', data: points.map((p, i) => ({ id: `p${i}`, features: p.features })), k: 2, max_iterations: 3, options: asked }), ctx()).solution],
+      ['qsvm', () => solveClassification(classificationProblemSchema.parse({ type: 'classification', training_data: points, predict: [{ features: [1, 1] }], options: asked }), { ...ctx(), shots: 64 }).solution],
+    ];
+    for (const [name, solve] of paths) {
+      const solution = solve();
+      assert.equal(solution['measurement_counts'], null, name);
+      assert.equal(typeof solution['measurement_counts_unavailable'], 'string', name);
+      assert.ok((solution['measurement_counts_unavailable'] as string).length > 10, name);
+    }
+    // With several vehicles, a route with no circuit says so on its own entry.
+    const oneStopEach = { type: 'route_optimization', nodes: berlinNodes.slice(0, 3), constraints: { max_distance_km: 100, vehicle_count: 2 }, options: asked };
+    for (const r of solveRoute(routeProblemSchema.parse(oneStopEach), ctx()).solution['routes'] as Record<string, unknown>[]) {
+      assert.equal(r['measurement_counts'], null);
+      assert.match(r['measurement_counts_unavailable'] as string, /no circuit ran/);
+    }
+    // Not asked: not there at all.
+    assert.equal('measurement_counts' in solveQrng(qrngProblemSchema.parse({ type: 'qrng', bits: 16 }), ctx(), seededRng(1)).solution, false);
+  });
+
+  it('grover: a record cut for the histogram (200) or the answer (1000) never splits a surrogate pair', () => {
+    const record = `${'x'.repeat(199)}😀${'y'.repeat(798)}😀 FRAUD`;
+    const problem = { type: 'pattern_search', dataset: [record, 'ok', 'ok', 'ok'].join('\n'), target: { pattern: 'FRAUD', min_confidence: 0.1 }, search_space_size: 4, options: { include_counts: true } };
+    const { solution } = solvePatternSearch(patternSearchProblemSchema.parse(problem), ctx());
+    const shown = (solution['measurement_counts'] as MeasurementCounts).outcomes.find((o) => o.index === 0)!['record'] as string;
+    assert.equal(shown, 'x'.repeat(199));
+    assert.equal(solution['record'], `${'x'.repeat(199)}😀${'y'.repeat(798)}`);
+    for (const text of [shown, solution['record'] as string]) assert.ok(text.isWellFormed(), 'no lone surrogate');
   });
 
   it('rejects counts_top_k out of range (the schema bounds the answer)', () => {
