@@ -65,7 +65,7 @@ test('spaces: create, list, get, delete; names checked; duplicates in any case a
   assert.equal(created.status, 201);
   assert.equal(created.body.name, 'notes-1');
   assert.equal(created.body.document_count, 0);
-  assert.equal(created.body.embedder, 'svc-hashed-embed-v1');
+  assert.equal(created.body.embedder, 'svc-hashed-embed-v2');
   assert.equal(errorCode(await call('POST', '/spaces', { name: 'NOTES-1' })), 'space_exists');
   assert.equal((await call('POST', '/spaces', { name: 'NOTES-1' })).status, 409);
   for (const bad of ['', 'a b', '../x', 'x/y', '-lead', 'a'.repeat(65), '__proto__']) {
@@ -265,6 +265,6 @@ test('spaces survive a restart; /health reports retrieval; the built-in embedder
   assert.equal(health.retrieval.unified_search, 'ok');
   assert.equal(health.retrieval.bridge, 'ok');
   const models = (await (await fetch(`${daemon.url}/v1/models`)).json()) as { data: { id: string; capabilities: string[] }[] };
-  const builtin = models.data.find((m) => m.id === 'svc-hashed-embed-v1');
+  const builtin = models.data.find((m) => m.id === 'svc-hashed-embed-v2');
   assert.deepEqual(builtin?.capabilities, ['embeddings']);
 });
