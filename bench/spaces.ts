@@ -10,7 +10,7 @@
  *      `--chunks` chunks, then every labelled query in each mode (`--rounds` times), with recall
  *      at that scale; then the library is closed and reopened (what a daemon start costs).
  *
- * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --ingest-runs 5 --rounds 2 --seed 1 --json]
+ * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --ingest-runs 5 --rounds 2 --seed 1 --embedder svc-hashed-embed-v2 --json]
  * (`--chunks 0` skips (c)). Progress goes to stderr.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { HashedEmbedder } from '../src/spaces/hashed-embedder.ts';
+import { HashedEmbedder, hashedEmbedderVersion } from '../src/spaces/hashed-embedder.ts';
 import { openSpaceLibrary } from '../src/spaces/space-library.ts';
 import type { SpaceLibrary } from '../src/spaces/space-types.ts';
 import { evaluateSpace, fusionReport, ingestDocuments, runLabelledQueries } from '../src/spaces/eval/evaluate-space.ts';
@@ -35,6 +35,7 @@ const { values: flags } = parseArgs({
     'ingest-runs': { type: 'string', default: '5' },
     rounds: { type: 'string', default: '2' },
     seed: { type: 'string', default: '1' },
+    embedder: { type: 'string', default: 'svc-hashed-embed-v2' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -43,6 +44,10 @@ const INGEST_MB = Number(flags['ingest-mb']);
 const INGEST_RUNS = Math.max(1, Number(flags['ingest-runs']));
 const ROUNDS = Number(flags.rounds);
 const SEED = /^\d+$/.test(flags.seed) ? Number(flags.seed) : flags.seed;
+/** Which built-in embedder version: the default, or v1 to compare side by side. */
+const EMBEDDER_VERSION = hashedEmbedderVersion(flags.embedder);
+if (EMBEDDER_VERSION === undefined) throw new Error(`--embedder: ${flags.embedder} is not a built-in embedder`);
+const builtinEmbedder = () => new HashedEmbedder({ version: EMBEDDER_VERSION });
 
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -109,7 +114,7 @@ async function benchIngest(library: SpaceLibrary, reserved: readonly string[]): 
   const docs = [...documentsUntil([], reserved, (_, bytes) => bytes >= INGEST_MB * 1e6)];
   const texts = docs.flatMap((doc) => doc.input.chunks.map((chunk) => chunk.text));
   const chunkBytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
-  const embedder = new HashedEmbedder();
+  const embedder = builtinEmbedder();
   const reports = new Map<IngestHow, IngestReport[]>([['each', []], ['bulk', []]]);
   const embedSeconds: number[] = [];
   for (let run = 0; run < INGEST_RUNS; run++) {
@@ -173,7 +178,7 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
   const rss = rssMb();
   await library.close();
   const openStart = performance.now();
-  const reopened = await openSpaceLibrary({ dataDir });
+  const reopened = await openSpaceLibrary({ dataDir, embedder: builtinEmbedder() });
   const openMs = performance.now() - openStart;
   const searchStart = performance.now();
   await reopened.search('bench-scale', { query: set.queries[0]!.text, mode: 'hybrid', top_k: 10 });
@@ -202,7 +207,7 @@ let evalReport: EvalReport;
 let ingest: IngestBench;
 let scale: ScaleBench | null = null;
 try {
-  let library = await openSpaceLibrary({ dataDir });
+  let library = await openSpaceLibrary({ dataDir, embedder: builtinEmbedder() });
   try {
     log('(a) labelled set');
     const set = generateLabelledSet({ seed: SEED });

@@ -70,7 +70,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--require-developer-key', 'refuse requests without a valid developer key (401); needs --developer-keys [default: off]').env('SVC_REQUIRE_DEVELOPER_KEY'))
     .addOption(new Option('--developer-key-rate <n>', 'requests per second each developer key may sustain [default: 100]').env('SVC_DEVELOPER_KEY_RATE'))
     .addOption(new Option('--developer-key-burst <n>', 'requests each developer key may send at once [default: 500]').env('SVC_DEVELOPER_KEY_BURST'))
-    .addOption(new Option('--spaces-embedder <model>', 'the model whose embeddings knowledge spaces use (an id from svc models list) [default: svc-hashed-embed-v1, built in]').env('SVC_SPACES_EMBEDDER'))
+    .addOption(new Option('--spaces-embedder <model>', 'the model whose embeddings knowledge spaces use (an id from svc models list) [default: svc-hashed-embed-v2, built in]').env('SVC_SPACES_EMBEDDER'))
     .addOption(new Option('--mcp-port <port>', 'serve /mcp and /openai-tools on this port (every --host) instead of the daemon\'s ports (0 picks a free one) [default: the daemon\'s ports]').env('SVC_MCP_PORT'))
     .addOption(new Option('--mcp-stateless', 'serve /mcp without sessions: each request stands alone (no server-to-client stream or notifications) [default: sessions]').env('SVC_MCP_STATELESS'))
     .addOption(new Option('--mcp-max-sessions <n>', 'MCP sessions open at once; one more is refused with 503 [default: 100]').env('SVC_MCP_MAX_SESSIONS'))

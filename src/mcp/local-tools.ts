@@ -197,7 +197,7 @@ const chat = defineTool({
 const embed = defineTool({
   name: TOOL_NAMES.embed,
   title: 'Embed text',
-  description: 'Turns text into embedding vectors with a model on this machine (a remote upstream\'s is refused; svc-hashed-embed-v1 is built in; svc_list_models shows others with the embeddings capability).',
+  description: 'Turns text into embedding vectors with a model on this machine (a remote upstream\'s is refused; svc-hashed-embed-v2 is built in; svc_list_models shows others with the embeddings capability).',
   inputSchema: embeddingRequestSchema.pick({ model: true, input: true, dimensions: true }),
   outputSchema: z.strictObject({
     model: z.string(),

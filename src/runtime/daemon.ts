@@ -310,7 +310,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   } else if (models.length === 0) {
     log.warn(
       { modelsDir: join(config.dataDir, 'models') },
-      'no model configured: chat and completions answer 404 (embeddings have only the built-in svc-hashed-embed-v1) until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
+      'no model configured: chat and completions answer 404 (embeddings have only the built-in svc-hashed-embed-v2) until you start with --model /path/to/model.gguf or put a .gguf file in the models directory (Ollama, Hugging Face and LM Studio models are found unless --discover turns them off)',
     );
   } else {
     log.info({ models }, `models: ${models.join(', ')}`);

@@ -40,12 +40,19 @@ class EmbedderModel implements LanguageModel {
   }
 }
 
+/**
+ * Lists the built-in embedder new spaces get; `earlier` (earlier versions of it, which spaces
+ * made with them still use) are served by id but not listed, so a client can still reproduce a
+ * space's vectors while the list names only what new work should use.
+ */
 export class EmbedderModelRegistry implements ModelRegistry {
   readonly #model: EmbedderModel;
+  readonly #earlier: Map<string, EmbedderModel>;
   readonly #descriptor: ModelDescriptor;
 
-  constructor(embedder: Embedder, created = Math.floor(Date.now() / 1000)) {
+  constructor(embedder: Embedder, created = Math.floor(Date.now() / 1000), earlier: readonly Embedder[] = []) {
     this.#model = new EmbedderModel(embedder);
+    this.#earlier = new Map(earlier.map((e) => [e.id, new EmbedderModel(e)]));
     this.#descriptor = {
       id: embedder.id, created, ownedBy: 'svc', source: 'builtin', architecture: null, parameterCount: 0,
       parameterSize: null, quantization: null, contextLength: null, embeddingLength: embedder.dimensions, capabilities: ['embeddings'],
@@ -57,6 +64,6 @@ export class EmbedderModelRegistry implements ModelRegistry {
   }
 
   model(id: string): LanguageModel | undefined {
-    return id === this.#model.id ? this.#model : undefined;
+    return id === this.#model.id ? this.#model : this.#earlier.get(id);
   }
 }

@@ -1,7 +1,19 @@
 import type { Embedder } from './space-types.ts';
-import { foldedWords } from './word-tokens.ts';
+import { alphanumericPieces, foldedWords } from './word-tokens.ts';
 
-export const HASHED_EMBEDDER_ID = 'svc-hashed-embed-v1';
+/** The built-in embedder new spaces get (version 2, below). */
+export const HASHED_EMBEDDER_ID = 'svc-hashed-embed-v2';
+/** The first version: spaces that recorded it keep searching and ingesting with it until reindexed. */
+export const HASHED_EMBEDDER_V1_ID = 'svc-hashed-embed-v1';
+export type HashedEmbedderVersion = 1 | 2;
+const VERSION_IDS: Readonly<Record<HashedEmbedderVersion, string>> = { 1: HASHED_EMBEDDER_V1_ID, 2: HASHED_EMBEDDER_ID };
+
+/** The built-in version an embedder id names, or undefined for any other id. */
+export function hashedEmbedderVersion(id: string): HashedEmbedderVersion | undefined {
+  if (id === HASHED_EMBEDDER_ID) return 2;
+  if (id === HASHED_EMBEDDER_V1_ID) return 1;
+  return undefined;
+}
 /**
  * 384, not 256: on a known-item test (13,048 markdown sections of the packages on this machine,
  * 1,000 section headings as queries, the section as the answer) 384 buckets found the section
@@ -39,16 +51,41 @@ export type WordWeight = (word: string) => number;
  *
  * Determinism: 32-bit integer hashing (Math.imul), sums in a fixed order, and only sqrt and
  * division (exactly rounded by IEEE 754) in float arithmetic, so no libm differences.
+ *
+ * Version 2 (`svc-hashed-embed-v2`, the default) changes what version 1 did wrong on the labelled
+ * set (docs/spaces.md, "The built-in embedder"); its vectors differ, hence the new id:
+ *  - a word that mixes letters and digits is also its runs ("kz35" → "kz", "35": alphanumericPieces),
+ *    so "KZ35", "KZ-35" and "KZ 35" become the same words;
+ *  - every word carries the same energy: one without n-grams (under 3 letters, or digits) puts
+ *    the n-grams' share on its word feature. Version 1 gave "kz" and "35" a seventh of the energy
+ *    of "pressure", so a product code, usually what a query is about, hardly moved the vector;
+ *  - the word-pair feature is the hash of the two words run together, the same feature as that
+ *    single word: "fish market" meets "fishmarket", "kz 35" meets "kz35";
+ *  - the query's word weight (queryWordWeight) is the prior times the space's idf (version 1
+ *    replaced the prior, so a stopword the space lacks weighed most of all), and a word the space
+ *    lacks weighs as one seen once: it can only match through its n-grams.
  */
 export class HashedEmbedder implements Embedder {
-  readonly id = HASHED_EMBEDDER_ID;
+  readonly id: string;
+  readonly version: HashedEmbedderVersion;
   readonly dimensions: number;
   readonly #features = new FeatureTable();
 
-  constructor(options: { dimensions?: number } = {}) {
+  constructor(options: { dimensions?: number; version?: HashedEmbedderVersion } = {}) {
     const dimensions = options.dimensions ?? HASHED_EMBEDDER_DIMENSIONS;
     if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 65536) throw new RangeError(`hashed embedder: bad dimension ${dimensions}`);
     this.dimensions = dimensions;
+    this.version = options.version ?? 2;
+    this.id = VERSION_IDS[this.version];
+  }
+
+  /**
+   * A query word's weight in a space of `chunks` chunks, `df` of which hold it: the space's
+   * inverse document frequency (BM25's, floored above 0), times the prior from version 2 on.
+   */
+  queryWordWeight(word: string, df: number, chunks: number): number {
+    if (this.version === 1) return idf(df, chunks);
+    return priorWordWeight(word) * idf(Math.max(df, 1), chunks);
   }
 
   async embed(texts: readonly string[], _purpose: 'document' | 'query'): Promise<Float32Array[]> {
@@ -59,21 +96,51 @@ export class HashedEmbedder implements Embedder {
   embedText(text: string, weightOf: WordWeight = priorWordWeight): Float32Array {
     const features = this.#features;
     features.clear();
-    let previousHash = 0;
-    let previousWeight = 0;
-    for (const word of foldedWords(text)) {
-      const weight = weightOf(word);
-      const wordHash = hashString(word, WORD_SEED);
-      features.add(wordHash, weight * weight);
-      if (previousHash !== 0) {
-        const pairWeight = BIGRAM_WEIGHT * Math.min(weight, previousWeight);
-        features.add(fmix32(Math.imul(previousHash, 0x01000193) ^ wordHash ^ BIGRAM_SEED), pairWeight * pairWeight);
-      }
-      previousHash = wordHash;
-      previousWeight = weight;
-      addNgrams(features, word, weight);
-    }
+    if (this.version === 1) addFeaturesV1(features, text, weightOf);
+    else addFeaturesV2(features, text, weightOf);
     return features.project(this.dimensions);
+  }
+}
+
+function idf(df: number, chunks: number): number {
+  return Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
+}
+
+function addFeaturesV1(features: FeatureTable, text: string, weightOf: WordWeight): void {
+  let previousHash = 0;
+  let previousWeight = 0;
+  for (const word of foldedWords(text)) {
+    const weight = weightOf(word);
+    const wordHash = hashString(word, WORD_SEED);
+    features.add(wordHash, weight * weight);
+    if (previousHash !== 0) {
+      const pairWeight = BIGRAM_WEIGHT * Math.min(weight, previousWeight);
+      features.add(fmix32(Math.imul(previousHash, 0x01000193) ^ wordHash ^ BIGRAM_SEED), pairWeight * pairWeight);
+    }
+    previousHash = wordHash;
+    previousWeight = weight;
+    addNgrams(features, word, weight);
+  }
+}
+
+function addFeaturesV2(features: FeatureTable, text: string, weightOf: WordWeight): void {
+  let previousState = 0;
+  let previousWeight = 0;
+  for (const folded of foldedWords(text)) {
+    for (const word of alphanumericPieces(folded)) {
+      const weight = weightOf(word);
+      const state = fnv(word, WORD_SEED);
+      const ngrams = hasNgrams(word);
+      features.add(fmix32(state), weight * weight * (ngrams ? 1 : WORD_ENERGY));
+      if (previousState !== 0) {
+        // FNV runs on from the previous word's state: the hash of the two words written as one.
+        const pairWeight = BIGRAM_WEIGHT * Math.min(weight, previousWeight);
+        features.add(fmix32(fnvFrom(previousState, word)), pairWeight * pairWeight);
+      }
+      previousState = state;
+      previousWeight = weight;
+      if (ngrams) addNgrams(features, word, weight);
+    }
   }
 }
 
@@ -82,6 +149,8 @@ const BIGRAM_SEED = 0x5bd1e995;
 const NGRAM_SEED = 0x27d4eb2f;
 const BIGRAM_WEIGHT = 0.3;
 const NGRAM_WEIGHT = 2.5;
+/** A whole word's energy in version 2: its word feature plus its n-grams, or the word feature alone. */
+const WORD_ENERGY = 1 + NGRAM_WEIGHT * NGRAM_WEIGHT;
 const STOPWORD_WEIGHT = 0.15;
 /** Longer "words" (hashes, base64, URLs run together) get n-grams of their start only. */
 const MAX_NGRAM_WORD = 24;
@@ -95,10 +164,14 @@ const NGRAM_SCALE = Float64Array.from({ length: MAX_NGRAM_WORD + 1 }, (_, length
   return count === 0 ? 0 : NGRAM_WEIGHT / Math.sqrt(count);
 });
 
+/** Short words are whole-word matches already; digits are identifiers, not morphology. */
+function hasNgrams(word: string): boolean {
+  return word.length >= 3 && !isDigits(word);
+}
+
 function addNgrams(features: FeatureTable, word: string, weight: number): void {
   const length = Math.min(word.length, MAX_NGRAM_WORD);
-  // Short words are whole-word matches already; digits are identifiers, not morphology.
-  if (length < 3 || isDigits(word)) return;
+  if (!hasNgrams(word)) return;
   const scale = NGRAM_SCALE[length]! * weight;
   const value = scale * scale;
   const last = length + 1;
@@ -123,9 +196,18 @@ function isDigits(word: string): boolean {
 
 /** FNV-1a over UTF-16 code units, finished with murmur3's mixer. */
 function hashString(text: string, seed: number): number {
-  let h = seed;
+  return fmix32(fnv(text, seed));
+}
+
+/** FNV-1a's state after `text` (never 0 in practice; 0 stands for "no previous word"). */
+function fnv(text: string, seed: number): number {
+  return fnvFrom(seed, text);
+}
+
+function fnvFrom(state: number, text: string): number {
+  let h = state;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return fmix32(h);
+  return h;
 }
 
 /** murmur3's finalizer: every input bit moves every output bit. Never 0 (the feature table's empty key). */

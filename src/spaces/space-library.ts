@@ -7,7 +7,7 @@ import { newId } from '../shared/new-id.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { Bm25Index } from './bm25-index.ts';
 import { bm25Expression, queryTerms, selectiveTerms } from './bm25-query.ts';
-import { HashedEmbedder } from './hashed-embedder.ts';
+import { HashedEmbedder, hashedEmbedderVersion } from './hashed-embedder.ts';
 import { fuseRanks } from './rank-fusion.ts';
 import { markedSnippet } from './search-snippet.ts';
 import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, type ParsedDocumentInput, type ParsedSearchRequest } from './space-input.ts';
@@ -15,7 +15,7 @@ import { parseSpaceName, spaceNameKey } from './space-name.ts';
 import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type NewDocument, type SpaceRow } from './space-store.ts';
 import type { AddDocumentResult, ChunkRecord, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
 import { defaultVectorIndex, type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
-import { foldedWords } from './word-tokens.ts';
+import { alphanumericPieces, foldedWords } from './word-tokens.ts';
 
 export interface SpaceLibraryOptions {
   /** The svc data dir: the spaces live in `<dataDir>/spaces/spaces.db`. */
@@ -72,6 +72,8 @@ class LocalSpaceLibrary implements SpaceLibrary {
    * (FTS5 answers until then). Writes update one while it fills too.
    */
   readonly #textIndexes = new Map<number, TextIndexFill>();
+  /** Earlier versions of the built-in embedder, by id, made when a space that recorded one is used. */
+  readonly #builtinVersions = new Map<string, HashedEmbedder>();
   #dataVersion: number;
   #closed = false;
 
@@ -118,7 +120,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
   async addDocuments(space: string, inputs: readonly DocumentInput[], onResult?: (index: number, result: AddDocumentResult) => void): Promise<AddDocumentResult[]> {
     this.#open();
     const row = this.#space(space);
-    this.#requireCurrentEmbedder(row);
+    const embedder = this.#requireEmbedder(row);
     const results: AddDocumentResult[] = [];
     const settle = (index: number, result: AddDocumentResult) => {
       results[index] = result;
@@ -152,12 +154,12 @@ class LocalSpaceLibrary implements SpaceLibrary {
       group.push({ index, parsed, contentHash });
       groupChunks += parsed.chunks.length;
       if (groupChunks >= WRITE_BATCH_CHUNKS) {
-        await this.#addGroup(row, group, settle);
+        await this.#addGroup(row, embedder, group, settle);
         group = [];
         groupChunks = 0;
       }
     }
-    if (group.length > 0) await this.#addGroup(row, group, settle);
+    if (group.length > 0) await this.#addGroup(row, embedder, group, settle);
     for (const { index, first } of repeats) {
       const result = results[first]!;
       settle(index, result.ok ? { ok: true, document: result.document, created: false } : result);
@@ -169,10 +171,10 @@ class LocalSpaceLibrary implements SpaceLibrary {
    * Embeds a group of new documents, then writes them in one transaction. A group the store
    * refuses is written again one document per transaction, so only the document at fault fails.
    */
-  async #addGroup(row: SpaceRow, group: readonly PendingDocument[], settle: (index: number, result: AddDocumentResult) => void): Promise<void> {
+  async #addGroup(row: SpaceRow, embedder: Embedder, group: readonly PendingDocument[], settle: (index: number, result: AddDocumentResult) => void): Promise<void> {
     let documents: GroupDocument[];
     try {
-      const vectors = await this.#embed(group.flatMap((pending) => pending.parsed.chunks.map((chunk) => chunk.text)));
+      const vectors = await this.#embed(embedder, group.flatMap((pending) => pending.parsed.chunks.map((chunk) => chunk.text)));
       this.#open();
       let next = 0;
       documents = group.map(({ index, parsed, contentHash }) => ({
@@ -189,7 +191,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     // Anything may have happened while embedding: the same text may have arrived since.
     const write = (batch: readonly GroupDocument[]) => this.#store.transaction(() => {
       const current = this.#currentSpace(row);
-      this.#requireCurrentEmbedder(current);
+      this.#requireSameEmbedder(current, embedder);
       const raced = batch.map((document) => this.#store.documentByHash(current.id, document.contentHash));
       const fresh = batch.filter((_, i) => raced[i] === undefined);
       const inserted = this.#store.insertDocuments(current, fresh, new Date().toISOString());
@@ -225,17 +227,17 @@ class LocalSpaceLibrary implements SpaceLibrary {
     this.#open();
     const parsed = parseDocumentInput(input);
     const row = this.#space(space);
-    this.#requireCurrentEmbedder(row);
+    const embedder = this.#requireEmbedder(row);
     this.#document(row, documentId);
     const contentHash = sha256(parsed.text);
     this.#requireUniqueText(row, documentId, contentHash);
 
-    const chunks = await this.#embedChunks(parsed);
+    const chunks = await this.#embedChunks(embedder, parsed);
     this.#open();
     const now = new Date().toISOString();
     const outcome = this.#store.transaction(() => {
       const current = this.#currentSpace(row);
-      this.#requireCurrentEmbedder(current);
+      this.#requireSameEmbedder(current, embedder);
       const old = this.#document(current, documentId);
       this.#requireUniqueText(current, documentId, contentHash);
       return this.#store.replaceDocument(current, old, documentWrite(parsed, contentHash), chunks, now);
@@ -306,7 +308,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     this.#open();
     const parsed = parseSearchRequest(request);
     const row = this.#space(space);
-    if (parsed.mode !== 'bm25') this.#requireCurrentEmbedder(row);
+    if (parsed.mode !== 'bm25') this.#requireEmbedder(row);
     const modelVector = await this.#modelQueryVector(parsed);
     this.#open();
     const current = this.#currentSpace(row);
@@ -327,8 +329,8 @@ class LocalSpaceLibrary implements SpaceLibrary {
     const modelVector = await this.#modelQueryVector(parsed);
     this.#open();
     // One BM25 list and one dense list over all the spaces, then fused like one space's. Dense
-    // similarities compare across spaces (one embedder made every vector: stale spaces were
-    // refused above); BM25 scores use each space's own statistics, close enough to merge.
+    // similarities compare across spaces (one embedder made every vector, or versions of the
+    // built-in one, all cosines of unit vectors: stale spaces were refused above); BM25 scores use each space's own statistics, close enough to merge.
     // Fusing each space's own ranks instead would put every space's best hit near the top,
     // however poor it is.
     const spaces = new Map<number, SpaceRow>();
@@ -360,7 +362,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
   async reindex(space: string, onProgress?: (done: number, total: number) => void): Promise<SpaceRecord> {
     this.#open();
     const row = this.#space(space);
-    if (!this.#needsReindex(row)) return this.#spaceRecord(row);
+    if (this.#isCurrent(row)) return this.#spaceRecord(row);
     // New vectors go to a side table batch by batch and replace the old ones in one transaction,
     // so searches never see two embedders' vectors in one space, and a crash loses only progress.
     this.#store.transaction(() => this.#store.clearReindexVectors(row.id));
@@ -369,7 +371,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
     let after = 0;
     for (;;) {
       const current = this.#currentSpace(row);
-      if (!this.#needsReindex(current)) return this.#spaceRecord(current);
+      if (this.#isCurrent(current)) return this.#spaceRecord(current);
       // One pass in row id order, then whatever is still without a vector (nothing, unless the
       // space changed while embedding): the swap happens only when that finds none.
       let batch = this.#store.chunksAfter(row.id, after, EMBED_BATCH);
@@ -382,7 +384,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
         this.#indexes.delete(row.id);
         return this.#spaceRecord(this.#currentSpace(row));
       }
-      const vectors = await this.#embed(batch.map((chunk) => chunk.text));
+      const vectors = await this.#embed(this.#embedder, batch.map((chunk) => chunk.text));
       this.#open();
       this.#store.transaction(() => {
         this.#currentSpace(row);
@@ -414,7 +416,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
   /** A space's BM25 and dense lists (null: not in this mode), best first; synchronous, so one state of the store. */
   #rankSpace(row: SpaceRow, request: ParsedSearchRequest, modelVector: Float32Array | null): RankedLists {
     const { mode } = request;
-    if (mode !== 'bm25') this.#requireCurrentEmbedder(row);
+    if (mode !== 'bm25') this.#requireEmbedder(row);
     const lists: RankedLists = { bm25: mode === 'dense' ? null : [], dense: mode === 'bm25' ? null : [] };
     let documentIds: number[] | null = null;
     if (request.documentIds !== null || request.metadata.length > 0) {
@@ -422,7 +424,8 @@ class LocalSpaceLibrary implements SpaceLibrary {
       if (documentIds.length === 0) return lists;
     }
     const depth = searchDepth(request);
-    const words = [...new Set(foldedWords(request.query))];
+    // The built-in embedder weighs a code's runs too ("kz35" → "kz", "35").
+    const words = [...new Set(foldedWords(request.query).flatMap((word) => [word, ...alphanumericPieces(word)]))];
     const frequencies = this.#store.documentFrequencies(row.id, words);
     const frequency = (word: string) => frequencies.get(word) ?? 0;
     const textIndex = lists.bm25 === null ? null : this.#textIndex(row);
@@ -480,13 +483,10 @@ class LocalSpaceLibrary implements SpaceLibrary {
     return results;
   }
 
-  /** The built-in embedder's query vector with each word weighed by its idf in this space (hashed-embedder.ts says why). */
+  /** The built-in embedder's query vector (the version the space records), each word weighed by its idf in this space (hashed-embedder.ts says why). */
   #hashedQueryVector(row: SpaceRow, query: string, frequency: (word: string) => number): Float32Array {
-    const chunks = row.chunk_count;
-    return (this.#embedder as HashedEmbedder).embedText(query, (word) => {
-      const df = frequency(word);
-      return Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
-    });
+    const embedder = this.#requireEmbedder(row) as HashedEmbedder;
+    return embedder.embedText(query, (word) => embedder.queryWordWeight(word, frequency(word), row.chunk_count));
   }
 
   #index(row: SpaceRow): VectorIndex {
@@ -551,21 +551,21 @@ class LocalSpaceLibrary implements SpaceLibrary {
 
   // --- helpers ---
 
-  async #embedChunks(parsed: ParsedDocumentInput): Promise<ChunkWrite[]> {
-    const vectors = await this.#embed(parsed.chunks.map((chunk) => chunk.text));
+  async #embedChunks(embedder: Embedder, parsed: ParsedDocumentInput): Promise<ChunkWrite[]> {
+    const vectors = await this.#embed(embedder, parsed.chunks.map((chunk) => chunk.text));
     return parsed.chunks.map((chunk, i) => ({ ...chunk, publicId: newId('chunk_', 20), vector: vectors[i]! }));
   }
 
-  async #embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async #embed(embedder: Embedder, texts: readonly string[]): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += EMBED_BATCH) {
       // The built-in embedder never waits on anything, so its promise alone would not let
       // requests in between batches: give the event loop a turn.
       if (start > 0) await yieldToEventLoop();
       const batch = texts.slice(start, start + EMBED_BATCH);
-      const batchVectors = await this.#embedder.embed(batch, 'document');
-      if (batchVectors.length !== batch.length || batchVectors.some((vector) => vector.length !== this.#embedder.dimensions)) {
-        throw new Error(`embedder ${this.#embedder.id} returned ${batchVectors.length} vectors for ${batch.length} texts, or vectors not of ${this.#embedder.dimensions}`);
+      const batchVectors = await embedder.embed(batch, 'document');
+      if (batchVectors.length !== batch.length || batchVectors.some((vector) => vector.length !== embedder.dimensions)) {
+        throw new Error(`embedder ${embedder.id} returned ${batchVectors.length} vectors for ${batch.length} texts, or vectors not of ${embedder.dimensions}`);
       }
       vectors.push(...batchVectors);
     }
@@ -610,13 +610,46 @@ class LocalSpaceLibrary implements SpaceLibrary {
     }
   }
 
-  #needsReindex(row: SpaceRow): boolean {
-    return row.embedder !== this.#embedder.id || row.dimensions !== this.#embedder.dimensions;
+  /** Whether the space's vectors are the library's embedder's: new spaces' embedder, what reindex moves a space to. */
+  #isCurrent(row: SpaceRow): boolean {
+    return row.embedder === this.#embedder.id && row.dimensions === this.#embedder.dimensions;
   }
 
-  #requireCurrentEmbedder(row: SpaceRow): void {
-    if (this.#needsReindex(row)) {
+  /**
+   * The embedder that made the space's vectors, when this library can embed with it: its own
+   * embedder, or, while that is the built-in one, any version of the built-in (no weights to
+   * find), so a space made with `svc-hashed-embed-v1` keeps searching and ingesting with v1
+   * vectors until a reindex moves it. Null otherwise: the space needs a reindex.
+   */
+  #embedderFor(row: SpaceRow): Embedder | null {
+    if (this.#isCurrent(row)) return this.#embedder;
+    const version = hashedEmbedderVersion(row.embedder);
+    if (!(this.#embedder instanceof HashedEmbedder) || version === undefined) return null;
+    const key = `${row.embedder}/${row.dimensions}`;
+    let embedder = this.#builtinVersions.get(key);
+    if (embedder === undefined) {
+      embedder = new HashedEmbedder({ version, dimensions: row.dimensions });
+      this.#builtinVersions.set(key, embedder);
+    }
+    return embedder;
+  }
+
+  #needsReindex(row: SpaceRow): boolean {
+    return this.#embedderFor(row) === null;
+  }
+
+  #requireEmbedder(row: SpaceRow): Embedder {
+    const embedder = this.#embedderFor(row);
+    if (embedder === null) {
       throw reindexRequired(`Space ${quoteInput(row.name)} holds vectors of ${quoteInput(row.embedder)} (${row.dimensions} dimensions), not of ${quoteInput(this.#embedder.id)}: reindex it first (BM25 search still works).`);
+    }
+    return embedder;
+  }
+
+  /** Inside a write: the space still holds vectors of the embedder that made the new ones (a reindex may have swapped them since). */
+  #requireSameEmbedder(row: SpaceRow, embedder: Embedder): void {
+    if (row.embedder !== embedder.id || row.dimensions !== embedder.dimensions) {
+      throw conflict(`Space ${quoteInput(row.name)} was reindexed to ${quoteInput(row.embedder)} while this text was embedded with ${quoteInput(embedder.id)}; send it again.`, 'reindex_required', 'space');
     }
   }
 

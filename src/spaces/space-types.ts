@@ -9,7 +9,7 @@ import type { ChunkDraft, DocumentFormat } from './space-document.ts';
 /** A space as listed: what it holds and which embedder made its vectors. */
 export interface SpaceRecord {
   name: string;
-  /** The embedder whose vectors the space holds (e.g. `svc-hashed-embed-v1`, or a GGUF model id). */
+  /** The embedder whose vectors the space holds (e.g. `svc-hashed-embed-v2`, or a GGUF model id). */
   embedder: string;
   dimensions: number;
   document_count: number;
@@ -107,7 +107,7 @@ export interface SearchResult {
 
 /** Turns text into unit-length vectors. The built-in embedder and GGUF embedding models implement it. */
 export interface Embedder {
-  /** The id recorded on a space and served by `/v1/embeddings` (`svc-hashed-embed-v1`, a model id). */
+  /** The id recorded on a space and served by `/v1/embeddings` (`svc-hashed-embed-v2`, a model id). */
   readonly id: string;
   readonly dimensions: number;
   /** One L2-normalized vector per text, in order. */

@@ -3,7 +3,7 @@ import type { ModelRegistry } from '../inference/language-model.ts';
 import { isRemoteModel } from '../inference/model-plane.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { EmbedderModelRegistry } from './embedder-model-registry.ts';
-import { HashedEmbedder } from './hashed-embedder.ts';
+import { HashedEmbedder, hashedEmbedderVersion } from './hashed-embedder.ts';
 import { IngestJobs } from './ingest-jobs.ts';
 import { sharedExtractionWorker } from './extraction-worker.ts';
 import { DEFAULT_MAX_DOCUMENT_BYTES } from './extract-document.ts';
@@ -47,6 +47,9 @@ export class SpacesEmbedderError extends Error {}
  */
 async function chooseEmbedder(id: string | undefined, models: ModelRegistry, builtin: HashedEmbedder): Promise<Embedder> {
   if (id === undefined || id === builtin.id) return builtin;
+  // An earlier built-in version by name: new spaces get it (and its vectors), not a model wrapper.
+  const version = hashedEmbedderVersion(id);
+  if (version !== undefined) return new HashedEmbedder({ version });
   const model = models.model(id);
   if (model === undefined) throw new SpacesEmbedderError(`--spaces-embedder ${id}: no such model (svc models list shows the ids; the built-in one is ${builtin.id})`);
   // Every document ingested and every query searched would be sent to it: space contents stay on this machine.
@@ -75,7 +78,7 @@ export interface SpacesRuntimeOptions {
 
 export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<SpacesRuntime> {
   const builtin = new HashedEmbedder();
-  const builtinModels = new EmbedderModelRegistry(builtin);
+  const builtinModels = new EmbedderModelRegistry(builtin, undefined, [new HashedEmbedder({ version: 1 })]);
   const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin);
   const opened = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
   const watched = options.onDocumentsChanged === undefined ? opened : withChangeHook(opened, options.onDocumentsChanged);
@@ -89,7 +92,7 @@ export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<
       await api.register(spacesRoutes, { library, jobs, maxFileBytes: SPACES_MAX_FILE_BYTES, maxFiles: SPACES_MAX_FILES, maxUploadBytes: SPACES_MAX_UPLOAD_BYTES, maxJsonBytes: SPACES_MAX_FILE_BYTES });
     },
     async health() {
-      const embedderInfo = { id: embedder.id, dimensions: embedder.dimensions, source: embedder === builtin ? 'builtin' : 'model' };
+      const embedderInfo = { id: embedder.id, dimensions: embedder.dimensions, source: embedder instanceof HashedEmbedder ? 'builtin' : 'model' };
       try {
         const spaces = await library.listSpaces();
         const stale = spaces.filter((s) => s.reindex_required === true).map((s) => s.name);

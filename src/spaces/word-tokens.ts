@@ -26,6 +26,42 @@ export function foldedWords(text: string): string[] {
   return words;
 }
 
+/** Beyond this many runs a word is a code or a hash ("3f9a2b7c"), whose runs mean nothing alone. */
+const MAX_PIECES = 3;
+
+/**
+ * A folded word that mixes letters and digits as its letter and digit runs ("kz35" → "kz", "35";
+ * "x86" → "x", "86"), so it matches the same code written "KZ-35" or "KZ 35"; any other word (or
+ * one of more than MAX_PIECES runs) as itself. Digits are ASCII here: what product codes use.
+ */
+export function alphanumericPieces(word: string): string[] {
+  let cuts = 0;
+  let wasDigit = isAsciiDigit(word.charCodeAt(0));
+  for (let i = 1; i < word.length; i++) {
+    const digit = isAsciiDigit(word.charCodeAt(i));
+    if (digit !== wasDigit) cuts++;
+    wasDigit = digit;
+  }
+  if (cuts === 0 || cuts >= MAX_PIECES) return [word];
+  const pieces: string[] = [];
+  let start = 0;
+  wasDigit = isAsciiDigit(word.charCodeAt(0));
+  for (let i = 1; i < word.length; i++) {
+    const digit = isAsciiDigit(word.charCodeAt(i));
+    if (digit !== wasDigit) {
+      pieces.push(word.slice(start, i));
+      start = i;
+    }
+    wasDigit = digit;
+  }
+  pieces.push(word.slice(start));
+  return pieces;
+}
+
+function isAsciiDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
 export interface WordSpan {
   /** UTF-16 offsets into the original text. */
   start: number;

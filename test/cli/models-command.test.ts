@@ -217,7 +217,7 @@ test('list, ps and info ask a running daemon', async () => {
     const list = await run(['models', 'list', '--json'], withUrl);
     assert.equal(list.code, 0, list.stderr);
     assert.equal(list.stderr, '');
-    assert.deepEqual((JSON.parse(list.stdout) as { id: string; state: string }[]).map((m) => [m.id, m.state]), [['tiny', 'not-loaded'], ['svc-hashed-embed-v1', 'loaded']]);
+    assert.deepEqual((JSON.parse(list.stdout) as { id: string; state: string }[]).map((m) => [m.id, m.state]), [['tiny', 'not-loaded'], ['svc-hashed-embed-v2', 'loaded']]);
     assert.deepEqual(JSON.parse((await run(['models', 'ps', '--json'], withUrl)).stdout), []);
     const chat = await fetch(`${daemon.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
     assert.equal(chat.status, 200);
@@ -262,7 +262,7 @@ test('list through a daemon shows what its discovery skipped, one warning a line
   try {
     const list = await run(['models', 'list', '--json', '--url', daemon.url], env);
     assert.equal(list.code, 0, list.stderr);
-    assert.deepEqual((JSON.parse(list.stdout) as { id: string }[]).map((m) => m.id), ['tiny', 'svc-hashed-embed-v1']);
+    assert.deepEqual((JSON.parse(list.stdout) as { id: string }[]).map((m) => m.id), ['tiny', 'svc-hashed-embed-v2']);
     const warnings = list.stderr.trim().split('\n');
     assert.equal(warnings.length, 1, list.stderr);
     assert.match(warnings[0]!, /^warning: .*notes\.gguf/);

@@ -61,7 +61,7 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   await expect(base, 'POST', '/v1/completions', 200, { model: 'tiny', prompt: 'Once', max_tokens: 4 });
   await expect(base, 'POST', '/v1/responses', 200, { model: 'tiny', input: 'Hi', max_output_tokens: 4 });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'tiny', input: 'pumps' });
-  await expect(base, 'POST', '/v1/embeddings', 200, { model: 'svc-hashed-embed-v1', input: 'pumps' });
+  await expect(base, 'POST', '/v1/embeddings', 200, { model: 'svc-hashed-embed-v2', input: 'pumps' });
   await expect(base, 'POST', '/v1/images/generations', 501, { prompt: 'x' });
   await expect(base, 'POST', '/v1/audio/transcriptions', 501, {});
 

@@ -20,7 +20,7 @@ test('remote-kind upstream models are remote, in the list and as models; everyth
   const registry = new MergedModelRegistry([upstreams, new EmbedderModelRegistry(new HashedEmbedder())]);
   try {
     const planes = new Map(registry.list().map((m) => [m.id, isRemoteModel(m)]));
-    assert.deepEqual([...planes], [['far/big', true], ['near/small', false], ['svc-hashed-embed-v1', false]]);
+    assert.deepEqual([...planes], [['far/big', true], ['near/small', false], ['svc-hashed-embed-v2', false]]);
     for (const [id, remote] of planes) assert.equal(isRemoteModel(registry.model(id)!), remote, id);
   } finally {
     await upstreams.close();

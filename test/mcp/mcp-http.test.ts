@@ -123,7 +123,7 @@ describe('tool calls against the daemon', () => {
     const health = await call(TOOL_NAMES.health, {});
     assert.equal(health.status, 'ok');
     const { models } = await call(TOOL_NAMES.listModels, {}) as { models: { id: string; plane: string }[] };
-    assert.deepEqual(models.map((m) => [m.id, m.plane]), [['tiny', 'local'], ['svc-hashed-embed-v1', 'local']]);
+    assert.deepEqual(models.map((m) => [m.id, m.plane]), [['tiny', 'local'], ['svc-hashed-embed-v2', 'local']]);
   });
 
   test('chat with the tiny local model', async () => {
@@ -133,7 +133,7 @@ describe('tool calls against the daemon', () => {
   });
 
   test('embed', async () => {
-    const out = await call(TOOL_NAMES.embed, { model: 'svc-hashed-embed-v1', input: ['pump seal', 'impeller'] }) as { embeddings: number[][] };
+    const out = await call(TOOL_NAMES.embed, { model: 'svc-hashed-embed-v2', input: ['pump seal', 'impeller'] }) as { embeddings: number[][] };
     assert.equal(out.embeddings.length, 2);
     assert.ok(out.embeddings[0]!.length > 0);
     assert.notDeepEqual(out.embeddings[0], out.embeddings[1]);

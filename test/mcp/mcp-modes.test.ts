@@ -118,7 +118,7 @@ describe('--mcp-port: /mcp on its own listener', () => {
     const client = await connect(mcpUrl);
     try {
       const result = (await client.callTool({ name: TOOL_NAMES.listModels, arguments: {} })) as CallToolResult;
-      assert.deepEqual((result.structuredContent as { models: { id: string }[] }).models.map((m) => m.id), ['svc-hashed-embed-v1']);
+      assert.deepEqual((result.structuredContent as { models: { id: string }[] }).models.map((m) => m.id), ['svc-hashed-embed-v2']);
     } finally {
       await client.close();
     }

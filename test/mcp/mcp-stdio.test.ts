@@ -90,7 +90,7 @@ describe('svc mcp with a daemon', () => {
 
     const models = (await client.callTool({ name: TOOL_NAMES.listModels, arguments: {} })) as CallToolResult;
     assert.ok((models.structuredContent as { models: { id: string }[] }).models.some((m) => m.id === 'tiny'), textOf(models));
-    const embedded = (await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v1', input: 'stdio' } })) as CallToolResult;
+    const embedded = (await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v2', input: 'stdio' } })) as CallToolResult;
     assert.notEqual(embedded.isError, true, textOf(embedded));
 
     const solved = (await client.callTool({ name: TOOL_NAMES.solve, arguments: { solver: 'grover', problem: { type: 'qrng', bits: 8 }, shots: 1 } })) as CallToolResult;
@@ -117,7 +117,7 @@ describe('svc mcp with a daemon', () => {
   });
 
   test('logs go to stderr, by tool name and outcome only, never arguments', async () => {
-    await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v1', input: 'a secret-looking sentence' } });
+    await client.callTool({ name: TOOL_NAMES.embed, arguments: { model: 'svc-hashed-embed-v2', input: 'a secret-looking sentence' } });
     // The log line is written after the answer; wait for it (a few ms).
     for (let i = 0; i < 200 && !stderr().includes('"tool":"svc_embed"'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
     assert.match(stderr(), /"tool":"svc_embed"/);

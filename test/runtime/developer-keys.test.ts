@@ -180,7 +180,7 @@ describe('svc serve --developer-keys', () => {
       return ((await response.json()) as { payload: { daily_job_count: number } }).payload.daily_job_count;
     };
     const embed = (headers: Record<string, string>) => fetch(`${enforced.url}/v1/embeddings`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'svc-hashed-embed-v1', input: 'pumps' }),
+      method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'svc-hashed-embed-v2', input: 'pumps' }),
     });
     const before = await dailyCount();
     await expectError(await embed({}), 401, 'developer_key_required');

@@ -109,7 +109,7 @@ describe('configuration, CORS and privacy', () => {
     const daemon = await startDaemon({ withModel: false, env: { SVC_MODEL: `from-env=${tinyModelPath()}`, SVC_PARALLEL: '2' } });
     try {
       const models = (await (await fetch(`${daemon.url}/v1/models`)).json()) as { data: { id: string }[] };
-      assert.deepEqual(models.data.map((m) => m.id), ['from-env', 'svc-hashed-embed-v1']);
+      assert.deepEqual(models.data.map((m) => m.id), ['from-env', 'svc-hashed-embed-v2']);
       await post(daemon.url, '/v1/chat/completions', { model: 'from-env', messages: [{ role: 'user', content: 'x' }], max_tokens: 1 });
       assert.ok(daemon.logs.some((l) => l.msg === 'model loaded' && l.parallel === 2));
     } finally {

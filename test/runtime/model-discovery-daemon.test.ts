@@ -46,7 +46,7 @@ after(async () => {
 test('/v1/models lists the flag model and every discovered one', async () => {
   const ids = (await client.models.list()).data.map((m) => m.id);
   // The built-in embedder of knowledge spaces comes last, after every served model.
-  assert.deepEqual(ids, ['tiny', 'someone/tiny:q', 'tiny-chat:latest', 'hf:svc/Tiny-GGUF/tiny', 'lmstudio:svc/Embed-GGUF/embed', 'svc-hashed-embed-v1']);
+  assert.deepEqual(ids, ['tiny', 'someone/tiny:q', 'tiny-chat:latest', 'hf:svc/Tiny-GGUF/tiny', 'lmstudio:svc/Embed-GGUF/embed', 'svc-hashed-embed-v2']);
 });
 
 test('models.retrieve shows the metadata, for ids with colons and slashes', async () => {
@@ -93,7 +93,7 @@ test('--discover none serves the flag model only; a bad --discover value is refu
   const bare = await startDaemon({ env: { ...env, SVC_DISCOVER: 'none' } });
   try {
     const ids = (await (await fetch(`${bare.url}/v1/models`)).json() as { data: { id: string }[] }).data.map((m) => m.id);
-    assert.deepEqual(ids, ['tiny', 'svc-hashed-embed-v1']);
+    assert.deepEqual(ids, ['tiny', 'svc-hashed-embed-v2']);
   } finally {
     assert.equal(await bare.stop(), 0);
   }

@@ -23,7 +23,7 @@ describe('models', () => {
     const page = await client.models.list();
     const ids = page.data.map((m) => m.id);
     // The configured model, then the built-in embedder of knowledge spaces.
-    assert.deepEqual(ids, ['tiny', 'svc-hashed-embed-v1']);
+    assert.deepEqual(ids, ['tiny', 'svc-hashed-embed-v2']);
     assert.equal(page.data[0]!.object, 'model');
     assert.equal(typeof page.data[0]!.created, 'number');
   });

@@ -121,9 +121,9 @@ describe('models', () => {
     const models = (await client.models.list()).data;
     const ids = models.map((m) => m.id).sort();
     // The built-in embedder of knowledge spaces is listed too, and so is each svc upstream's own
-    // (`up/svc-hashed-embed-v1`) once that upstream has been listed.
-    assert.ok(ids.includes('svc-hashed-embed-v1'));
-    assert.deepEqual(ids.filter((id) => !id.endsWith('svc-hashed-embed-v1')), ['gone/m', 'keyed/m', 'loc/tiny', 'silent/m', 'tools/m', 'up/tiny', 'victim/tiny']);
+    // (`up/svc-hashed-embed-v2`) once that upstream has been listed.
+    assert.ok(ids.includes('svc-hashed-embed-v2'));
+    assert.deepEqual(ids.filter((id) => !id.endsWith('svc-hashed-embed-v2')), ['gone/m', 'keyed/m', 'loc/tiny', 'silent/m', 'tools/m', 'up/tiny', 'victim/tiny']);
     assert.equal(models.find((m) => m.id === 'up/tiny')!.owned_by, 'up');
     const one = await client.models.retrieve('up/tiny');
     assert.equal(one.id, 'up/tiny');

@@ -127,7 +127,7 @@ test('chat with spaces: a space whose embedder is not available answers retrieva
   // Reindexing moves the space to the daemon's embedder, and hybrid works again.
   const reindexed = await api('POST', '/spaces/tiny-vectors/reindex');
   assert.equal(reindexed.status, 200, JSON.stringify(reindexed.body));
-  assert.equal(reindexed.body.embedder, 'svc-hashed-embed-v1');
+  assert.equal(reindexed.body.embedder, 'svc-hashed-embed-v2');
   const again = await client.chat.completions.create({
     model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'When do hedgehogs hibernate?' }], spaces: ['tiny-vectors'],
   } as WithSpaces);
@@ -135,13 +135,13 @@ test('chat with spaces: a space whose embedder is not available answers retrieva
 });
 
 test('embeddings: the built-in embedder through the OpenAI client; it does not chat', async () => {
-  const result = await client.embeddings.create({ model: 'svc-hashed-embed-v1', input: ['hello world', 'hello world'] });
+  const result = await client.embeddings.create({ model: 'svc-hashed-embed-v2', input: ['hello world', 'hello world'] });
   assert.equal(result.data.length, 2);
   assert.deepEqual(result.data[0]!.embedding, result.data[1]!.embedding);
   const norm = Math.hypot(...result.data[0]!.embedding);
   assert.ok(Math.abs(norm - 1) < 1e-4);
   await assert.rejects(
-    client.chat.completions.create({ model: 'svc-hashed-embed-v1', messages: [{ role: 'user', content: 'hi' }] }),
+    client.chat.completions.create({ model: 'svc-hashed-embed-v2', messages: [{ role: 'user', content: 'hi' }] }),
     (error: unknown) => error instanceof OpenAI.BadRequestError && /embedding model/.test(error.message),
   );
 });

@@ -107,7 +107,7 @@ test('spaces: create, list, get, delete; names validated and unique regardless o
   await withLibrary(async (library) => {
     const created = await library.createSpace('Notes');
     assert.equal(created.name, 'Notes');
-    assert.equal(created.embedder, 'svc-hashed-embed-v1');
+    assert.equal(created.embedder, 'svc-hashed-embed-v2');
     assert.equal(created.dimensions, new HashedEmbedder().dimensions);
     assert.equal(created.document_count, 0);
     assert.equal(created.reindex_required, false);
@@ -597,7 +597,7 @@ test('an embedder switch: reindex_required until reindexed, no mixed vectors, th
     try {
       const stale = await library.getSpace('kb');
       assert.equal(stale.reindex_required, true);
-      assert.equal(stale.embedder, 'svc-hashed-embed-v1');
+      assert.equal(stale.embedder, 'svc-hashed-embed-v2');
       for (const mode of ['hybrid', 'dense'] as const) {
         await rejectsWith(library.search('kb', { query: 'tomato', mode }), 409, 'reindex_required');
         await rejectsWith(library.searchAll({ query: 'tomato', mode }), 409, 'reindex_required');
@@ -637,6 +637,59 @@ test('an embedder switch: reindex_required until reindexed, no mixed vectors, th
       assert.equal((await library.getSpace('kb')).reindex_required, true);
       await library.reindex('kb');
       assert.equal((await library.search('kb', { query: 'knead the dough', mode: 'dense' }))[0]?.title, 'Bread');
+    } finally {
+      await library.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** Each chunk's stored vector with its text, from the store itself. */
+function storedVectors(dataDir: string): { text: string; vector: Float32Array }[] {
+  const db = new DatabaseSync(join(dataDir, 'spaces', 'spaces.db'), { readOnly: true });
+  try {
+    const rows = db.prepare('SELECT c.text AS text, v.vector AS vector FROM chunks c JOIN chunk_vectors v ON v.chunk_id = c.id ORDER BY c.id').all() as { text: string; vector: Uint8Array }[];
+    return rows.map((row) => ({ text: row.text, vector: new Float32Array(row.vector.buffer.slice(row.vector.byteOffset, row.vector.byteOffset + row.vector.byteLength)) }));
+  } finally {
+    db.close();
+  }
+}
+
+test('a space made with svc-hashed-embed-v1 keeps its v1 vectors under the v2 default, and reindex moves it to v2', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-spaces-'));
+  const v1 = new HashedEmbedder({ version: 1 });
+  const v2 = new HashedEmbedder();
+  const sameBits = (a: Float32Array, b: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  try {
+    let library = await openSpaceLibrary({ dataDir, embedder: v1 });
+    await library.createSpace('old');
+    await library.addDocument('old', GARDEN);
+    const v1Results = await Promise.all(MODES.map((mode) => library.search('old', { query: 'pruning tomato vines', mode })));
+    await library.close();
+
+    library = await openSpaceLibrary({ dataDir });
+    try {
+      const record = await library.getSpace('old');
+      assert.equal(record.embedder, 'svc-hashed-embed-v1');
+      assert.equal(record.reindex_required, false);
+      // The same search as before the upgrade, in every mode: v1 query vectors against v1 vectors.
+      assert.deepEqual(await Promise.all(MODES.map((mode) => library.search('old', { query: 'pruning tomato vines', mode }))), v1Results);
+      assert.equal(v1Results[2]![0]!.text, GARDEN.chunks[1]!.text);
+      // New documents in it get v1 vectors too (never mixed), and are found.
+      await library.addDocument('old', ASTRONOMY);
+      for (const { text, vector } of storedVectors(dataDir)) assert.ok(sameBits(vector, v1.embedText(text)), text);
+      assert.equal((await library.search('old', { query: 'pulsar radio beams', mode: 'dense' }))[0]?.title, 'Neutron stars');
+      assert.equal((await library.searchAll({ query: 'pulsar radio beams' }))[0]?.title, 'Neutron stars');
+      // New spaces get v2.
+      assert.equal((await library.createSpace('new')).embedder, 'svc-hashed-embed-v2');
+
+      const moved = await library.reindex('old');
+      assert.equal(moved.embedder, 'svc-hashed-embed-v2');
+      assert.equal(moved.chunk_count, 5);
+      for (const { text, vector } of storedVectors(dataDir)) assert.ok(sameBits(vector, v2.embedText(text)), text);
+      assert.equal((await library.search('old', { query: 'pruning tomato vines', mode: 'dense' }))[0]?.text, GARDEN.chunks[1]!.text);
+      assertConsistent(dataDir);
     } finally {
       await library.close();
     }

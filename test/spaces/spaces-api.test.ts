@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { HashedEmbedder } from '../../src/spaces/hashed-embedder.ts';
 
 /**
  * The spaces API of a real daemon over HTTP: spaces, JSON documents, multipart uploads as
@@ -65,7 +66,7 @@ test('spaces: create, list, get, delete; names checked; duplicates in any case a
   assert.equal(created.status, 201);
   assert.equal(created.body.name, 'notes-1');
   assert.equal(created.body.document_count, 0);
-  assert.equal(created.body.embedder, 'svc-hashed-embed-v1');
+  assert.equal(created.body.embedder, 'svc-hashed-embed-v2');
   assert.equal(errorCode(await call('POST', '/spaces', { name: 'NOTES-1' })), 'space_exists');
   assert.equal((await call('POST', '/spaces', { name: 'NOTES-1' })).status, 409);
   for (const bad of ['', 'a b', '../x', 'x/y', '-lead', 'a'.repeat(65), '__proto__']) {
@@ -275,6 +276,12 @@ test('spaces survive a restart; /health reports retrieval; the built-in embedder
   assert.equal(health.retrieval.unified_search, 'ok');
   assert.equal(health.retrieval.bridge, 'ok');
   const models = (await (await fetch(`${daemon.url}/v1/models`)).json()) as { data: { id: string; capabilities: string[] }[] };
-  const builtin = models.data.find((m) => m.id === 'svc-hashed-embed-v1');
+  const builtin = models.data.find((m) => m.id === 'svc-hashed-embed-v2');
   assert.deepEqual(builtin?.capabilities, ['embeddings']);
+  // v1 is not listed (new work uses v2) but still served, so a v1 space's vectors can be reproduced.
+  assert.equal(models.data.some((m) => m.id === 'svc-hashed-embed-v1'), false);
+  const embed = async (model: string) => (await (await fetch(`${daemon.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, input: 'KZ35 pump' }) })).json()) as { model: string; data: { embedding: number[] }[] };
+  const [v1, v2] = [await embed('svc-hashed-embed-v1'), await embed('svc-hashed-embed-v2')];
+  assert.deepEqual(v1.data[0]!.embedding, Array.from(new HashedEmbedder({ version: 1 }).embedText('KZ35 pump')));
+  assert.deepEqual(v2.data[0]!.embedding, Array.from(new HashedEmbedder().embedText('KZ35 pump')));
 });

@@ -143,7 +143,7 @@ test('jobs are logged locally with solver or model, duration and error type, nev
   for (const headers of [{ origin: 'http://evil.example' }, { host: 'evil.example' }] as Record<string, string>[]) {
     assert.equal(await guardedPost(basic, '/v1/chat/completions', headers, { model: 'tiny', messages: [{ role: 'user', content: 'x' }] }), 403);
   }
-  const embedded = await post(basic, '/v1/embeddings', { model: 'svc-hashed-embed-v1', input: PROMPT_SECRET });
+  const embedded = await post(basic, '/v1/embeddings', { model: 'svc-hashed-embed-v2', input: PROMPT_SECRET });
   assert.equal(embedded.status, 200);
   // Not jobs: health, model lists, the telemetry view.
   await fetch(`${basic.url}/health`);
@@ -158,7 +158,7 @@ test('jobs are logged locally with solver or model, duration and error type, nev
     { kind: 'solve', name: 'grover', outcome: 'failed', error_type: 'substrate_unavailable' },
     { kind: 'chat', name: 'tiny', outcome: 'completed', error_type: null },
     { kind: 'chat', name: null, outcome: 'failed', error_type: 'model_not_found' },
-    { kind: 'embeddings', name: 'svc-hashed-embed-v1', outcome: 'completed', error_type: null },
+    { kind: 'embeddings', name: 'svc-hashed-embed-v2', outcome: 'completed', error_type: null },
   ]);
   for (const line of lines) assert.ok(Number.isInteger(line.duration_ms) && (line.duration_ms as number) >= 0);
   const logText = readFileSync(join(dataDir, 'logs', 'jobs.ndjson'), 'utf8');
@@ -223,7 +223,7 @@ test('retrieval_unavailable: a chat turn whose search fails answers without sour
   await until('the chat job line', () => jobLines().length > before);
   const lines = jobLines();
   const ingest = lines.find((l) => l.kind === 'ingest');
-  assert.deepEqual(ingest && { name: ingest.name, outcome: ingest.outcome, error_type: ingest.error_type }, { name: 'svc-hashed-embed-v1', outcome: 'completed', error_type: null });
+  assert.deepEqual(ingest && { name: ingest.name, outcome: ingest.outcome, error_type: ingest.error_type }, { name: 'svc-hashed-embed-v2', outcome: 'completed', error_type: null });
   const last = lines.at(-1)!;
   assert.deepEqual({ kind: last.kind, name: last.name, outcome: last.outcome, error_type: last.error_type }, { kind: 'chat', name: 'tiny', outcome: 'completed', error_type: 'retrieval_unavailable' });
   assert.ok(basic.logs.some((l) => l.failure_class === 'retrieval_unavailable'));
