@@ -133,7 +133,9 @@ export class LlamaEngine implements ModelRegistry {
    */
   async loadModel(id: string): Promise<LoadOutcome> {
     const host = this.model(id) as LlamaModelHost | undefined;
-    return host === undefined ? { state: 'unloaded-meanwhile' } : host.preload();
+    // A programming error, not a client's: the route answers 404 for ids `holds` does not know.
+    if (host === undefined) throw new RangeError(`loadModel: '${id}' is not one of this engine's models`);
+    return host.preload();
   }
 
   /**
