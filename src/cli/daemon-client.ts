@@ -1,5 +1,6 @@
 /**
- * What `svc models list|ps|info` ask a running daemon. "No daemon" covers a refused or timed-out
+ * What `svc models list|ps|info|load|unload` ask a running daemon, with the developer key from
+ * `SVC_API_KEY` when one is set (a daemon run with `--require-developer-key` needs it). "No daemon" covers a refused or timed-out
  * connection and an answer that is not svc's (another program on the port); the commands then
  * read the disk instead. A daemon that answers but errors is reported, not hidden.
  */
@@ -15,10 +16,19 @@ const UNTRUSTED_CERTIFICATE = new Set([
 
 const TIMEOUT_MS = 3000;
 
+/** `Authorization: Bearer $SVC_API_KEY` when that is set and not blank, else no header: how every svc client command sends its developer key. */
+export function developerKeyHeaders(env: NodeJS.ProcessEnv): Record<string, string> {
+  const key = env.SVC_API_KEY?.trim();
+  return key === undefined || key === '' ? {} : { authorization: `Bearer ${key}` };
+}
+
 export class DaemonClient {
   readonly base: string;
+  readonly #headers: Record<string, string>;
 
-  constructor(url: string) {
+  /** `headers` go with every call (`developerKeyHeaders(process.env)` for the developer key). */
+  constructor(url: string, headers: Record<string, string> = {}) {
+    this.#headers = headers;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -44,7 +54,7 @@ export class DaemonClient {
     try {
       response = await fetch(`${this.base}${path}`, {
         method, signal: AbortSignal.timeout(timeoutMs),
-        headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { ...this.#headers, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
@@ -72,7 +82,7 @@ export class DaemonClient {
   async models(): Promise<Record<string, unknown>[]> {
     const got = await this.get('/v1/models');
     if (got === undefined) throw new Error(`the daemon at ${this.base} stopped answering`);
-    if (got.status !== 200 || !isRecord(got.body) || !Array.isArray(got.body.data)) throw new Error(`the daemon at ${this.base} answered ${got.status} to GET /v1/models`);
+    if (got.status !== 200 || !isRecord(got.body) || !Array.isArray(got.body.data)) throw new Error(this.refusal(got, 'GET /v1/models'));
     return got.body.data.filter(isRecord);
   }
 
@@ -82,8 +92,16 @@ export class DaemonClient {
     const got = await this.get(`/v1/models/${encodeURIComponent(id)}`);
     if (got === undefined) throw new Error(`the daemon at ${this.base} stopped answering`);
     if (got.status === 404) return null;
-    if (got.status !== 200 || !isRecord(got.body)) throw new Error(`the daemon at ${this.base} answered ${got.status} to GET /v1/models/${id}`);
+    if (got.status !== 200 || !isRecord(got.body)) throw new Error(this.refusal(got, `GET /v1/models/${id}`));
     return got.body;
+  }
+
+  /** One line for an answer that is not what was asked for: the daemon's own message if it sent one, and what to do about a key it wants. */
+  refusal(got: { status: number; body: unknown }, what: string): string {
+    const error = isRecord(got.body) && isRecord(got.body.error) ? got.body.error : undefined;
+    const message = typeof error?.message === 'string' ? `: ${error.message}` : '';
+    const hint = got.status === 401 ? ' (set SVC_API_KEY to a developer key the daemon accepts)' : '';
+    return `the daemon at ${this.base} answered ${got.status} to ${what}${message}${hint}`;
   }
 }
 

@@ -1,6 +1,6 @@
 import { isLoopbackHostname } from '../runtime/loopback-guard.ts';
 import { UserError } from '../shared/user-error.ts';
-import { DaemonClient, DEFAULT_DAEMON_URL } from './daemon-client.ts';
+import { DaemonClient, DEFAULT_DAEMON_URL, developerKeyHeaders } from './daemon-client.ts';
 
 /** The daemon `svc mcp` calls, and what goes with each call. */
 export interface McpDaemonTarget {
@@ -29,6 +29,5 @@ export function mcpDaemonTarget(options: { url?: string | undefined; allowRemote
       { exitCode: 2 },
     );
   }
-  const key = env.SVC_API_KEY?.trim();
-  return { base, headers: key === undefined || key === '' ? {} : { authorization: `Bearer ${key}` } };
+  return { base, headers: developerKeyHeaders(env) };
 }

@@ -8,7 +8,7 @@ import { listRepoModels, modelsDir, pullModel, type PullResult, type RepoListing
 import { parseModelReference } from '../models/model-reference.ts';
 import { removeSvcModel } from '../models/model-removal.ts';
 import { UserError } from '../shared/user-error.ts';
-import { DaemonClient, DEFAULT_DAEMON_URL, isRecord } from './daemon-client.ts';
+import { DaemonClient, DEFAULT_DAEMON_URL, developerKeyHeaders, isRecord } from './daemon-client.ts';
 import { formatSize, formatTable, modelDetails, modelTable, printable, viewFromDaemon, viewFromDisk, type ModelView } from './model-view.ts';
 import { PullProgress } from './pull-progress.ts';
 
@@ -61,7 +61,7 @@ async function flagModels(specs: readonly string[]): Promise<LocalModel[]> {
 async function daemonFor(opts: CommonOptions & { disk?: boolean }): Promise<{ client: DaemonClient; health: Record<string, unknown> } | undefined> {
   let client: DaemonClient;
   try {
-    client = new DaemonClient(opts.url ?? DEFAULT_DAEMON_URL);
+    client = new DaemonClient(opts.url ?? DEFAULT_DAEMON_URL, developerKeyHeaders(process.env));
   } catch (error) {
     throw new UserError((error as Error).message, { exitCode: 2 });
   }
@@ -164,7 +164,7 @@ function registerResidency(models: Command, action: 'load' | 'unload'): void {
       const body = isRecord(answer.body) ? answer.body : {};
       if (answer.status >= 400) {
         const error = isRecord(body.error) && typeof body.error.message === 'string' ? body.error.message : `HTTP ${answer.status}`;
-        throw new UserError(error);
+        throw new UserError(answer.status === 401 ? `${error} (set SVC_API_KEY to a developer key the daemon accepts)` : error);
       }
       const state = typeof body.state === 'string' ? body.state : 'unknown';
       print(opts.json, body, () => state === 'unloading' ? `${id}: unloading when its running requests end\n` : `${id}: ${state}\n`);

@@ -38,6 +38,7 @@ export function engineOptions(): Option[] {
     new Option('-m, --model <path>', 'a GGUF file to serve, as PATH or ID=PATH; repeat for several').env('SVC_MODEL').argParser(collect),
     new Option('--discover <sources>', 'other tools\' model stores to serve from: a comma list of ollama, huggingface, lmstudio; or all, or none [default: all]').env('SVC_DISCOVER'),
     new Option('--keep-alive <duration>', 'unload a model after this long idle (30s, 5m, 0, forever) [default: 5m]').env('SVC_KEEP_ALIVE'),
+    new Option('--max-loaded-models <n>', 'models in memory at once; one more unloads the least recently used idle one, or is refused (503) when all are busy [default: 3]').env('SVC_MAX_LOADED_MODELS'),
     new Option('--parallel <n>', 'requests one model generates at once (continuous batching) [default: 4]').env('SVC_PARALLEL'),
     new Option('--queue-size <n>', 'requests that may wait for a model before 503 [default: 32]').env('SVC_QUEUE_SIZE'),
     new Option('--context-size <tokens>', 'context per request [default: the model\'s, at most 4096]').env('SVC_CONTEXT_SIZE'),

@@ -83,7 +83,15 @@ export async function hostedConsoleRoutes(app: FastifyInstance, options: { root?
   const root = options.root ?? CONSOLE_DIST;
   const page = await readFile(join(root, 'usage.html'));
   installConsoleHeaders(app);
-  app.get('/usage', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
+  app.get('/usage', async (request, reply) => {
+    // The hosted server ignores trailing slashes, but the page's URLs are relative: under
+    // `/usage/` they would resolve one level too deep. Send the browser to `/usage` instead
+    // (relative, so a proxy's path prefix stays; 308 keeps the method, the query string kept).
+    const queryAt = request.url.indexOf('?');
+    const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
+    if (path.endsWith('/')) return reply.redirect(`../usage${queryAt === -1 ? '' : request.url.slice(queryAt)}`, 308);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+  });
   await app.register(fastifyStatic, {
     root: join(root, 'assets'),
     prefix: '/assets/',

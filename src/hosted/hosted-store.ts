@@ -134,6 +134,24 @@ export interface UsageQuery {
   evidenceLimit?: number | undefined;
   /** Most ledger entries of the whole account to return in `recent`, newest first (default 0). */
   recentLimit?: number | undefined;
+  /** Also total every key of the account (`keys`, a signed-in session's report); default false, `keys` left empty. */
+  perKey?: boolean | undefined;
+}
+
+/**
+ * One of the account's newest ledger rows as a usage report lists it: the evidence id and its
+ * Joules (what the contract's usage report carries) and the route's facts that are not billing
+ * figures. No tokens, outcome, estimated or measured Joules, or signatures: the contract keeps
+ * route-evidence-linked billing events out of usage (`GET /evidence/:id` is where they are).
+ */
+export interface RecentEvidence {
+  evidenceId: string;
+  createdAt: Date;
+  keyId: string;
+  projectId: string | null;
+  /** The row's billable Joules, as in the key's and the projects' evidence lists. */
+  joules: number;
+  route: Pick<SvcRoute, 'policy' | 'execution_plane' | 'privacy_tier' | 'model' | 'provider' | 'latency_ms' | 'fallback' | 'fallback_reason'>;
 }
 
 /** Most projects a usage report lists (the heaviest first). */
@@ -146,12 +164,12 @@ export interface UsageReport {
   daily: { date: string; joules: number; requests: number }[];
   /** Absent when the query named no key. */
   key?: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] } | undefined;
-  /** Every key of the account with usage this month, the most Joules first, at most MAX_USAGE_PROJECTS of them. */
+  /** With `perKey`: every key of the account with usage this month, the most Joules first, at most MAX_USAGE_PROJECTS of them; else empty. */
   keys: { keyId: string; requests: number; joules: number }[];
   /** More keys had usage than `keys` lists. */
   keysTruncated: boolean;
-  /** The account's newest ledger entries this month (`recentLimit` of them), route evidence included. */
-  recent: LedgerEntry[];
+  /** The account's newest ledger entries this month (`recentLimit` of them). */
+  recent: RecentEvidence[];
   /** The projects with the most Joules this month, at most MAX_USAGE_PROJECTS of them (project ids come from a request header, so they are unbounded). */
   projects: { projectId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] }[];
   /** More projects had usage than `projects` lists. */

@@ -28,6 +28,7 @@ import type {
   ToolCall,
 } from './language-model.ts';
 import { chooseSequence } from './choose-sequence.ts';
+import { DEFAULT_MAX_LOADED_MODELS } from './default-max-loaded-models.ts';
 import { decodeSequencesTogether, sequenceIdOf } from './decode-sequences-together.ts';
 import { l2Normalize } from './l2-normalize.ts';
 import { toChatHistory } from './llama-chat-history.ts';
@@ -47,6 +48,11 @@ export interface LlamaEngineOptions {
   defaultMaxTokens: number;
   /** Idle time before a model is unloaded; 0 unloads after each request, Infinity never. */
   keepAliveMs: number;
+  /**
+   * Most models in memory (loaded or loading) at once; default DEFAULT_MAX_LOADED_MODELS. Loading
+   * one more unloads the least recently used idle model, or is refused (503) when all are busy.
+   */
+  maxLoadedModels?: number | undefined;
   gpu: GpuChoice;
   threads?: number | undefined;
   log: EngineLogger;
@@ -59,6 +65,13 @@ export interface EngineLogger {
 }
 
 const DEFAULT_CONTEXT_CAP = 4096;
+
+/** What `loadModel` found when its load was done (see LlamaModelHost.preload). */
+export type LoadOutcome =
+  /** In memory; `cancelledUnload`: an unload that was waiting for requests will not happen. */
+  | { state: 'loaded'; cancelledUnload: boolean }
+  /** Loaded, but an unload asked for while it loaded has taken it out again. */
+  | { state: 'unloaded-meanwhile' };
 
 /**
  * Sampling when the client sends none: temperature 0.8 and top_p 0.95, as llama.cpp's server
@@ -93,7 +106,7 @@ export class LlamaEngine implements ModelRegistry {
     if (existing !== undefined) return existing;
     const descriptor = this.#catalog.get(id);
     if (descriptor === undefined) return undefined;
-    const host = new LlamaModelHost(id, descriptor.path, () => this.#binding(), this.#options);
+    const host = new LlamaModelHost(id, descriptor.path, () => this.#binding(), this.#options, (h) => this.#makeRoom(h));
     this.#hosts.set(id, host);
     return host;
   }
@@ -118,8 +131,34 @@ export class LlamaEngine implements ModelRegistry {
    * Loads a model now, as its first request would, then keeps it for the keep-alive idle time
    * (`POST /api/models/load`). Undefined `id`s are the caller's 404: check `holds` first.
    */
-  async loadModel(id: string): Promise<void> {
-    await (this.model(id) as LlamaModelHost | undefined)?.preload();
+  async loadModel(id: string): Promise<LoadOutcome> {
+    const host = this.model(id) as LlamaModelHost | undefined;
+    // A programming error, not a client's: the route answers 404 for ids `holds` does not know.
+    if (host === undefined) throw new RangeError(`loadModel: '${id}' is not one of this engine's models`);
+    return host.preload();
+  }
+
+  /**
+   * Called synchronously as `host` starts loading, so that concurrent loads count each other:
+   * with `maxLoadedModels` already in memory (or loading), the least recently used idle ones
+   * are unloaded to make room (the returned promise: their memory is freed), and when too few
+   * are idle the load is refused with 503 `model_capacity_reached` rather than exhausting memory.
+   */
+  #makeRoom(host: LlamaModelHost): Promise<void> {
+    const max = this.#options.maxLoadedModels ?? DEFAULT_MAX_LOADED_MODELS;
+    const resident = [...this.#hosts.values()].filter((h) => h !== host && h.resident);
+    const excess = resident.length + 1 - max;
+    if (excess <= 0) return Promise.resolve();
+    const idle = resident.filter((h) => h.idle).sort((a, b) => a.lastUsed - b.lastUsed);
+    if (idle.length < excess) {
+      throw ApiError.busy(
+        `Model '${host.id}' cannot be loaded now: ${resident.length} models are in memory (--max-loaded-models ${max}) and all of them are serving requests. Retry when one is idle, or unload one (POST /api/models/unload).`,
+        5, 503, 'model_capacity_reached',
+      );
+    }
+    const evicted = idle.slice(0, excess);
+    this.#options.log.info({ model: host.id, unloading: evicted.map((h) => h.id), maxLoadedModels: max }, 'unloading idle models to make room');
+    return Promise.all(evicted.map((h) => h.unload())).then(() => undefined);
   }
 
   /**
@@ -339,6 +378,7 @@ export class LlamaModelHost implements LanguageModel {
   readonly #path: string;
   readonly #binding: () => Promise<Llama>;
   readonly #options: LlamaEngineOptions;
+  readonly #makeRoom: (host: LlamaModelHost) => Promise<void>;
   readonly #admission: AdmissionQueue;
   readonly #embedAdmission: AdmissionQueue;
   #state: Promise<Loaded> | undefined;
@@ -346,19 +386,24 @@ export class LlamaModelHost implements LanguageModel {
   #active = 0;
   #idleTimer: NodeJS.Timeout | undefined;
   #unloading: Promise<void> | undefined;
-  /** An unload was asked for while requests ran: done when the last one leaves. */
+  /** An unload was asked for while requests ran or waited: done when none is left. */
   #unloadWhenIdle = false;
+  /** Unloads asked for so far: a load that sees this change while it ran was overtaken by one. */
+  #unloadsAsked = 0;
+  /** When a request (or load) last entered, for choosing which idle model makes room. */
+  #lastUsed = 0;
   /** Kept across unloads: resolving it is synchronous work worth doing once per file. */
   #chatWrapper: ChatWrapper | undefined;
   readonly #freeSequences: LlamaContextSequence[] = [];
   /** What each pooled sequence was last asked (the request's texts), to choose one for reuse. */
   readonly #sequencePrompts = new WeakMap<LlamaContextSequence, string>();
 
-  constructor(id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions) {
+  constructor(id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions, makeRoom: (host: LlamaModelHost) => Promise<void> = () => Promise.resolve()) {
     this.id = id;
     this.#path = path;
     this.#binding = binding;
     this.#options = options;
+    this.#makeRoom = makeRoom;
     this.#admission = new AdmissionQueue(options.parallel, options.queueSize);
     this.#embedAdmission = new AdmissionQueue(1, options.queueSize);
   }
@@ -369,6 +414,20 @@ export class LlamaModelHost implements LanguageModel {
 
   get active(): number {
     return this.#active;
+  }
+
+  /** In memory or on its way there: what counts against `maxLoadedModels`. */
+  get resident(): boolean {
+    return this.#state !== undefined;
+  }
+
+  /** Resident with no request running or waiting: may be unloaded to make room. */
+  get idle(): boolean {
+    return this.#state !== undefined && this.#active === 0 && this.waiting === 0;
+  }
+
+  get lastUsed(): number {
+    return this.#lastUsed;
   }
 
   get waiting(): number {
@@ -631,7 +690,14 @@ export class LlamaModelHost implements LanguageModel {
 
   /** Admission, the idle timer and the model load around one unit of work. */
   async #withModel<T>(queue: AdmissionQueue, signal: AbortSignal | undefined, run: (loaded: Loaded) => Promise<T>): Promise<T> {
-    const release = await this.#admit(queue, signal);
+    let release: () => void;
+    try {
+      release = await this.#admit(queue, signal);
+    } catch (error) {
+      // The last waiting request gave up (its client left): a pending unload need not wait for it.
+      this.#unloadIfPendingAndIdle();
+      throw error;
+    }
     this.#enter();
     try {
       return await run(await this.#load());
@@ -666,24 +732,35 @@ export class LlamaModelHost implements LanguageModel {
     });
   }
 
-  /** Loads the model with no request, then lets the idle timer run as after a request. */
-  async preload(): Promise<void> {
-    // A load asked for after an unload that is still waiting for requests cancels it.
-    this.#unloadWhenIdle = false;
+  /**
+   * Loads the model with no request, then lets the idle timer run as after a request. A load
+   * asked for after an unload that is still waiting for requests cancels that unload (and says
+   * so); an unload asked for while this load ran wins, and the answer says the model is out.
+   */
+  async preload(): Promise<LoadOutcome> {
+    const cancelledUnload = this.#unloadWhenIdle;
+    if (cancelledUnload) {
+      this.#unloadWhenIdle = false;
+      this.#options.log.info({ model: this.id }, 'a load cancelled the pending unload');
+    }
+    const asked = this.#unloadsAsked;
     this.#enter();
     try {
       await this.#load();
     } finally {
       this.#leave();
     }
+    return this.#unloadsAsked === asked ? { state: 'loaded', cancelledUnload } : { state: 'unloaded-meanwhile' };
   }
 
   /**
-   * Unloads now when no request holds the model; otherwise marks it, and the last running
-   * request to leave unloads it (requests still waiting for admission load it again after).
+   * Unloads now when no request holds the model or waits for it; otherwise marks it, and it
+   * unloads when the last one is done. Requests waiting for admission are served first (they
+   * would only load it again), so under steady traffic the unload waits for a pause.
    */
   async unloadWhenIdle(): Promise<'unloaded' | 'pending'> {
-    if (this.#active > 0) {
+    this.#unloadsAsked++;
+    if (this.#active > 0 || this.waiting > 0) {
       this.#unloadWhenIdle = true;
       return 'pending';
     }
@@ -695,18 +772,27 @@ export class LlamaModelHost implements LanguageModel {
 
   #enter(): void {
     this.#active++;
+    this.#lastUsed = performance.now();
     if (this.#idleTimer !== undefined) {
       clearTimeout(this.#idleTimer);
       this.#idleTimer = undefined;
     }
   }
 
+  /** Carries out a pending unload once nothing runs or waits; true when it did. */
+  #unloadIfPendingAndIdle(): boolean {
+    if (!this.#unloadWhenIdle || this.#active > 0 || this.waiting > 0) return false;
+    this.#unloadWhenIdle = false;
+    this.unload().catch((error: unknown) => this.#options.log.warn({ model: this.id, err: error }, 'model unload failed'));
+    return true;
+  }
+
   #leave(): void {
     this.#active--;
     if (this.#active > 0) return;
+    // A pending unload with requests still waiting: they are admitted next, and the last of them unloads.
     if (this.#unloadWhenIdle) {
-      this.#unloadWhenIdle = false;
-      this.unload().catch((error: unknown) => this.#options.log.warn({ model: this.id, err: error }, 'model unload failed'));
+      this.#unloadIfPendingAndIdle();
       return;
     }
     if (!Number.isFinite(this.#options.keepAliveMs)) return;
@@ -724,7 +810,12 @@ export class LlamaModelHost implements LanguageModel {
   }
 
   #load(): Promise<Loaded> {
-    this.#state ??= (async () => {
+    if (this.#state !== undefined) return this.#state;
+    // Synchronous up to here, so loads that start together count each other; it throws the
+    // 503 when every model in memory is busy, and otherwise frees idle ones to make room.
+    const room = this.#makeRoom(this);
+    this.#state = (async () => {
+      await room;
       await this.#unloading;
       const started = performance.now();
       const llama = await this.#binding();

@@ -24,6 +24,7 @@ export async function openLocalEngine(settings: EngineSettings, log: Logger): Pr
     contextSize: settings.contextSize,
     defaultMaxTokens: settings.defaultMaxTokens,
     keepAliveMs: settings.keepAliveMs,
+    maxLoadedModels: settings.maxLoadedModels,
     gpu: settings.gpu,
     threads: settings.threads,
     log: log.child({ component: 'inference' }),

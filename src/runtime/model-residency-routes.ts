@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ModelRegistry } from '../inference/language-model.ts';
+import type { LoadOutcome } from '../inference/llama-engine.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
@@ -11,7 +12,8 @@ import { toOpenAIModel } from './models-routes.ts';
 export interface ModelResidency {
   /** Whether the id is one of its GGUF models; upstream and built-in models are not. */
   holds(id: string): boolean;
-  loadModel(id: string): Promise<void>;
+  /** May throw the engine's 503 `model_capacity_reached` (--max-loaded-models) or 500 `model_load_failed`. */
+  loadModel(id: string): Promise<LoadOutcome>;
   /** `pending`: requests are running on the model; it unloads when the last one ends. */
   unloadModel(id: string): Promise<'unloaded' | 'pending'>;
   loadedModels(): readonly string[];
@@ -25,7 +27,9 @@ export const modelResidencyBodySchema = z.strictObject({ model: z.string().min(1
  * does with an empty `/api/generate` request and with `keep_alive: 0`, as two plain endpoints
  * (LM Studio's shape). A loaded model stays for the daemon's `--keep-alive` idle time, as after
  * a request. Both answer the model object of `/v1/models/{id}`; an unload that has to wait for
- * running requests answers 202 with `state: "unloading"`.
+ * running or queued requests answers 202 with `state: "unloading"`. A load answers what it
+ * found when done: `loaded` (with `unload_cancelled: true` when it called off a pending
+ * unload), or 409 `model_unloaded_meanwhile` when an unload asked for while it loaded won.
  */
 export async function modelResidencyRoutes(app: FastifyInstance, options: { models: ModelRegistry; residency: ModelResidency }): Promise<void> {
   const { models, residency } = options;
@@ -43,8 +47,15 @@ export async function modelResidencyRoutes(app: FastifyInstance, options: { mode
 
   app.post('/models/load', async (request) => {
     const descriptor = target(request.body);
-    await residency.loadModel(descriptor.id);
-    return toOpenAIModel(descriptor, loaded());
+    const outcome = await residency.loadModel(descriptor.id);
+    if (outcome.state === 'unloaded-meanwhile') {
+      throw new ApiError({
+        status: 409, type: 'invalid_request_error', code: 'model_unloaded_meanwhile', param: 'model',
+        message: `The model ${quoteInput(descriptor.id)} loaded, but an unload asked for while it was loading has taken it out of memory again. Send the load again to keep it.`,
+      });
+    }
+    // The state the load found, not a second look: with --keep-alive 0 the model leaves again at once.
+    return { ...toOpenAIModel(descriptor, loaded()), state: 'loaded', ...(outcome.cancelledUnload ? { unload_cancelled: true } : {}) };
   });
 
   app.post('/models/unload', async (request, reply) => {

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultThreads } from '../inference/cpu-threads.ts';
+import { DEFAULT_MAX_LOADED_MODELS } from '../inference/default-max-loaded-models.ts';
 import type { GpuChoice } from '../inference/llama-engine.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
@@ -17,10 +18,10 @@ import { resolveHardwareConfig, type HardwareConfig, type RawHardwareOptions } f
 import { resolveTelemetrySettings, TelemetryConfigError, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
-export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
+export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
 
 /** The engine's flags as the CLI hands them over (raw strings). */
-export type RawEngineOptions = Pick<RawRuntimeOptions, 'model' | 'discover' | 'keepAlive' | 'parallel' | 'queueSize' | 'contextSize' | 'maxTokens' | 'gpu' | 'threads'>;
+export type RawEngineOptions = Pick<RawRuntimeOptions, 'model' | 'discover' | 'keepAlive' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'maxTokens' | 'gpu' | 'threads'>;
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
 export interface RuntimeConfig {
@@ -32,6 +33,8 @@ export interface RuntimeConfig {
   discover: ReadonlySet<DiscoverableSource>;
   logLevel: LogLevel;
   keepAliveMs: number;
+  /** Most models in memory at once (`--max-loaded-models`; the engine's DEFAULT_MAX_LOADED_MODELS). */
+  maxLoadedModels: number;
   parallel: number;
   queueSize: number;
   contextSize: number | undefined;
@@ -100,6 +103,7 @@ export interface RawRuntimeOptions extends RawHardwareOptions {
   discover?: string | undefined;
   logLevel?: string | undefined;
   keepAlive?: string | undefined;
+  maxLoadedModels?: string | undefined;
   parallel?: string | undefined;
   queueSize?: string | undefined;
   contextSize?: string | undefined;
@@ -226,6 +230,7 @@ export function resolveEngineSettings(raw: RawEngineOptions, dataDir: string): E
     models: list(raw.model).map(parseModelSpec),
     discover,
     keepAliveMs: parseDuration(raw.keepAlive ?? '5m', '--keep-alive'),
+    maxLoadedModels: integer(raw.maxLoadedModels, '--max-loaded-models', 1, 1024) ?? DEFAULT_MAX_LOADED_MODELS,
     parallel: integer(raw.parallel, '--parallel', 1, 64) ?? 4,
     queueSize: integer(raw.queueSize, '--queue-size', 0, 10_000) ?? 32,
     contextSize: integer(raw.contextSize, '--context-size', 256, 1 << 22),

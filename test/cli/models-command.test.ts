@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import { exportDeveloperKeys } from '../../src/hosted/developer-keys/export-developer-keys.ts';
+import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 import { runCliToEnd, startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
@@ -250,6 +252,40 @@ test('list, ps and info ask a running daemon', async () => {
     assert.deepEqual(JSON.parse(disk.stdout), []);
   } finally {
     await daemon.stop();
+  }
+});
+
+test('list, ps, info, load and unload send SVC_API_KEY to a daemon that requires a developer key', async () => {
+  const { env } = sandbox();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-models-devkey-'));
+  const store = await openHostedStore({ dataDir: join(dir, 'hosted') });
+  const account = await store.createAccount({ name: 'Developer', plan: { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false } });
+  const { secret } = await store.issueKey(account.id, { scope: 'developer_runtime', name: 'cli', project: null });
+  const keyFile = join(dir, 'developer-keys.json');
+  writeFileSync(keyFile, JSON.stringify(await exportDeveloperKeys(store, account.id)));
+  await store.close();
+  const daemon = await startDaemon({ args: ['--keep-alive', 'forever', '--developer-keys', keyFile, '--require-developer-key'] });
+  try {
+    const keyed = { ...env, SVC_URL: daemon.url, SVC_API_KEY: secret };
+    const list = await run(['models', 'list', '--json'], keyed);
+    assert.equal(list.code, 0, list.stderr);
+    assert.ok((JSON.parse(list.stdout) as { id: string }[]).some((m) => m.id === 'tiny'));
+    const load = await run(['models', 'load', 'tiny', '--json'], keyed);
+    assert.equal(load.code, 0, load.stderr);
+    assert.equal((JSON.parse(load.stdout) as { state: string }).state, 'loaded');
+    assert.deepEqual((JSON.parse((await run(['models', 'ps', '--json'], keyed)).stdout) as { id: string }[]).map((m) => m.id), ['tiny']);
+    assert.match((await run(['models', 'info', 'tiny'], keyed)).stdout, /^state +loaded$/m);
+    assert.equal((await run(['models', 'unload', 'tiny'], keyed)).stdout, 'tiny: not-loaded\n');
+    // Without the key the daemon refuses, and the one line says what to set.
+    const bare = { ...env, SVC_URL: daemon.url, SVC_API_KEY: '' };
+    for (const args of [['models', 'list'], ['models', 'load', 'tiny']]) {
+      const refused = await run(args, bare);
+      assert.equal(refused.code, 1, args.join(' '));
+      oneLineError(refused.stderr, /401|developer key.*SVC_API_KEY|SVC_API_KEY/);
+    }
+  } finally {
+    await daemon.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify from 'fastify';
 import { CONSOLE_DIST, consoleRoutes } from '../../src/console/console-routes.ts';
+import { buildTestHostedApp } from '../helpers/hosted-app-fixture.ts';
 
 test('installed under a folder named assets, index.html is revalidated and only the hashed assets are immutable', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-console-'));
@@ -31,5 +32,19 @@ test('installed under a folder named assets, index.html is revalidated and only 
     const asset = await app.inject({ method: 'GET', url: `/assets/${name}` });
     assert.equal(asset.statusCode, 200, name);
     assert.equal(asset.headers['cache-control'], 'public, max-age=31536000, immutable', name);
+  }
+});
+
+test('the hosted usage page: /usage/ redirects (308, relative) to /usage, whose relative URLs then resolve right', async (t) => {
+  const { app } = await buildTestHostedApp(t);
+  const page = await app.inject({ url: '/api/console/usage' });
+  assert.equal(page.statusCode, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  for (const [url, location] of [['/api/console/usage/', '../usage'], ['/api/console/usage/?month=2030-02', '../usage?month=2030-02']] as const) {
+    const res = await app.inject({ url });
+    assert.equal(res.statusCode, 308, url);
+    assert.equal(res.headers.location, location, url);
+    // Resolved against the slashed URL, the browser lands on the page itself.
+    assert.equal(new URL(location, `http://svc.test${url}`).pathname, '/api/console/usage');
   }
 });

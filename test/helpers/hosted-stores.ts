@@ -36,7 +36,8 @@ async function openSqliteFixture(): Promise<HostedStoreFixture> {
     options,
     store: await openHostedStore(options),
     raw(query, params = []) {
-      const db = new DatabaseSync(join(dataDir, 'hosted', 'hosted.db'), { readOnly: true });
+      // Writable: a test may corrupt a row to show the store copes (the store's own connection stays open beside it).
+      const db = new DatabaseSync(join(dataDir, 'hosted', 'hosted.db'));
       try {
         return Promise.resolve(db.prepare(query).all(...(params as never[])) as Record<string, unknown>[]);
       } finally {

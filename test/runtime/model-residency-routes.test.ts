@@ -3,9 +3,12 @@
  * GGUF: the state /v1/models reports follows them, and bad input gets the local error envelope.
  */
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { startDaemon } from '../helpers/daemon-process.ts';
+import { startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 
 interface ModelAnswer { id: string; object: string; state: string }
 interface ErrorAnswer { error: { message: string; type: string; code: string; param: string | null } }
@@ -71,4 +74,45 @@ test('load and unload through the API, /v1/models following; refusals in the env
     assert.ok(status < 500, `${status} for ${body.slice(0, 100)}`);
     if (status >= 400) assert.equal(typeof (json as ErrorAnswer).error.code, 'string');
   }), { numRuns: 60, seed: 14 });
+});
+
+test('a model llama.cpp cannot load is 500 model_load_failed in the envelope; load and unload sent together answer truthfully', { timeout: 120_000 }, async (t) => {
+  // A copy of the fixture, cut short after the daemon read its header: the catalog lists it,
+  // llama.cpp cannot load it (as with a file damaged or replaced on disk).
+  const dir = mkdtempSync(join(tmpdir(), 'svc-residency-'));
+  const broken = join(dir, 'broken.gguf');
+  copyFileSync(tinyModelPath(), broken);
+  const daemon = await startDaemon({ args: ['--model', `broken=${broken}`, '--keep-alive', 'forever'] });
+  t.after(async () => {
+    await daemon.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  truncateSync(broken, 4096);
+  const post = async (path: string, model: string) => {
+    const response = await fetch(`${daemon.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
+    return { status: response.status, json: await response.json() as ModelAnswer & ErrorAnswer };
+  };
+  const failed = await post('/api/models/load', 'broken');
+  assert.equal(failed.status, 500);
+  assert.deepEqual([failed.json.error.type, failed.json.error.code], ['server_error', 'model_load_failed']);
+  assert.doesNotMatch(failed.json.error.message, /gguf|\/tmp\//i, 'a 5xx says nothing of the internals (the log has them)');
+  assert.equal(((await (await fetch(`${daemon.url}/v1/models/broken`)).json()) as ModelAnswer).state, 'not-loaded');
+
+  // Load and unload at once, several times: every answer is one the state bears out. A load
+  // that an unload overtook says 409 model_unloaded_meanwhile, never 200 with "not-loaded".
+  const seen = new Set<string>();
+  for (let round = 0; round < 6; round++) {
+    const [load, unload] = await Promise.all([post('/api/models/load', 'tiny'), post('/api/models/unload', 'tiny')]);
+    seen.add(`${load.status}/${unload.status}`);
+    assert.ok(load.status === 200 || load.status === 409, `load ${load.status}`);
+    if (load.status === 200) assert.equal(load.json.state, 'loaded');
+    else assert.equal(load.json.error.code, 'model_unloaded_meanwhile');
+    assert.ok((unload.status === 200 && unload.json.state === 'not-loaded') || (unload.status === 202 && unload.json.state === 'unloading'), `unload ${unload.status} ${unload.json.state}`);
+    await waitForHealth(daemon.url, (h) => h.model.active === 0);
+    const state = ((await (await fetch(`${daemon.url}/v1/models/tiny`)).json()) as ModelAnswer).state;
+    // The unload won (it waited for the load): the model is out.
+    if (load.status === 409 || unload.status === 202) assert.equal(state, 'not-loaded', `round ${round}: ${[...seen].join(', ')}`);
+    // Make each round start from the same place.
+    await post('/api/models/unload', 'tiny');
+  }
 });

@@ -2,8 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiCallError, getJson } from '../api-client.ts';
 import { formatValue } from '../format.ts';
 import { JoulesChart } from '../joules-chart.tsx';
-// Types only (erased from the bundle): the route evidence as the hosted store records it.
-import type { SvcRoute } from '../../../src/hosted/hosted-store.ts';
+// Types only (erased from the bundle): the route facts a usage report lists per evidence id.
+import type { RecentEvidence } from '../../../src/hosted/hosted-store.ts';
 
 /**
  * The hosted usage page (`svc hosted`, `/api/console/usage`), read with the session cookie from
@@ -27,7 +27,7 @@ interface UsageReport {
   keys_truncated: boolean;
   projects: { project_id: string; requests: number; joules: number }[];
   projects_truncated: boolean;
-  recent_evidence: { evidence_id: string; created_at: string; key_id: string; project_id: string | null; outcome: string; prompt_tokens: number; completion_tokens: number; svc_route: SvcRoute }[];
+  recent_evidence: { evidence_id: string; created_at: string; key_id: string; project_id: string | null; joules: number; route: RecentEvidence['route'] }[];
   source_descriptor: { store: string };
 }
 
@@ -119,12 +119,12 @@ function RecentEvidence({ report, keys }: { report: UsageReport; keys: Map<strin
               <tr>
                 <th scope="col">Evidence</th><th scope="col">When (UTC)</th><th scope="col">Key</th><th scope="col">Project</th><th scope="col">Policy</th>
                 <th scope="col">Plane</th><th scope="col">Privacy</th><th scope="col">Model</th><th scope="col">Provider</th><th scope="col">Latency</th>
-                <th scope="col">Billable</th><th scope="col">Estimated</th><th scope="col">Measured</th><th scope="col">Fallback</th><th scope="col">Outcome</th><th scope="col">Tokens in/out</th>
+                <th scope="col">Joules</th><th scope="col">Fallback</th>
               </tr>
             </thead>
             <tbody>
               {report.recent_evidence.map((e) => {
-                const r = e.svc_route;
+                const r = e.route;
                 return (
                   <tr key={e.evidence_id} data-evidence={e.evidence_id}>
                     <th scope="row"><code>{e.evidence_id}</code></th>
@@ -137,12 +137,8 @@ function RecentEvidence({ report, keys }: { report: UsageReport; keys: Map<strin
                     <td>{r.model}</td>
                     <td>{r.provider}</td>
                     <td>{r.latency_ms} ms</td>
-                    <td data-field="billable_joules">{joules(r.billable_joules)}</td>
-                    <td>{joules(r.estimated_joules)}</td>
-                    <td>{r.raw_joules === null ? 'not measured' : joules(r.raw_joules)}</td>
+                    <td data-field="joules">{joules(e.joules)}</td>
                     <td>{r.fallback ? `yes: ${formatValue(r.fallback_reason)}` : 'no'}</td>
-                    <td>{e.outcome}</td>
-                    <td>{e.prompt_tokens} / {e.completion_tokens}</td>
                   </tr>
                 );
               })}

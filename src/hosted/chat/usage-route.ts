@@ -35,7 +35,7 @@ function noEntitlement(): HostedError {
  * A key's report is the contract's: the key's own counts and evidence, and the account's days
  * and projects. A session is the account owner, with no key of its own: `key` is null, and the
  * report adds `keys` (every key's requests and Joules) and `recent_evidence` (the account's
- * newest entries with their `svc_route`).
+ * newest evidence ids with their Joules and the route's non-billing facts).
  */
 export function usagePlugin(): HostedPlugin {
   return async (scope, context) => {
@@ -53,7 +53,7 @@ export function usagePlugin(): HostedPlugin {
       }
       let report: UsageReport;
       try {
-        report = await context.store.usage({ accountId: account.id, keyId, month, evidenceLimit: EVIDENCE_LIMIT, recentLimit: session === undefined ? 0 : RECENT_LIMIT });
+        report = await context.store.usage({ accountId: account.id, keyId, month, evidenceLimit: EVIDENCE_LIMIT, recentLimit: session === undefined ? 0 : RECENT_LIMIT, perKey: session !== undefined });
       } catch (error) {
         request.log.error({ err: error }, 'usage report: the ledger store did not answer');
         const unavailable = new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'Usage accounting is unavailable: the ledger store did not answer. No figures are reported.', retryAfterSeconds: 5 });
@@ -77,9 +77,12 @@ export function usagePlugin(): HostedPlugin {
         ...(session === undefined ? {} : {
           keys: report.keys.map((k) => ({ key_id: k.keyId, requests: k.requests, joules: k.joules })),
           keys_truncated: report.keysTruncated,
+          // Evidence ids and their Joules, as the key's evidence lists, with the route's non-billing
+          // facts: no per-request tokens, outcome, estimated or measured Joules, or signatures
+          // (the contract keeps route-evidence-linked billing events out of usage).
           recent_evidence: report.recent.map((e) => ({
             evidence_id: e.evidenceId, created_at: e.createdAt.toISOString(), key_id: e.keyId, project_id: e.projectId,
-            outcome: e.outcome, prompt_tokens: e.promptTokens, completion_tokens: e.completionTokens, svc_route: e.route,
+            joules: e.joules, route: e.route,
           })),
         }),
         projects: report.projects.map((p) => ({ project_id: p.projectId, requests: p.requests, joules: p.joules, evidence: evidenceOf(p.evidence) })),

@@ -14,7 +14,9 @@ import { SESSION_COOKIE, sessionRequired } from './require-session.ts';
  * - `Authorization: Bearer svc_ses_…`, or no Authorization and the `svc_session` cookie: a live
  *   session of the account, which is then `request.hostedSession`; its limiter bucket is the
  *   session's own. Not in fleet mode (`/v1`): enterprise keys only, as before.
- * - Neither: 401 `svc_api_key_required`, as for any key route.
+ * - Neither, or a cookie whose session is unknown, expired or signed out: 401
+ *   `svc_api_key_required`, as for any key route (the contract's code for a missing or invalid
+ *   key on /v1/usage); only an explicit `Bearer svc_ses_…` that is not live gets `session_required`.
  * Only GET routes use it, so there is nothing for a forged cross-site request to change; the
  * cookie is SameSite=Strict and CORS never allows credentials, so another site can neither send
  * it nor read the answer.
@@ -46,7 +48,17 @@ export async function acceptSessions(scope: FastifyInstance, context: HostedCont
       request.log.error({ err: error }, 'checking a session failed: the hosted store did not answer');
       throw new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The account and ledger store is unavailable right now. Retry shortly.', retryAfterSeconds: 1 });
     }
-    if (found === undefined) throw sessionRequired('The session is not valid or has expired; sign in again.');
+    if (found === undefined) {
+      // An explicit `Bearer svc_ses_…` asked to be read as a session, and is told so. A cookie
+      // with no Authorization is a request with no key as far as the contract goes: missing or
+      // invalid credentials on /v1/usage are `svc_api_key_required`.
+      if (bearer !== undefined) throw sessionRequired('The session is not valid or has expired; sign in again.');
+      throw new HostedError({
+        status: 401, type: 'authentication_error', code: 'svc_api_key_required',
+        message: 'An API key is required: the session cookie is not valid or has expired. Sign in again (a sign-in link from svc admin sign-in-link), or send Authorization: Bearer <API_KEY>.',
+        headers: { 'www-authenticate': 'Bearer realm="svc"' },
+      });
+    }
     request.hostedSession = { session: found.session, account: found.account, via: bearer === undefined ? 'cookie' : 'bearer' };
     if (context.limiter !== undefined) {
       const decision = await context.limiter.take({ keyId: `session:${found.session.id}`, queueClass: 'interactive' });

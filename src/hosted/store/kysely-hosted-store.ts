@@ -468,9 +468,15 @@ export class KyselyHostedStore implements HostedStore {
       inMonth.select(['day', sumMj.as('mj'), count.as('requests')]).groupBy('day').orderBy('day').execute(),
       keyId === undefined ? undefined : inMonth.select([sumMj.as('mj'), count.as('requests')]).where('key_id', '=', keyId).executeTakeFirst(),
       keyId === undefined ? [] : newestFirst(inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)).limit(limit).execute(),
-      inMonth.select(['key_id', sumMj.as('mj'), count.as('requests')])
+      // Only a session's report lists every key: a key's report would throw the grouping away.
+      query.perKey !== true ? [] : inMonth.select(['key_id', sumMj.as('mj'), count.as('requests')])
         .groupBy('key_id').orderBy(sumMj, 'desc').orderBy('key_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
-      recentLimit === 0 ? [] : newestFirst(inMonth.selectAll()).limit(recentLimit).execute(),
+      // The columns the report shows, nothing else: not the stored `response` (an idempotent
+      // replay's body, large and never parsed here, so a bad one cannot fail the report).
+      recentLimit === 0 ? [] : newestFirst(inMonth.select([
+        'evidence_id', 'created_at', 'key_id', 'project_id', 'billable_mj',
+        'policy', 'execution_plane', 'privacy_tier', 'model', 'provider', 'latency_ms', 'fallback', 'fallback_reason',
+      ])).limit(recentLimit).execute(),
       inMonth.select(['project_id', sumMj.as('mj'), count.as('requests')]).where('project_id', 'is not', null)
         .groupBy('project_id').orderBy(sumMj, 'desc').orderBy('project_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
       // The newest `limit` rows of every project in one query (window functions: SQLite >= 3.25, PostgreSQL).
@@ -511,7 +517,17 @@ export class KyselyHostedStore implements HostedStore {
       },
       keysTruncated: perKey.length > MAX_USAGE_PROJECTS,
       keys: perKey.slice(0, MAX_USAGE_PROJECTS).map((k) => ({ keyId: k.key_id, requests: Number(k.requests), joules: toJoules(Number(k.mj)) })),
-      recent: recent.map(toLedgerEntry),
+      recent: recent.map((row) => ({
+        evidenceId: row.evidence_id,
+        createdAt: new Date(Number(row.created_at)),
+        keyId: row.key_id,
+        projectId: row.project_id,
+        joules: toJoules(Number(row.billable_mj)),
+        route: {
+          policy: row.policy, execution_plane: row.execution_plane, privacy_tier: row.privacy_tier, model: row.model, provider: row.provider,
+          latency_ms: Number(row.latency_ms), fallback: Number(row.fallback) === 1, fallback_reason: row.fallback_reason,
+        },
+      })),
       projectsTruncated: projectTotals.length > MAX_USAGE_PROJECTS,
       projects: projectTotals.slice(0, MAX_USAGE_PROJECTS).flatMap((p) => p.project_id === null ? [] : [{
         projectId: p.project_id,

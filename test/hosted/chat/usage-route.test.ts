@@ -19,8 +19,9 @@ interface SessionReport {
   keys: { key_id: string; requests: number; joules: number }[];
   keys_truncated: boolean;
   projects: { project_id: string; requests: number; joules: number }[];
-  recent_evidence: { evidence_id: string; key_id: string; project_id: string | null; outcome: string; svc_route: { evidence_id: string; billable_joules: number; policy: string } }[];
+  recent_evidence: ({ evidence_id: string; created_at: string; key_id: string; project_id: string | null; joules: number; route: Record<string, unknown> } & Record<string, unknown>)[];
   source_descriptor: { scope: { account_id: string; key_id: null; key_ids: string[]; via: string; project_ids: string[] }; ledger_keys: string[] };
+  not_exposed: string[];
 }
 
 test('a signed-in session reads its account\'s usage: every key, every project, the newest evidence, equal to the ledger', async (t) => {
@@ -36,7 +37,8 @@ test('a signed-in session reads its account\'s usage: every key, every project, 
   }
   // Someone else's usage stays out.
   const other = await f.account();
-  await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { authorization: `Bearer ${other.secret}` }, payload: BODY });
+  const othersChat = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { authorization: `Bearer ${other.secret}` }, payload: BODY });
+  assert.equal(othersChat.statusCode, 200, `the other account's chat must be billed for "stays out" to mean anything: ${othersChat.body}`);
 
   const byCookie = await f.app.inject({ url: '/api/v1/usage', headers: { cookie: me.cookie } });
   assert.equal(byCookie.statusCode, 200, byCookie.body);
@@ -54,9 +56,18 @@ test('a signed-in session reads its account\'s usage: every key, every project, 
   assert.deepEqual(u.projects.map((p) => [p.project_id, p.requests, p.joules]), [['web', 2, 2.2]]);
   assert.deepEqual(u.recent_evidence.map((e) => e.evidence_id), [...evidence].reverse(), 'newest first, this account only');
   const newest = u.recent_evidence[0]!;
-  assert.equal(newest.svc_route.evidence_id, newest.evidence_id);
-  assert.equal(newest.svc_route.billable_joules, 1.1);
-  assert.deepEqual([newest.key_id, newest.project_id, newest.outcome], [second.key.id, 'web', 'completed']);
+  assert.deepEqual([newest.key_id, newest.project_id, newest.joules], [second.key.id, 'web', 1.1]);
+  // Evidence ids and Joules, and the route's non-billing facts: nothing of a billing event
+  // (the contract's "usage does not expose: route-evidence-linked billing events").
+  const recorded = await f.store.findEvidence(me.account.id, newest.evidence_id);
+  assert.equal(newest.created_at, recorded!.createdAt.toISOString());
+  assert.deepEqual(Object.keys(newest).sort(), ['created_at', 'evidence_id', 'joules', 'key_id', 'project_id', 'route']);
+  assert.deepEqual(newest.route, {
+    policy: recorded!.route.policy, execution_plane: recorded!.route.execution_plane, privacy_tier: recorded!.route.privacy_tier,
+    model: recorded!.route.model, provider: recorded!.route.provider, latency_ms: recorded!.route.latency_ms,
+    fallback: recorded!.route.fallback, fallback_reason: recorded!.route.fallback_reason,
+  });
+  assert.ok(u.not_exposed.includes('route-evidence-linked billing events'));
   assert.deepEqual(u.source_descriptor.scope, { account_id: me.account.id, key_id: null, key_ids: [first.key.id, second.key.id], via: 'session', project_ids: ['web'] });
   assert.ok(u.source_descriptor.ledger_keys.includes(`ledger:account_id=${me.account.id}:key_id=${second.key.id}:month=${month}`));
 
@@ -83,13 +94,21 @@ test('session access keeps the key rules: Authorization decides first, no entitl
   const nothing = await f.app.inject({ url: '/api/v1/usage' });
   assert.deepEqual([nothing.statusCode, code(nothing)], [401, 'svc_api_key_required']);
   assert.match(nothing.json<Envelope>().error.message, /sign in/);
+  // A stale or made-up cookie with no Authorization is a request without a valid key (the
+  // contract's code for /v1/usage); its message says to sign in again.
   const stale = await f.app.inject({ url: '/api/v1/usage', headers: { cookie: 'svc_session=svc_ses_expired-or-made-up' } });
-  assert.deepEqual([stale.statusCode, code(stale)], [401, 'session_required']);
+  assert.deepEqual([stale.statusCode, code(stale), stale.json<Envelope>().error.type], [401, 'svc_api_key_required', 'authentication_error']);
+  assert.match(stale.json<Envelope>().error.message, /sign in again/i);
+  // Only an explicit session bearer that is not live is told so.
+  const staleBearer = await f.app.inject({ url: '/api/v1/usage', headers: { authorization: 'Bearer svc_ses_expired-or-made-up' } });
+  assert.deepEqual([staleBearer.statusCode, code(staleBearer)], [401, 'session_required']);
 
   // Signed out, the cookie no longer reads anything.
   await f.app.inject({ method: 'DELETE', url: '/api/session', headers: { cookie: me.cookie, 'content-type': 'application/json' }, payload: {} });
   const signedOut = await f.app.inject({ url: '/api/v1/usage', headers: { cookie: me.cookie } });
-  assert.deepEqual([signedOut.statusCode, code(signedOut)], [401, 'session_required']);
+  assert.deepEqual([signedOut.statusCode, code(signedOut)], [401, 'svc_api_key_required']);
+  const signedOutBearer = await f.app.inject({ url: '/api/v1/usage', headers: { authorization: `Bearer ${me.sessionToken}` } });
+  assert.deepEqual([signedOutBearer.statusCode, code(signedOutBearer)], [401, 'session_required']);
 
   // An account without hosted compute gets the entitlement answer, as its keys would.
   const free = await signIn(f.app, f.store, FREE_PLAN, 'free');

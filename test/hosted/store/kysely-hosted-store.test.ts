@@ -304,17 +304,27 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.deepEqual(report.projects[0]?.evidence.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
       assert.deepEqual(report.projects[1]?.evidence.map((e) => [e.evidenceId, e.joules]), [[recorded[2]?.entry.evidenceId, 2.222]]);
 
-      // Per key, the most Joules first; no recent entries unless asked for.
-      assert.deepEqual(report.keys.map((k) => [k.keyId, k.requests, k.joules]), [[k2.id, 3, 6.666], [k1.id, 3, 4.445]]);
+      // A key's report totals no other key and lists no recent entries: neither is asked for.
+      assert.deepEqual(report.keys, []);
       assert.equal(report.keysTruncated, false);
       assert.deepEqual(report.recent, []);
-      // A signed-in session's report: no key of its own, the account's newest entries with their evidence.
-      const whole = await store.usage({ accountId: account.id, month: '2030-02', recentLimit: 2 });
+      // A signed-in session's report: no key of its own, every key (the most Joules first), the
+      // account's newest entries with their Joules and the route's non-billing facts.
+      const whole = await store.usage({ accountId: account.id, month: '2030-02', recentLimit: 2, perKey: true });
       assert.equal(whole.key, undefined);
-      assert.deepEqual(whole.keys, report.keys);
+      assert.deepEqual(whole.keys.map((k) => [k.keyId, k.requests, k.joules]), [[k2.id, 3, 6.666], [k1.id, 3, 4.445]]);
+      assert.equal(whole.keysTruncated, false);
       assert.deepEqual(whole.recent.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
-      assert.deepEqual(whole.recent[0]?.route, recorded[4]?.entry.route, 'the route evidence as recorded');
-      assert.equal(whole.recent[0]?.keyId, k2.id);
+      const route = recorded[4]!.entry.route;
+      assert.deepEqual(whole.recent[0], {
+        evidenceId: route.evidence_id, createdAt: recorded[4]!.entry.createdAt, keyId: k2.id, projectId: 'alpha', joules: 4.444,
+        route: { policy: route.policy, execution_plane: route.execution_plane, privacy_tier: route.privacy_tier, model: route.model, provider: route.provider, latency_ms: route.latency_ms, fallback: route.fallback, fallback_reason: route.fallback_reason },
+      });
+      // The stored response (idempotent replays) is never read for the report: a row whose
+      // stored JSON is bad does not turn the report into an error.
+      await fixture.raw('update ledger set response = ? where evidence_id = ?', ['{"not json', recorded[4]!.entry.evidenceId]);
+      const despite = await store.usage({ accountId: account.id, month: '2030-02', recentLimit: 2, perKey: true });
+      assert.deepEqual(despite.recent, whole.recent);
 
       const total = await store.ledgerTotal(account.id, '2030-02');
       assert.equal(total.rows, 6);
