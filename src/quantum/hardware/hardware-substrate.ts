@@ -101,7 +101,8 @@ interface Running {
  * problems are submitted in request order, each after the previous one's job has finished, and
  * the batch is answered when all are done. Each problem runs its solver on a worker of its own
  * (hardware-worker.ts), outside the local solve pool, so a job waiting in the provider's queue
- * holds no local solve worker.
+ * holds no local solve worker. Each problem has one deadline from entering the lane to its
+ * answer (lane wait, local solve, provider jobs): past it, 504 wherever it is.
  */
 export class ProviderHardware {
   readonly #client: RuntimeSamplerClient | undefined;
