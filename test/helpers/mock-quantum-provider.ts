@@ -38,6 +38,8 @@ export interface MockProviderOptions {
   flakyStatusGets?: number;
   /** Every status GET answers this HTTP status (a request the client must not retry). */
   statusHttpError?: number;
+  /** Answers `POST /jobs` this long after creating the job (a slow provider). */
+  createDelayMs?: number;
   /** Rewrites each measured register value before answering: a provider that returns wrong counts. */
   mapValue?: (value: number) => number;
   /**
@@ -91,6 +93,8 @@ export async function startMockQuantumProvider(options: MockProviderOptions): Pr
         }
         const job: MockJob = { id: `job-${jobs.length + 1}`, backend: body.backend, qasm: pub[0], shots: pub[2], polls: 0, status: 'Queued', created: Date.now() };
         jobs.push(job);
+        // The job exists from here on, whether or not the client waits for this answer.
+        if (options.createDelayMs !== undefined) await new Promise((r) => setTimeout(r, options.createDelayMs));
         return send(res, 200, { id: job.id, backend: job.backend });
       }
       const match = /^\/jobs\/([^/]+)(\/results|\/cancel)?$/.exec(path);

@@ -85,13 +85,13 @@ test('a client that hangs up while its hardware job waits: the daemon cancels th
 
 test('--quantum-deadline: a job that never finishes is 504 substrate_timeout in the envelope, and the provider job is cancelled', { timeout: 60_000 }, async (t) => {
   const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
-  const daemon = await daemonFor(provider.url, TOKEN, ['--quantum-deadline', '3s']);
+  const daemon = await daemonFor(provider.url, TOKEN, ['--quantum-deadline', '5s']);
   try {
     const res = await solve(daemon.url);
     assert.equal(res.status, 504);
     const body = (await res.json()) as { error: { type: string; code: string; param: string; message: string } };
     assert.deepEqual([body.error.type, body.error.code, body.error.param], ['server_error', 'substrate_timeout', 'substrate']);
-    assert.match(body.error.message, /deadline of 3 s \(--quantum-deadline\): provider job job-1 had not finished/);
+    assert.match(body.error.message, /deadline of 5 s \(--quantum-deadline\): provider job job-1 had not finished/);
     while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(provider.cancelled, ['job-1']);
   } finally {

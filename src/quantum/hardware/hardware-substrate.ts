@@ -300,7 +300,7 @@ function whereItWas(running: Running): string {
   const jobs = running.sampled === 0 ? '' : ` (after ${running.sampled} completed provider job${running.sampled === 1 ? '' : 's'})`;
   if (running.sampling === undefined) return `the local part of the solve (angles optimised on the simulator, the circuit transpiled) had not finished${jobs}`;
   const id = running.progress?.jobId;
-  if (id === undefined) return `its circuit was still being submitted to the provider${jobs}`;
+  if (id === undefined) return `its circuit was still being submitted to the provider; svc asks the provider to cancel the job should it answer with one${jobs}`;
   if (running.progress?.status?.toLowerCase() === 'completed') return `provider job ${id} had completed but its results were still being fetched${jobs}`;
   return `provider job ${id} had not finished (last status: ${running.progress?.status ?? 'none yet'}); svc asked the provider to cancel it${jobs}`;
 }

@@ -20,7 +20,8 @@ import { hardwareErrors, spell } from './hardware-errors.ts';
  *   (`{"0x5": 12, …}` or bitstrings `{"101": 12}`), checked against the circuit's register and
  *   the shots asked for (decode-sampler-counts.ts) before any solver sees them.
  * - `POST {base}/jobs/{id}/cancel`, best effort, whenever it gives up on a job it created
- *   (deadline, a failed request, an abort signal).
+ *   (deadline, a failed request, an abort signal), even one given up on while its creating POST
+ *   was out.
  * - Headers: `Authorization: Bearer <token>`, and `Service-CRN` / `IBM-API-Version` when
  *   configured. The token is held as a Secret and only revealed into that header.
  *
@@ -105,7 +106,7 @@ export class RuntimeSamplerClient {
     const deadline = Date.now() + this.#options.timeoutMs;
     abandonIfAborted(signal);
     const created = createdSchema.safeParse(
-      await this.#request('POST', '/jobs', deadline, signal, {
+      await this.#create(deadline, signal, {
         program_id: 'sampler',
         backend: this.#options.backend,
         params: { pubs: [[qasm, null, shots]], version: 2 },
@@ -122,6 +123,32 @@ export class RuntimeSamplerClient {
       if (!job.ended) await this.#cancel(jobId);
       throw error;
     }
+  }
+
+  /**
+   * `POST /jobs`, not cut short by `signal`: once the request is out the provider may create the
+   * job whatever svc does, and only the answer carries its id. A caller who gives up meanwhile is
+   * answered when the POST settles (its own time limit), after the job it created, if any, has
+   * been asked to cancel.
+   */
+  async #create(deadline: number, signal: AbortSignal | undefined, body: unknown): Promise<unknown> {
+    const creating = this.#request('POST', '/jobs', deadline, undefined, body);
+    if (signal === undefined) return creating;
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<typeof ABORTED>((resolve) => {
+      onAbort = () => resolve(ABORTED);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const first = await Promise.race([creating, aborted]);
+      if (first !== ABORTED) return first;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    const late = createdSchema.safeParse(await creating.catch(() => undefined));
+    if (late.success) await this.#cancel(late.data.id);
+    abandonIfAborted(signal);
+    throw new Error('unreachable: the signal has aborted');
   }
 
   async #await(job: Job, backend: string, deadline: number, run: SampleJob): Promise<SamplerJobResult> {
@@ -235,6 +262,9 @@ interface Job {
   ended: boolean;
   progress: SampleProgress;
 }
+
+/** What #create's race sees when the caller gives up before the job's id has arrived. */
+const ABORTED: unique symbol = Symbol('aborted');
 
 /** The errors #request marks as worth another try while the deadline allows: no answer, a dropped connection, HTTP 429 or 5xx. */
 const TRANSIENT = new WeakSet<ApiError>();

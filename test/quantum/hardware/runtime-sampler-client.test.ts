@@ -78,4 +78,18 @@ describe('RuntimeSamplerClient: giving up on a job cancels it; hiccups are retri
       assert.deepEqual(cancelled, ['job-1']);
     });
   });
+
+  it('a caller who gives up while POST /jobs is out still has the job it created cancelled once its id arrives', async () => {
+    await withProvider({ behaviour: 'never', createDelayMs: 300 }, 60_000, async (client, cancelled, provider) => {
+      const controller = new AbortController();
+      const pending = refusal(client.sample({ qasm: QASM, shots: 16, bits: 2, signal: controller.signal }));
+      // The provider has created the job; its answer (with the id) is still on the way.
+      while (provider.jobs.length === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort(ApiError.busy('closing', 5, 503, 'shutting_down'));
+      const error = await pending;
+      assert.equal(error.code, 'shutting_down');
+      assert.deepEqual(cancelled, ['job-1']);
+      assert.equal(provider.jobs[0]!.polls, 0, 'never polled after giving up');
+    });
+  });
 });
