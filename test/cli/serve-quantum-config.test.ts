@@ -30,12 +30,13 @@ describe('svc serve --quantum-* options', () => {
     assert.equal((await load(['--data-dir', dir, '--config', file])).hardware?.deadlineMs, 2_700_000);
   });
 
-  it('refuses a backend without a provider, a provider without a backend, a non-http URL, a zero timeout and a deadline under 100 ms', async () => {
+  it('refuses a backend without a provider, a provider without a backend, a non-http URL, a zero timeout and a deadline under 100 ms or over a day', async () => {
     const refused = (flag: RegExp) => (e: unknown) => e instanceof ConfigError && flag.test(e.message);
     await assert.rejects(load(['--data-dir', dir, '--quantum-backend', 'ibm_brisbane']), refused(/--quantum-backend needs --quantum-provider/));
     await assert.rejects(load(['--data-dir', dir, '--quantum-provider', 'https://quantum.example/api/v1']), refused(/needs --quantum-backend/));
     await assert.rejects(load(['--data-dir', dir, '--quantum-provider', 'ftp://quantum.example', '--quantum-backend', 'b']), refused(/http\(s\) URL/));
     await assert.rejects(load(['--data-dir', dir, '--quantum-provider', 'https://q.example', '--quantum-backend', 'b', '--quantum-timeout', '0']), refused(/--quantum-timeout/));
     await assert.rejects(load(['--data-dir', dir, '--quantum-provider', 'https://q.example', '--quantum-backend', 'b', '--quantum-deadline', '10ms']), refused(/--quantum-deadline/));
+    await assert.rejects(load(['--data-dir', dir, '--quantum-provider', 'https://q.example', '--quantum-backend', 'b', '--quantum-deadline', '720h']), refused(/--quantum-deadline: '720h' must be a duration from 100ms to 24h/));
   });
 });

@@ -50,7 +50,8 @@ export function resolveHardwareConfig(raw: RawHardwareOptions, parseDuration: (v
   const deadlineMs = raw.quantumDeadline === undefined ? DEFAULT_HARDWARE_DEADLINE_MS : parseDuration(raw.quantumDeadline, '--quantum-deadline');
   const pollMs = parseDuration(raw.quantumPoll ?? '2s', '--quantum-poll');
   if (!(timeoutMs >= 100) || !Number.isFinite(timeoutMs)) throw new Error(`--quantum-timeout: '${raw.quantumTimeout}' must be a finite duration of at least 100ms.`);
-  if (!(deadlineMs >= 100) || !Number.isFinite(deadlineMs)) throw new Error(`--quantum-deadline: '${raw.quantumDeadline}' must be a finite duration of at least 100ms.`);
+  // Timers past 2^31-1 ms (24.8 days) fire at once in Node; a day is already far past any HTTP client's patience.
+  if (!(deadlineMs >= 100 && deadlineMs <= 86_400_000)) throw new Error(`--quantum-deadline: '${raw.quantumDeadline}' must be a duration from 100ms to 24h.`);
   if (!(pollMs >= 10) || !Number.isFinite(pollMs)) throw new Error(`--quantum-poll: '${raw.quantumPoll}' must be a finite duration of at least 10ms.`);
   const optional = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
   return { providerUrl: url.href.replace(/\/+$/, ''), backend, instance: optional(raw.quantumInstance), apiVersion: optional(raw.quantumApiVersion), timeoutMs, deadlineMs, pollMs };
