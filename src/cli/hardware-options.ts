@@ -7,7 +7,8 @@ export function hardwareOptions(): Option[] {
     new Option('--quantum-backend <name>', 'the provider\'s backend to run on, e.g. ibm_brisbane (needed with --quantum-provider)').env('SVC_QUANTUM_BACKEND'),
     new Option('--quantum-instance <crn>', 'sent as Service-CRN (IBM Cloud instance) [default: not sent]').env('SVC_QUANTUM_INSTANCE'),
     new Option('--quantum-api-version <date>', 'sent as IBM-API-Version, e.g. 2025-05-01 [default: not sent]').env('SVC_QUANTUM_API_VERSION'),
-    new Option('--quantum-timeout <duration>', 'longest wait for one hardware job, queue included; then it is cancelled and the solve answers 504 [default: 10m]').env('SVC_QUANTUM_TIMEOUT'),
+    new Option('--quantum-timeout <duration>', 'longest wait for one hardware job, the provider\'s queue included; then it is cancelled and the solve answers 504 [default: 10m]').env('SVC_QUANTUM_TIMEOUT'),
+    new Option('--quantum-deadline <duration>', 'longest a hardware solve (each batch item) may take in all: waiting for the hardware lane, the local solve, its provider jobs; then its job is cancelled and it answers 504 [default: 30m]').env('SVC_QUANTUM_DEADLINE'),
     new Option('--quantum-poll <duration>', 'first wait between job status polls; doubles up to 15s [default: 2s]').env('SVC_QUANTUM_POLL'),
   ];
 }

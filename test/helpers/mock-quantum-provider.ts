@@ -38,8 +38,21 @@ export interface MockProviderOptions {
   flakyStatusGets?: number;
   /** Every status GET answers this HTTP status (a request the client must not retry). */
   statusHttpError?: number;
+  /** Answers `POST /jobs` this long after creating the job (a slow provider). */
+  createDelayMs?: number;
   /** Rewrites each measured register value before answering: a provider that returns wrong counts. */
   mapValue?: (value: number) => number;
+  /**
+   * Replaces the results body of a completed job: given the honest one (samples or counts, as
+   * `behaviour` says), returns what to answer instead; a string is sent as is (not JSON-encoded).
+   */
+  resultsBody?: (honest: MockResultsBody, job: MockJob) => unknown;
+}
+
+/** A Sampler V2 results body as this server writes it. */
+export interface MockResultsBody {
+  results: { data: { c: { samples?: string[]; counts?: Record<string, number>; num_bits: number } }; metadata: unknown }[];
+  metadata: unknown;
 }
 
 export interface MockProvider {
@@ -80,6 +93,8 @@ export async function startMockQuantumProvider(options: MockProviderOptions): Pr
         }
         const job: MockJob = { id: `job-${jobs.length + 1}`, backend: body.backend, qasm: pub[0], shots: pub[2], polls: 0, status: 'Queued', created: Date.now() };
         jobs.push(job);
+        // The job exists from here on, whether or not the client waits for this answer.
+        if (options.createDelayMs !== undefined) await new Promise((r) => setTimeout(r, options.createDelayMs));
         return send(res, 200, { id: job.id, backend: job.backend });
       }
       const match = /^\/jobs\/([^/]+)(\/results|\/cancel)?$/.exec(path);
@@ -120,7 +135,10 @@ export async function startMockQuantumProvider(options: MockProviderOptions): Pr
         const register = options.behaviour === 'counts'
           ? { counts: Object.fromEntries([...counts].map(([v, n]) => [hex(v), n])), num_bits: Number(bits) }
           : { samples: [...counts].flatMap(([v, n]) => Array<string>(n).fill(hex(v))), num_bits: Number(bits) };
-        return send(res, 200, { results: [{ data: { c: register }, metadata: { circuit_metadata: {} } }], metadata: { version: 2 } });
+        const honest: MockResultsBody = { results: [{ data: { c: register }, metadata: { circuit_metadata: {} } }], metadata: { version: 2 } };
+        const body = options.resultsBody === undefined ? honest : options.resultsBody(honest, job);
+        if (typeof body === 'string') return void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+        return send(res, 200, body);
       }
       return send(res, 404, { errors: [{ message: 'Not found' }] });
     })().catch((error: unknown) => send(res, 500, { errors: [{ message: String(error) }] }));

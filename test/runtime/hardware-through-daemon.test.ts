@@ -11,10 +11,10 @@ import { patternProblem } from '../quantum/fixtures.ts';
 
 const TOKEN = 'qtok-91c2e0d7-daemon-log-canary';
 
-async function daemonFor(providerUrl: string, token: string) {
+async function daemonFor(providerUrl: string, token: string, extra: string[] = []) {
   return startDaemon({
     withModel: false,
-    args: ['--quantum-provider', providerUrl, '--quantum-backend', 'ibm_brisbane', '--quantum-poll', '20ms', '--log-level', 'trace'],
+    args: ['--quantum-provider', providerUrl, '--quantum-backend', 'ibm_brisbane', '--quantum-poll', '20ms', '--log-level', 'trace', ...extra],
     env: { SVC_QUANTUM_TOKEN: token },
   });
 }
@@ -75,6 +75,23 @@ test('a client that hangs up while its hardware job waits: the daemon cancels th
     assert.equal(((await pending) as Error).name, 'AbortError');
     // Without the link from the closed request to the provider call, the job would be polled
     // until --quantum-timeout (10 min by default) and this wait would run into the test's timeout.
+    while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(provider.cancelled, ['job-1']);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+    await provider.close();
+  }
+});
+
+test('--quantum-deadline: a job that never finishes is 504 substrate_timeout in the envelope, and the provider job is cancelled', { timeout: 60_000 }, async (t) => {
+  const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+  const daemon = await daemonFor(provider.url, TOKEN, ['--quantum-deadline', '5s']);
+  try {
+    const res = await solve(daemon.url);
+    assert.equal(res.status, 504);
+    const body = (await res.json()) as { error: { type: string; code: string; param: string; message: string } };
+    assert.deepEqual([body.error.type, body.error.code, body.error.param], ['server_error', 'substrate_timeout', 'substrate']);
+    assert.match(body.error.message, /deadline of 5 s \(--quantum-deadline\): provider job job-1 had not finished/);
     while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(provider.cancelled, ['job-1']);
   } finally {

@@ -1,5 +1,5 @@
 import { Secret } from '../../shared/secret.ts';
-import { ProviderHardware } from './hardware-substrate.ts';
+import { DEFAULT_HARDWARE_DEADLINE_MS, ProviderHardware } from './hardware-substrate.ts';
 import { RuntimeSamplerClient } from './runtime-sampler-client.ts';
 
 /** The environment variable the provider's bearer token is read from (never a flag: flags show in `ps`). */
@@ -12,6 +12,7 @@ export interface RawHardwareOptions {
   quantumInstance?: string | undefined;
   quantumApiVersion?: string | undefined;
   quantumTimeout?: string | undefined;
+  quantumDeadline?: string | undefined;
   quantumPoll?: string | undefined;
 }
 
@@ -21,7 +22,10 @@ export interface HardwareConfig {
   backend: string;
   instance: string | undefined;
   apiVersion: string | undefined;
+  /** One provider job: submit, provider queue, run, results (`--quantum-timeout`). */
   timeoutMs: number;
+  /** One hardware solve or batch item, lane wait and local solve included (`--quantum-deadline`). */
+  deadlineMs: number;
   pollMs: number;
 }
 
@@ -43,11 +47,14 @@ export function resolveHardwareConfig(raw: RawHardwareOptions, parseDuration: (v
   if (url.username !== '' || url.password !== '') throw new Error(`--quantum-provider: put no credentials in the URL; the token goes in ${QUANTUM_TOKEN_ENV}.`);
   if (backend === '') throw new Error('--quantum-provider needs --quantum-backend: the backend to run on, e.g. ibm_brisbane.');
   const timeoutMs = parseDuration(raw.quantumTimeout ?? '10m', '--quantum-timeout');
+  const deadlineMs = raw.quantumDeadline === undefined ? DEFAULT_HARDWARE_DEADLINE_MS : parseDuration(raw.quantumDeadline, '--quantum-deadline');
   const pollMs = parseDuration(raw.quantumPoll ?? '2s', '--quantum-poll');
   if (!(timeoutMs >= 100) || !Number.isFinite(timeoutMs)) throw new Error(`--quantum-timeout: '${raw.quantumTimeout}' must be a finite duration of at least 100ms.`);
+  // Timers past 2^31-1 ms (24.8 days) fire at once in Node; a day is already far past any HTTP client's patience.
+  if (!(deadlineMs >= 100 && deadlineMs <= 86_400_000)) throw new Error(`--quantum-deadline: '${raw.quantumDeadline}' must be a duration from 100ms to 24h.`);
   if (!(pollMs >= 10) || !Number.isFinite(pollMs)) throw new Error(`--quantum-poll: '${raw.quantumPoll}' must be a finite duration of at least 10ms.`);
   const optional = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
-  return { providerUrl: url.href.replace(/\/+$/, ''), backend, instance: optional(raw.quantumInstance), apiVersion: optional(raw.quantumApiVersion), timeoutMs, pollMs };
+  return { providerUrl: url.href.replace(/\/+$/, ''), backend, instance: optional(raw.quantumInstance), apiVersion: optional(raw.quantumApiVersion), timeoutMs, deadlineMs, pollMs };
 }
 
 /** The `vendor-eagle` substrate for a daemon: 503 naming what is missing, unless provider, backend and token are all there. Takes the token out of `env`. */
@@ -60,6 +67,7 @@ export function createHardwareSubstrate(config: HardwareConfig | undefined, env:
     return new ProviderHardware({ client: undefined, missing: `a hardware provider is configured but ${QUANTUM_TOKEN_ENV} (its token) is not set` });
   }
   return new ProviderHardware({
+    deadlineMs: config.deadlineMs,
     client: new RuntimeSamplerClient({
       baseUrl: config.providerUrl, backend: config.backend, token: new Secret(token), tokenEnv: QUANTUM_TOKEN_ENV,
       instance: config.instance, apiVersion: config.apiVersion, timeoutMs: config.timeoutMs, pollMs: config.pollMs,

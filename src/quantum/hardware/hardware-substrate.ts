@@ -5,7 +5,7 @@ import type { SolveMeta } from '../solve-schemas.ts';
 import type { ValidatedProblem } from '../solvers/registry.ts';
 import { hardwareErrors } from './hardware-errors.ts';
 import type { HardwareJobReport, HardwareWorkerReply, HardwareWorkerRequest, SampleReply, SampleRequest } from './hardware-worker.ts';
-import type { RuntimeSamplerClient } from './runtime-sampler-client.ts';
+import type { RuntimeSamplerClient, SampleProgress } from './runtime-sampler-client.ts';
 
 /** The (solver, problem type) pairs whose final circuit goes to hardware; the others estimate from many circuits. */
 const HARDWARE_PROBLEMS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
@@ -39,6 +39,13 @@ function tooLargeForHardware(validated: ValidatedProblem | SerializedProblem): s
 /** V8 heap a hardware worker may use by default: a problem past it is 422 problem_too_large, not a crash. */
 const DEFAULT_HARDWARE_HEAP_MB = 2048;
 
+/**
+ * How long one hardware solve (or batch item) may take by default, from entering the lane to its
+ * answer (`--quantum-deadline`): three provider jobs' worth of the default `--quantum-timeout`
+ * (10 min), so a problem behind one or two others still has its own job's full time.
+ */
+export const DEFAULT_HARDWARE_DEADLINE_MS = 30 * 60_000;
+
 export interface HardwareRunResult {
   solution: Record<string, unknown>;
   meta: SolveMeta;
@@ -53,6 +60,12 @@ export interface ProviderHardwareOptions {
   maxQueue?: number;
   /** Old-generation heap limit of a hardware worker (MiB); default 2048. */
   workerHeapMb?: number;
+  /**
+   * Each problem's deadline (ms) from entering the lane: lane wait, local solve, submit, provider
+   * queue, polls and results together; then 504 `substrate_timeout`, its provider job cancelled
+   * and the lane freed. Default DEFAULT_HARDWARE_DEADLINE_MS.
+   */
+  deadlineMs?: number;
 }
 
 interface Queued {
@@ -61,6 +74,10 @@ interface Queued {
   seed: number | undefined;
   /** The request's own signal (client gone): skip the item while queued, cancel its job while running. */
   signal: AbortSignal | undefined;
+  /** This item's deadline, from entering the lane (ms), and the timer that enforces it. */
+  deadlineMs: number;
+  timer: NodeJS.Timeout | undefined;
+  /** Settle the caller's promise (and stop the timer and the abort listener); later calls do nothing. */
   resolve: (result: HardwareRunResult) => void;
   reject: (error: unknown) => void;
 }
@@ -72,6 +89,10 @@ interface Running {
   abort: AbortController;
   /** The provider call in flight, if any: the lane stays busy until it has settled. */
   sampling: Promise<void> | undefined;
+  /** Where the provider call in flight is (job id, last status), for the deadline's message. */
+  progress: SampleProgress | undefined;
+  /** Provider jobs this problem has completed so far. */
+  sampled: number;
 }
 
 /**
@@ -80,13 +101,15 @@ interface Running {
  * problems are submitted in request order, each after the previous one's job has finished, and
  * the batch is answered when all are done. Each problem runs its solver on a worker of its own
  * (hardware-worker.ts), outside the local solve pool, so a job waiting in the provider's queue
- * holds no local solve worker.
+ * holds no local solve worker. Each problem has one deadline from entering the lane to its
+ * answer (lane wait, local solve, provider jobs): past it, 504 wherever it is.
  */
 export class ProviderHardware {
   readonly #client: RuntimeSamplerClient | undefined;
   readonly #missing: string;
   readonly #maxQueue: number;
   readonly #heapMb: number;
+  readonly #deadlineMs: number;
   readonly #queue: Queued[] = [];
   #running: Running | undefined;
   #closed = false;
@@ -96,6 +119,7 @@ export class ProviderHardware {
     this.#missing = options.missing ?? 'no hardware provider is configured (svc serve --quantum-provider <url> --quantum-backend <name>, token in SVC_QUANTUM_TOKEN)';
     this.#maxQueue = options.maxQueue ?? 20;
     this.#heapMb = options.workerHeapMb ?? DEFAULT_HARDWARE_HEAP_MB;
+    this.#deadlineMs = options.deadlineMs ?? DEFAULT_HARDWARE_DEADLINE_MS;
   }
 
   get status(): 'configured' | 'not_configured' {
@@ -126,16 +150,55 @@ export class ProviderHardware {
     }
   }
 
-  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined, signal?: AbortSignal): Promise<HardwareRunResult> {
+  /**
+   * Runs one admitted problem behind those already in the lane. `deadlineMs` (default: the
+   * substrate's) bounds everything from now to the answer; past it the item is answered 504
+   * wherever it is — still waiting in the lane, solving locally, or waiting on its provider job,
+   * which is then cancelled.
+   */
+  run(problem: ValidatedProblem | SerializedProblem, shots: number, seed: number | undefined, signal?: AbortSignal, deadlineMs = this.#deadlineMs): Promise<HardwareRunResult> {
     // After close() nothing would ever take the item off the queue: refuse at once, never hang.
     if (this.#closed) return Promise.reject(shuttingDown());
     if (signal?.aborted === true) return Promise.reject(abandoned(signal));
     return new Promise((resolve, reject) => {
-      const job: Queued = { problem, shots, seed, signal, resolve, reject };
+      const onAbort = (): void => this.#abandon(job);
+      const done = (): void => {
+        clearTimeout(job.timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const job: Queued = {
+        problem, shots, seed, signal, deadlineMs, timer: undefined,
+        resolve: (result) => {
+          done();
+          resolve(result);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      };
+      job.timer = setTimeout(() => this.#expire(job), deadlineMs);
       this.#queue.push(job);
-      signal?.addEventListener('abort', () => this.#abandon(job), { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.#next();
     });
+  }
+
+  /**
+   * The item's deadline has passed: a queued item leaves the queue; a running one is answered now,
+   * its worker stopped and its provider job cancelled (#next's finish), the lane freed once that
+   * cancel has been sent.
+   */
+  #expire(job: Queued): void {
+    const at = this.#queue.indexOf(job);
+    if (at >= 0) {
+      this.#queue.splice(at, 1);
+      const ahead = at + (this.#running === undefined ? 0 : 1);
+      return job.reject(hardwareErrors.deadline(job.deadlineMs, `it was still waiting for the hardware lane (one provider job at a time) behind ${ahead} problem${ahead === 1 ? '' : 's'}`));
+    }
+    const running = this.#running;
+    if (running?.job !== job) return;
+    running.abort.abort(hardwareErrors.deadline(job.deadlineMs, whereItWas(running)));
   }
 
   /** The caller went away: a queued item leaves the queue; a running one has its provider job cancelled and its worker stopped. */
@@ -172,7 +235,7 @@ export class ProviderHardware {
       return this.#next();
     }
     const worker = new Worker(new URL('./hardware-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.#heapMb } });
-    const running: Running = { worker, job, abort: new AbortController(), sampling: undefined };
+    const running: Running = { worker, job, abort: new AbortController(), sampling: undefined, progress: undefined, sampled: 0 };
     this.#running = running;
     let settled = false;
     const finish = (outcome: () => void): void => {
@@ -192,7 +255,8 @@ export class ProviderHardware {
     running.abort.signal.addEventListener('abort', () => finish(() => job.reject(running.abort.signal.reason)), { once: true });
     worker.on('message', (message: SampleRequest | HardwareWorkerReply) => {
       if (message.kind === 'sample') {
-        running.sampling = this.#sample(client, message, running.abort.signal).finally(() => (running.sampling = undefined));
+        running.progress = {};
+        running.sampling = this.#sample(client, message, running).finally(() => (running.sampling = undefined));
         return;
       }
       finish(() => {
@@ -215,10 +279,11 @@ export class ProviderHardware {
     worker.postMessage(request);
   }
 
-  async #sample(client: RuntimeSamplerClient, ask: SampleRequest, signal: AbortSignal): Promise<void> {
+  async #sample(client: RuntimeSamplerClient, ask: SampleRequest, running: Running): Promise<void> {
     let reply: SampleReply;
     try {
-      const result = await client.sample(ask.qasm, ask.shots, signal);
+      const result = await client.sample({ qasm: ask.qasm, shots: ask.shots, bits: ask.bits, signal: running.abort.signal, progress: running.progress });
+      running.sampled++;
       reply = { ok: true, jobId: result.jobId, backend: result.backend, shots: result.shots, counts: [...result.counts] };
     } catch (error) {
       reply = { ok: false, apiError: (error instanceof ApiError ? error : ApiError.internal(error)).toOptions() };
@@ -228,6 +293,16 @@ export class ProviderHardware {
     Atomics.store(ask.signal, 0, 1);
     Atomics.notify(ask.signal, 0);
   }
+}
+
+/** What a running item was doing when its deadline passed, for the 504's message. */
+function whereItWas(running: Running): string {
+  const jobs = running.sampled === 0 ? '' : ` (after ${running.sampled} completed provider job${running.sampled === 1 ? '' : 's'})`;
+  if (running.sampling === undefined) return `the local part of the solve (angles optimised on the simulator, the circuit transpiled) had not finished${jobs}`;
+  const id = running.progress?.jobId;
+  if (id === undefined) return `its circuit was still being submitted to the provider; svc asks the provider to cancel the job should it answer with one${jobs}`;
+  if (running.progress?.status?.toLowerCase() === 'completed') return `provider job ${id} had completed but its results were still being fetched${jobs}`;
+  return `provider job ${id} had not finished (last status: ${running.progress?.status ?? 'none yet'}); svc asked the provider to cancel it${jobs}`;
 }
 
 function shuttingDown(): ApiError {

@@ -25,6 +25,8 @@ export interface SampleRequest {
   kind: 'sample';
   qasm: string;
   shots: number;
+  /** Width of the register the QASM measures into (`bit[n] c`). */
+  bits: number;
   signal: Int32Array;
   port: MessagePort;
 }
@@ -64,9 +66,10 @@ parentPort?.once('message', (request: HardwareWorkerRequest) => {
     }
     const signal = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
-    const ask: SampleRequest = { kind: 'sample', qasm: isa.qasm, shots: request.shots, signal, port: port2 };
+    const ask: SampleRequest = { kind: 'sample', qasm: isa.qasm, shots: request.shots, bits: isa.finalLayout.length, signal, port: port2 };
     parentPort!.postMessage(ask, [port2]);
-    // The main thread always answers (its client has an overall timeout), then notifies.
+    // The main thread always answers (its client has a per-job timeout), then notifies; past the
+    // solve's deadline the main thread terminates this worker, Atomics.wait included.
     Atomics.wait(signal, 0, 0);
     const reply = receiveMessageOnPort(port1)?.message as SampleReply | undefined;
     port1.close();

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { ApiError } from '../../shared/api-error.ts';
 import type { Secret } from '../../shared/secret.ts';
-import { hardwareErrors } from './hardware-errors.ts';
+import { decodeSamplerCounts, SamplerResultError } from './decode-sampler-counts.ts';
+import { hardwareErrors, spell } from './hardware-errors.ts';
 
 /**
  * A client for a quantum provider's REST job API, shaped after the IBM Quantum Runtime (Qiskit
@@ -16,9 +17,11 @@ import { hardwareErrors } from './hardware-errors.ts';
  *   GET failures (no answer, 429, 5xx) are retried with backoff until the deadline.
  * - `GET {base}/jobs/{id}/results` → `{"results": [{"data": {"c": {"samples": ["0x5", …],
  *   "num_bits": n}}}]}` (hex register values, one per shot), or `counts` in place of `samples`
- *   (`{"0x5": 12, …}` or bitstrings `{"101": 12}`).
+ *   (`{"0x5": 12, …}` or bitstrings `{"101": 12}`), checked against the circuit's register and
+ *   the shots asked for (decode-sampler-counts.ts) before any solver sees them.
  * - `POST {base}/jobs/{id}/cancel`, best effort, whenever it gives up on a job it created
- *   (deadline, a failed request, an abort signal).
+ *   (deadline, a failed request, an abort signal), even one given up on while its creating POST
+ *   was out.
  * - Headers: `Authorization: Bearer <token>`, and `Service-CRN` / `IBM-API-Version` when
  *   configured. The token is held as a Secret and only revealed into that header.
  *
@@ -45,6 +48,24 @@ export interface SamplerClientOptions {
   requestTimeoutMs?: number;
 }
 
+/** One circuit to run. */
+export interface SampleJob {
+  /** OpenQASM 3 in the target's basis. */
+  qasm: string;
+  shots: number;
+  /** Width of the classical register it measures into: results that do not fit it are refused. */
+  bits: number;
+  /** Shutdown, the client gone, the solve's deadline: the job is cancelled and this rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  /** Filled in as the job goes (its id, the last status seen), for whoever gives up on it to say where it was. */
+  progress?: SampleProgress | undefined;
+}
+
+export interface SampleProgress {
+  jobId?: string;
+  status?: string;
+}
+
 export interface SamplerJobResult {
   jobId: string;
   backend: string;
@@ -58,20 +79,6 @@ const statusSchema = z.object({
   status: z.string().optional(),
   state: z.object({ status: z.string().optional(), reason: z.string().nullish() }).optional(),
 });
-const registerSchema = z.object({
-  samples: z.array(z.string()).optional(),
-  counts: z.record(z.string(), z.number().int().nonnegative()).optional(),
-  num_bits: z.number().int().positive().optional(),
-});
-const resultsSchema = z.object({
-  results: z.array(z.object({ data: z.record(z.string(), registerSchema) })).min(1),
-});
-
-function registerValue(key: string): number | undefined {
-  if (/^0x[0-9a-f]+$/i.test(key)) return Number.parseInt(key.slice(2), 16);
-  if (/^[01]+$/.test(key)) return Number.parseInt(key, 2);
-  return undefined;
-}
 
 export class RuntimeSamplerClient {
   readonly #options: SamplerClientOptions;
@@ -94,11 +101,12 @@ export class RuntimeSamplerClient {
    * deadline, `signal` (shutdown, client gone) — asks the provider to cancel it first: a job left
    * queued would still run, and be billed, after nobody waits for it.
    */
-  async sample(qasm: string, shots: number, signal?: AbortSignal): Promise<SamplerJobResult> {
+  async sample(run: SampleJob): Promise<SamplerJobResult> {
+    const { qasm, shots, signal } = run;
     const deadline = Date.now() + this.#options.timeoutMs;
     abandonIfAborted(signal);
     const created = createdSchema.safeParse(
-      await this.#request('POST', '/jobs', deadline, signal, {
+      await this.#create(deadline, signal, {
         program_id: 'sampler',
         backend: this.#options.backend,
         params: { pubs: [[qasm, null, shots]], version: 2 },
@@ -107,16 +115,44 @@ export class RuntimeSamplerClient {
     if (!created.success) throw hardwareErrors.malformed(this.origin, 'a job creation answer without a job id');
     const jobId = created.data.id;
     const backend = created.data.backend ?? this.#options.backend;
-    const job = { id: jobId, last: undefined as string | undefined, ended: false };
+    const job: Job = { id: jobId, ended: false, progress: run.progress ?? {} };
+    job.progress.jobId = jobId;
     try {
-      return await this.#await(job, backend, deadline, signal);
+      return await this.#await(job, backend, deadline, run);
     } catch (error) {
       if (!job.ended) await this.#cancel(jobId);
       throw error;
     }
   }
 
-  async #await(job: { id: string; last: string | undefined; ended: boolean }, backend: string, deadline: number, signal: AbortSignal | undefined): Promise<SamplerJobResult> {
+  /**
+   * `POST /jobs`, not cut short by `signal`: once the request is out the provider may create the
+   * job whatever svc does, and only the answer carries its id. A caller who gives up meanwhile is
+   * answered when the POST settles (its own time limit), after the job it created, if any, has
+   * been asked to cancel.
+   */
+  async #create(deadline: number, signal: AbortSignal | undefined, body: unknown): Promise<unknown> {
+    const creating = this.#request('POST', '/jobs', deadline, undefined, body);
+    if (signal === undefined) return creating;
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<typeof ABORTED>((resolve) => {
+      onAbort = () => resolve(ABORTED);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const first = await Promise.race([creating, aborted]);
+      if (first !== ABORTED) return first;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    const late = createdSchema.safeParse(await creating.catch(() => undefined));
+    if (late.success) await this.#cancel(late.data.id);
+    abandonIfAborted(signal);
+    throw new Error('unreachable: the signal has aborted');
+  }
+
+  async #await(job: Job, backend: string, deadline: number, run: SampleJob): Promise<SamplerJobResult> {
+    const signal = run.signal;
     const jobId = job.id;
     const path = `/jobs/${encodeURIComponent(jobId)}`;
     let wait = this.#options.pollMs ?? 1000;
@@ -124,7 +160,7 @@ export class RuntimeSamplerClient {
       const parsed = statusSchema.safeParse(await this.#get(path, deadline, signal, job));
       if (!parsed.success) throw hardwareErrors.malformed(this.origin, `a job status for ${jobId} it could not read`);
       const status = parsed.data.state?.status ?? parsed.data.status ?? '';
-      job.last = status;
+      job.progress.status = status;
       if (status.toLowerCase() === 'completed') break;
       if (isTerminalFailure(status)) {
         job.ended = true;
@@ -133,29 +169,20 @@ export class RuntimeSamplerClient {
       wait = await this.#pause(wait, deadline, signal, job);
     }
     job.ended = true;
-    const results = resultsSchema.safeParse(await this.#get(`${path}/results`, deadline, signal, job));
-    if (!results.success) throw hardwareErrors.malformed(this.origin, `results for ${jobId} in a shape it could not read`);
-    const registers = Object.values(results.data.results[0]!.data);
-    if (registers.length !== 1) throw hardwareErrors.malformed(this.origin, `results for ${jobId} with ${registers.length} classical registers (expected one)`);
-    const register = registers[0]!;
-    const counts = new Map<number, number>();
-    const add = (key: string, n: number): void => {
-      const value = registerValue(key);
-      if (value === undefined) throw hardwareErrors.malformed(this.origin, `results for ${jobId} with a sample it could not read`);
-      counts.set(value, (counts.get(value) ?? 0) + n);
-    };
-    if (register.samples !== undefined) for (const s of register.samples) add(s, 1);
-    else if (register.counts !== undefined) for (const [k, n] of Object.entries(register.counts)) add(k, n);
-    else throw hardwareErrors.malformed(this.origin, `results for ${jobId} with neither samples nor counts`);
-    let total = 0;
-    for (const n of counts.values()) total += n;
-    return { jobId, backend, shots: total, counts };
+    const body = await this.#get(`${path}/results`, deadline, signal, job);
+    try {
+      const { counts, total } = decodeSamplerCounts(body, { bits: run.bits, shots: run.shots });
+      return { jobId, backend, shots: total, counts };
+    } catch (error) {
+      if (!(error instanceof SamplerResultError)) throw error;
+      throw hardwareErrors.malformed(this.origin, `results for ${jobId} that svc cannot use: ${redact(error.message, this.#options.token)}`);
+    }
   }
 
   /** Waits `wait` (at most to the deadline) and returns the next, doubled wait; 504 once the deadline has passed. */
-  async #pause(wait: number, deadline: number, signal: AbortSignal | undefined, job: { id: string; last: string | undefined }): Promise<number> {
+  async #pause(wait: number, deadline: number, signal: AbortSignal | undefined, job: Job): Promise<number> {
     const left = deadline - Date.now();
-    if (left <= 0) throw hardwareErrors.timeout(job.id, Math.round(this.#options.timeoutMs / 1000), job.last);
+    if (left <= 0) throw hardwareErrors.timeout(job.id, this.#options.timeoutMs, job.progress.status);
     try {
       await sleep(Math.min(wait, left), undefined, { signal });
     } catch {
@@ -169,10 +196,10 @@ export class RuntimeSamplerClient {
    * transient (no answer, a dropped connection, 429, 5xx): a provider's brief hiccup should not
    * throw away a job that may have waited an hour in its queue.
    */
-  async #get(path: string, deadline: number, signal: AbortSignal | undefined, job: { id: string; last: string | undefined }): Promise<unknown> {
+  async #get(path: string, deadline: number, signal: AbortSignal | undefined, job: Job): Promise<unknown> {
     let wait = this.#options.pollMs ?? 1000;
     for (;;) {
-      if (deadline - Date.now() <= 0) throw hardwareErrors.timeout(job.id, Math.round(this.#options.timeoutMs / 1000), job.last);
+      if (deadline - Date.now() <= 0) throw hardwareErrors.timeout(job.id, this.#options.timeoutMs, job.progress.status);
       try {
         return await this.#request('GET', path, deadline, signal);
       } catch (error) {
@@ -194,7 +221,7 @@ export class RuntimeSamplerClient {
   async #request(method: 'GET' | 'POST', path: string, deadline: number, signal: AbortSignal | undefined, body?: unknown): Promise<unknown> {
     abandonIfAborted(signal);
     const left = deadline - Date.now();
-    if (left <= 0) throw hardwareErrors.timeout(undefined, Math.round(this.#options.timeoutMs / 1000), undefined);
+    if (left <= 0) throw hardwareErrors.timeout(undefined, this.#options.timeoutMs, undefined);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.#options.token !== undefined) headers.authorization = `Bearer ${this.#options.token.reveal()}`;
@@ -213,7 +240,7 @@ export class RuntimeSamplerClient {
       // undici wraps the socket error: cause.code, or the first of an AggregateError's errors.
       const inner = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
       const cause = inner?.code ?? inner?.errors?.[0]?.code;
-      throw transient(hardwareErrors.unreachable(this.origin, name === 'TimeoutError' ? `no answer within ${Math.round(budget / 1000)} s` : (cause ?? name)));
+      throw transient(hardwareErrors.unreachable(this.origin, name === 'TimeoutError' ? `no answer within ${spell(budget)}` : (cause ?? name)));
     }
     if (response.status === 401 || response.status === 403) throw hardwareErrors.authFailed(this.origin, response.status, this.#options.tokenEnv);
     if (!response.ok) {
@@ -224,10 +251,20 @@ export class RuntimeSamplerClient {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw hardwareErrors.malformed(this.origin, 'an answer that is not JSON');
+      throw hardwareErrors.malformed(this.origin, `an answer to ${method} ${path} that is not JSON`);
     }
   }
 }
+
+/** A job this client created: its id, whether it has ended (then there is nothing to cancel), its progress (last status polled). */
+interface Job {
+  id: string;
+  ended: boolean;
+  progress: SampleProgress;
+}
+
+/** What #create's race sees when the caller gives up before the job's id has arrived. */
+const ABORTED: unique symbol = Symbol('aborted');
 
 /** The errors #request marks as worth another try while the deadline allows: no answer, a dropped connection, HTTP 429 or 5xx. */
 const TRANSIENT = new WeakSet<ApiError>();

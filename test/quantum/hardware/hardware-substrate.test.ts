@@ -5,7 +5,7 @@ import { createHardwareSubstrate, resolveHardwareConfig, type HardwareConfig } f
 import { parseDuration } from '../../../src/runtime/runtime-config.ts';
 import { SolveService } from '../../../src/quantum/solve-service.ts';
 import type { BatchResponse, SolveResponse } from '../../../src/quantum/solve-schemas.ts';
-import { startMockQuantumProvider, type MockProvider } from '../../helpers/mock-quantum-provider.ts';
+import { startMockQuantumProvider, type MockProvider, type MockProviderOptions, type MockResultsBody } from '../../helpers/mock-quantum-provider.ts';
 import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
 
 const TOKEN = 'tok-3f9a7c21-not-a-real-token';
@@ -134,7 +134,7 @@ describe('vendor-eagle when things go wrong: clean 502, 503 and 504', () => {
     const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
     const svc = service(config(provider.url, { timeoutMs: 400 }));
     const error = await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle' }), 504, 'substrate_timeout');
-    assert.match(error.message, /job-1 did not finish within 0 s|job-1 did not finish/);
+    assert.match(error.message, /job-1 did not finish within 400 ms \(--quantum-timeout\); last status: Queued; svc asked the provider to cancel it/);
     assert.deepEqual(provider.cancelled, ['job-1']);
     await svc.close();
     await provider.close();
@@ -281,4 +281,138 @@ describe('vendor-eagle review fixes: sizes refused up front, shutdown, the token
     assert.ok((fine.meta as { optimal_count: number }).optimal_count > 0);
     assert.equal((none.meta as { optimal_count: number }).optimal_count, 0);
   });
+});
+
+describe('vendor-eagle: one deadline per hardware solve and batch item (--quantum-deadline)', () => {
+  // The deadline counts from entering the lane, so it also covers starting a worker and the
+  // local solve; on a loaded machine that alone can take seconds. Tests that need the provider
+  // job to exist before the deadline use one sized from an honest solve here (3× it, at least
+  // 2 s, whole seconds), so they test the deadline and not the machine's speed.
+  let deadline = 2000;
+  const seconds = (): string => `${deadline / 1000} s`;
+  before(async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN });
+    const svc = service(config(provider.url));
+    const started = Date.now();
+    await svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 });
+    deadline = Math.max(2000, Math.ceil((3 * (Date.now() - started)) / 1000) * 1000);
+    await svc.close();
+    await provider.close();
+  });
+
+  it('a provider that never finishes: 504 substrate_timeout at the solve\'s deadline, not the job\'s longer timeout, and the job is cancelled', { timeout: 120_000 }, async (t) => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    // --quantum-timeout (one job) is 120 s: only the deadline can end this solve before the test's timeout.
+    const svc = service(config(provider.url, { timeoutMs: 120_000, deadlineMs: deadline }));
+    const started = Date.now();
+    const error = await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 }), 504, 'substrate_timeout');
+    const took = Date.now() - started;
+    assert.match(error.message, new RegExp(`within its deadline of ${seconds()} \\(--quantum-deadline\\): provider job job-1 had not finished \\(last status: Queued\\); svc asked the provider to cancel it`));
+    assert.ok(took < 120_000, `answered after ${took} ms: the job's timeout acted, not the deadline`);
+    while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(provider.cancelled, ['job-1']);
+    await svc.close();
+    await provider.close();
+  });
+
+  it('a problem stuck behind another in the lane gets 504 at its own deadline, never reaches the provider, and the one ahead runs on', { timeout: 120_000 }, async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    const hardware = createHardwareSubstrate(config(provider.url, { timeoutMs: 60_000, deadlineMs: 60_000 }), { SVC_QUANTUM_TOKEN: TOKEN });
+    const ahead = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 3) as never }, 64, 1);
+    const aheadAnswer = rejects(ahead, 503, 'shutting_down');
+    while ((provider.jobs[0]?.polls ?? 0) === 0) await new Promise((r) => setTimeout(r, 10));
+    const stuck = hardware.run({ solver: 'grover', type: 'pattern_search', problem: patternProblem(16, 4) as never }, 64, 1, undefined, 300);
+    const error = await rejects(stuck, 504, 'substrate_timeout');
+    assert.match(error.message, /deadline of 300 ms \(--quantum-deadline\): it was still waiting for the hardware lane \(one provider job at a time\) behind 1 problem\b/);
+    assert.equal(provider.jobs.length, 1, 'the stuck problem never reached the provider');
+    assert.deepEqual(provider.cancelled, [], 'the problem ahead was not touched');
+    await hardware.close();
+    await aheadAnswer;
+    assert.deepEqual(provider.cancelled, ['job-1']);
+    await provider.close();
+  });
+
+  it('a batch: each item has its own deadline; the running one\'s job is cancelled, the queued one never submitted', { timeout: 120_000 }, async (t) => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    const svc = service(config(provider.url, { timeoutMs: 120_000, deadlineMs: deadline }));
+    const res = (await svc.solveBatch({ solver: 'grover', problems: [patternProblem(16, 1), patternProblem(16, 4)], substrate: 'vendor-eagle', shots: 64, seed: 1 })) as BatchResponse;
+    assert.deepEqual(res.results.map((r) => r.status), ['failed', 'failed']);
+    const [first, second] = res.results.map((r) => (r as unknown as { error: { code: string; message: string } }).error);
+    assert.equal(first!.code, 'substrate_timeout');
+    assert.match(first!.message, /provider job job-1 had not finished/);
+    assert.equal(second!.code, 'substrate_timeout');
+    assert.match(second!.message, /still waiting for the hardware lane/);
+    while (provider.cancelled.length === 0 && !t.signal.aborted) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(provider.cancelled, ['job-1']);
+    assert.equal(provider.jobs.length, 1);
+    await svc.close();
+    await provider.close();
+  });
+
+  it('a deadline that passes before the circuit is ready stops the local solve: 504, no provider job', { timeout: 120_000 }, async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN });
+    const hardware = createHardwareSubstrate(config(provider.url), { SVC_QUANTUM_TOKEN: TOKEN });
+    // 5 ms is less than a hardware worker takes to start, let alone optimise QAOA angles.
+    const error = await rejects(hardware.run({ solver: 'qaoa', type: 'route_optimization', problem: routeProblem(3) as never }, 64, 1, undefined, 5), 504, 'substrate_timeout');
+    assert.match(error.message, /deadline of 5 ms \(--quantum-deadline\): the local part of the solve .* had not finished/);
+    await hardware.close();
+    assert.equal(provider.jobs.length, 0);
+    await provider.close();
+  });
+
+  it('after a deadline the lane is free: the next solve completes', { timeout: 120_000 }, async () => {
+    const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
+    const svc = service(config(provider.url, { deadlineMs: deadline }));
+    await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 }), 504, 'substrate_timeout');
+    provider.options.behaviour = 'complete';
+    const res = (await svc.solve({ solver: 'grover', problem: patternProblem(16, 5), substrate: 'vendor-eagle', shots: 64, seed: 2 })) as SolveResponse;
+    assert.equal(res.solution.target_index, 5);
+    assert.equal((res.solution.hardware as { jobs: { provider_job_id: string }[] }).jobs[0]!.provider_job_id, 'job-2');
+    await svc.close();
+    await provider.close();
+  });
+});
+
+describe('vendor-eagle: results the provider should not have sent are 502, never an answer', () => {
+  const bits = (job: { qasm: string }): number => Number(/bit\[(\d+)\] c;/.exec(job.qasm)![1]);
+  const withRegister = (honest: MockResultsBody, register: Record<string, unknown>): MockResultsBody => ({ ...honest, results: [{ ...honest.results[0]!, data: { c: register as never } }] });
+  const cases: [string, NonNullable<MockProviderOptions['resultsBody']>, RegExp][] = [
+    ['bitstrings one bit too wide', (h, job) => withRegister(h, { counts: { [`1${'0'.repeat(bits(job))}`]: job.shots } }), /bitstring "10+" of \d+ bits where the circuit measures \d+/],
+    ['hex samples past the register', (h, job) => withRegister(h, { samples: Array<string>(job.shots).fill(`0x${(2 ** bits(job)).toString(16)}`) }), /wider than the \d+-bit register/],
+    ['a non-binary key', (h) => withRegister(h, { counts: { '0x1': 1, '10201': 1 } }), /outcome "10201" that is neither 0x-hex nor a bitstring/],
+    ['a negative count', (h) => withRegister(h, { counts: { '0x1': -5 } }), /count of -5 for "0x1"/],
+    ['a non-integer count', (h) => withRegister(h, { counts: { '0x1': 1.5 } }), /count of 1\.5 for "0x1"/],
+    ['zero shots in total', (h) => withRegister(h, { counts: {} }), /no shots at all/],
+    ['more shots than requested', (h, job) => withRegister(h, { counts: { '0x0': job.shots + 1 } }), /more shots than the \d+ requested/],
+    ['no results field', () => ({ metadata: { version: 2 } }), /no results array/],
+    ['a body that is not JSON', () => '<html><body>502 Bad Gateway</body></html>', /an answer to GET \/jobs\/job-\d+\/results that is not JSON/],
+  ];
+  let provider: MockProvider;
+  let svc: SolveService;
+  before(async () => {
+    provider = await startMockQuantumProvider({ token: TOKEN });
+    svc = service(config(provider.url));
+  });
+  after(async () => {
+    await svc.close();
+    await provider.close();
+  });
+  const requests: [string, Record<string, unknown>][] = [
+    ['qaoa route (its quantum_result comes from these counts)', { solver: 'qaoa', problem: routeProblem(3), substrate: 'vendor-eagle', seed: 5 }],
+    ['grover pattern search', { solver: 'grover', problem: patternProblem(16, 11), substrate: 'vendor-eagle', shots: 128, seed: 3 }],
+  ];
+  for (const [name, request] of requests) {
+    it(`${name}: each malformed result is 502 substrate_provider_error naming what was wrong`, async () => {
+      for (const [what, body, message] of cases) {
+        provider.options.resultsBody = body;
+        const error = await rejects(svc.solve(request), 502, 'substrate_provider_error');
+        assert.match(error.message, message, what);
+        assert.match(error.message, /^The hardware provider at http:\/\/127\.0\.0\.1:\d+ sent /, what);
+      }
+      // The same service, with honest results again, answers.
+      provider.options.resultsBody = undefined;
+      const res = (await svc.solve(request)) as SolveResponse;
+      assert.equal(res.status, 'completed');
+    });
+  }
 });

@@ -39,27 +39,27 @@ describe('RuntimeSamplerClient: giving up on a job cancels it; hiccups are retri
   });
 
   it('a job that ends "Cancelled - Ran too long" is 502 substrate_job_failed at once, not a poll until the deadline', async () => {
-    const error = await withProvider({ behaviour: 'fail', failStatus: 'Cancelled - Ran too long', failReason: 'ran past the max execution time' }, 5000, (client) => refusal(client.sample(QASM, 16)));
+    const error = await withProvider({ behaviour: 'fail', failStatus: 'Cancelled - Ran too long', failReason: 'ran past the max execution time' }, 5000, (client) => refusal(client.sample({ qasm: QASM, shots: 16, bits: 2 })));
     assert.equal(error.status, 502);
     assert.equal(error.code, 'substrate_job_failed');
     assert.match(error.message, /ended Cancelled - Ran too long: ran past the max execution time/);
   });
 
   it('a failure reason that echoes the token is redacted', async () => {
-    const error = await withProvider({ behaviour: 'fail', failReason: `bad credential ${TOKEN} for instance` }, 5000, (client) => refusal(client.sample(QASM, 16)));
+    const error = await withProvider({ behaviour: 'fail', failReason: `bad credential ${TOKEN} for instance` }, 5000, (client) => refusal(client.sample({ qasm: QASM, shots: 16, bits: 2 })));
     assert.equal(error.code, 'substrate_job_failed');
     assert.match(error.message, /bad credential \[redacted\] for instance/);
   });
 
   it('status GETs answered 503 a few times are retried until the job completes', async () => {
-    const result = await withProvider({ flakyStatusGets: 3 }, 10_000, (client) => client.sample(QASM, 32));
+    const result = await withProvider({ flakyStatusGets: 3 }, 10_000, (client) => client.sample({ qasm: QASM, shots: 32, bits: 2 }));
     assert.equal(result.shots, 32);
     assert.deepEqual([...result.counts], [[1, 32]]);
   });
 
   it('a status GET the provider refuses (HTTP 400) is 502, and the job it created is cancelled', async () => {
     await withProvider({ statusHttpError: 400 }, 10_000, async (client, cancelled) => {
-      const error = await refusal(client.sample(QASM, 16));
+      const error = await refusal(client.sample({ qasm: QASM, shots: 16, bits: 2 }));
       assert.equal(error.status, 502);
       assert.equal(error.code, 'substrate_provider_error');
       assert.deepEqual(cancelled, ['job-1']);
@@ -69,13 +69,27 @@ describe('RuntimeSamplerClient: giving up on a job cancels it; hiccups are retri
   it('an abort signal (shutdown, client gone) cancels the running job and rejects with the signal\'s reason', async () => {
     await withProvider({ behaviour: 'never' }, 60_000, async (client, cancelled, provider) => {
       const controller = new AbortController();
-      const pending = refusal(client.sample(QASM, 16, controller.signal));
+      const pending = refusal(client.sample({ qasm: QASM, shots: 16, bits: 2, signal: controller.signal }));
       // Abort once the job exists and has been polled.
       while ((provider.jobs[0]?.polls ?? 0) === 0) await new Promise((r) => setTimeout(r, 10));
       controller.abort(ApiError.busy('closing', 5, 503, 'shutting_down'));
       const error = await pending;
       assert.equal(error.code, 'shutting_down');
       assert.deepEqual(cancelled, ['job-1']);
+    });
+  });
+
+  it('a caller who gives up while POST /jobs is out still has the job it created cancelled once its id arrives', async () => {
+    await withProvider({ behaviour: 'never', createDelayMs: 300 }, 60_000, async (client, cancelled, provider) => {
+      const controller = new AbortController();
+      const pending = refusal(client.sample({ qasm: QASM, shots: 16, bits: 2, signal: controller.signal }));
+      // The provider has created the job; its answer (with the id) is still on the way.
+      while (provider.jobs.length === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort(ApiError.busy('closing', 5, 503, 'shutting_down'));
+      const error = await pending;
+      assert.equal(error.code, 'shutting_down');
+      assert.deepEqual(cancelled, ['job-1']);
+      assert.equal(provider.jobs[0]!.polls, 0, 'never polled after giving up');
     });
   });
 });
