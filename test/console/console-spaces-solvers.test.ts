@@ -329,7 +329,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     await page.goto(`${daemon.url}/#/solve/classification`);
     await page.locator('#classification-problem').waitFor();
     const sent = page.waitForRequest((r) => r.url().endsWith('/api/solve'));
-    const answer = await solveOnPage<{ solution: { predictions: { label: string }[]; labels: string[] } }>(page, '#classification-solve', '#classification-chart canvas');
+    const answer = await solveOnPage<{ solution: { predictions: { label: string }[]; labels: string[]; support_vectors: { label: string; count: number }[] } }>(page, '#classification-solve', '#classification-chart canvas');
     const body = (await sent).postDataJSON() as { problem: { predict: { features: number[] }[] } };
     assert.equal(body.problem.predict.length, 3 + 24 * 24, 'the user\'s 3 points, then the 24 × 24 grid');
     const predictions = answer.solution.predictions;
@@ -343,6 +343,8 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     // The figures that count the grid's circuits say so.
     const circuits = page.locator('.fact', { has: page.locator('#classification-circuits') });
     assert.match(await circuits.locator('dt').innerText(), /including the 576 grid points/);
+    // support vectors per one-vs-rest model, read as the API gave them
+    assert.equal(await page.locator('#classification-support-vectors').innerText(), answer.solution.support_vectors.map((s) => `${s.label}: ${s.count}`).join(', '));
     const labels = await page.locator('#classification-predictions tbody td:nth-child(3)').allInnerTexts();
     assert.deepEqual(labels, predictions.slice(0, 3).map((p) => p.label));
     await page.screenshot({ path: join(ARTIFACTS, 'console-classification-solver.png'), fullPage: true });

@@ -39,7 +39,8 @@ interface ClassificationSolution extends Certificate {
   labels?: string[];
   training_accuracy?: number;
   cross_validated_accuracy?: number;
-  support_vectors?: number;
+  /** Support vectors per one-vs-rest model, as the solver returns them. */
+  support_vectors?: Array<{ label: string; count: number }>;
   circuits_run?: number;
 }
 
@@ -135,7 +136,7 @@ export function ClassificationSolverPage() {
             response={result.response}
             extra={[
               { term: 'Training accuracy', value: solution.training_accuracy, id: 'classification-training-accuracy' },
-              { term: 'Support vectors', value: solution.support_vectors },
+              { term: 'Support vectors', value: solution.support_vectors?.map((s) => `${s.label}: ${s.count}`).join(', '), id: 'classification-support-vectors' },
               { term: drawn === null ? 'Circuits run' : `Circuits run (including the ${drawn.points} grid points')`, value: solution.circuits_run, id: 'classification-circuits' },
             ]}
             optimum={{ term: 'Cross-validated accuracy (held-out folds)', value: solution.cross_validated_accuracy }}
