@@ -286,8 +286,10 @@ describe('vendor-eagle review fixes: sizes refused up front, shutdown, the token
 describe('vendor-eagle: one deadline per hardware solve and batch item (--quantum-deadline)', () => {
   // The deadline counts from entering the lane, so it also covers starting a worker and the
   // local solve; on a loaded machine that alone can take seconds. Tests that need the provider
-  // job to exist before the deadline use one sized from an honest solve here (3× it, at least
-  // 2 s, whole seconds), so they test the deadline and not the machine's speed.
+  // job to exist before the deadline use one sized from an honest solve here (6× it, at least
+  // 3 s, whole seconds: `npm test` runs two files at once, and 3× was once too tight there), so
+  // they test the deadline and not the machine's speed. Each test closes its servers in t.after,
+  // so a failed assertion fails the test instead of leaving the file's process running.
   let deadline = 2000;
   const seconds = (): string => `${deadline / 1000} s`;
   before(async () => {
@@ -295,7 +297,7 @@ describe('vendor-eagle: one deadline per hardware solve and batch item (--quantu
     const svc = service(config(provider.url));
     const started = Date.now();
     await svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 });
-    deadline = Math.max(2000, Math.ceil((3 * (Date.now() - started)) / 1000) * 1000);
+    deadline = Math.max(3000, Math.ceil((6 * (Date.now() - started)) / 1000) * 1000);
     await svc.close();
     await provider.close();
   });
@@ -304,6 +306,7 @@ describe('vendor-eagle: one deadline per hardware solve and batch item (--quantu
     const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
     // --quantum-timeout (one job) is 120 s: only the deadline can end this solve before the test's timeout.
     const svc = service(config(provider.url, { timeoutMs: 120_000, deadlineMs: deadline }));
+    t.after(() => Promise.allSettled([svc.close(), provider.close()]));
     const started = Date.now();
     const error = await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 }), 504, 'substrate_timeout');
     const took = Date.now() - started;
@@ -335,6 +338,7 @@ describe('vendor-eagle: one deadline per hardware solve and batch item (--quantu
   it('a batch: each item has its own deadline; the running one\'s job is cancelled, the queued one never submitted', { timeout: 120_000 }, async (t) => {
     const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
     const svc = service(config(provider.url, { timeoutMs: 120_000, deadlineMs: deadline }));
+    t.after(() => Promise.allSettled([svc.close(), provider.close()]));
     const res = (await svc.solveBatch({ solver: 'grover', problems: [patternProblem(16, 1), patternProblem(16, 4)], substrate: 'vendor-eagle', shots: 64, seed: 1 })) as BatchResponse;
     assert.deepEqual(res.results.map((r) => r.status), ['failed', 'failed']);
     const [first, second] = res.results.map((r) => (r as unknown as { error: { code: string; message: string } }).error);
@@ -360,9 +364,10 @@ describe('vendor-eagle: one deadline per hardware solve and batch item (--quantu
     await provider.close();
   });
 
-  it('after a deadline the lane is free: the next solve completes', { timeout: 120_000 }, async () => {
+  it('after a deadline the lane is free: the next solve completes', { timeout: 120_000 }, async (t) => {
     const provider = await startMockQuantumProvider({ token: TOKEN, behaviour: 'never' });
     const svc = service(config(provider.url, { deadlineMs: deadline }));
+    t.after(() => Promise.allSettled([svc.close(), provider.close()]));
     await rejects(svc.solve({ solver: 'grover', problem: patternProblem(16, 3), substrate: 'vendor-eagle', shots: 64 }), 504, 'substrate_timeout');
     provider.options.behaviour = 'complete';
     const res = (await svc.solve({ solver: 'grover', problem: patternProblem(16, 5), substrate: 'vendor-eagle', shots: 64, seed: 2 })) as SolveResponse;
