@@ -38,11 +38,19 @@ let nextId = 1;
 let idleTimer: NodeJS.Timeout | null = null;
 const IDLE_MS = 20_000;
 
-/** Bytes an n-qubit job on this diagonal needs in an arena. */
-export function arenaBytes(n: number, d: PreparedDiagonal): number {
+/** Byte offsets of an n-qubit job with `values` distinct costs in an arena, and its end. */
+function layoutOf(n: number, values: number): { re: number; im: number; index: number; table: number; values: number; end: number } {
   const N = 2 ** n;
-  const values = d.values.length;
-  return 2 * align(N * 8) + (d.index ? align(N * 2) : 0) + align(2 * values * 8) + align(values * 8);
+  const im = align(N * 8);
+  const index = im + align(N * 8);
+  const table = index + align(N * 2);
+  const valuesAt = table + align(2 * values * 8);
+  return { re: 0, im, index, table, values: valuesAt, end: valuesAt + align(values * 8) };
+}
+
+/** Bytes an n-qubit job on this (indexed) diagonal needs in an arena. */
+export function arenaBytes(n: number, d: PreparedDiagonal): number {
+  return layoutOf(n, d.values.length).end;
 }
 
 /**
@@ -54,7 +62,7 @@ export function arenaBytes(n: number, d: PreparedDiagonal): number {
  */
 export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | undefined, extraCopies = 0): WasmArenaJob | null {
   if (!d.index || wasmPassesModule() === null) return null;
-  const bytes = arenaBytes(n, d);
+  const { re, im, index, table, values, end: bytes } = layoutOf(n, d.values.length);
   if (bytes > WASM_MAX_BYTES) return null;
   const N = 2 ** n;
   // where the guard refuses the arena's extra bytes (the index copy), the JavaScript passes run
@@ -67,11 +75,6 @@ export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | u
   }
   touch();
   const buffer = arena.memory.buffer;
-  const re = 0;
-  const im = align(N * 8);
-  const index = im + align(N * 8);
-  const table = index + align(N * 2);
-  const values = table + align(2 * d.values.length * 8);
   if (arena.indexOf?.deref() !== d.index || arena.indexAt !== index) {
     new Uint16Array(buffer, index, N).set(d.index);
     arena.indexOf = new WeakRef(d.index);
