@@ -6,6 +6,7 @@ import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
+import { IdleRelease } from './idle-release.ts';
 import { StateVector } from './state-vector.ts';
 import { arenaJob, releaseArena } from './wasm-arena.ts';
 
@@ -209,8 +210,11 @@ function tableScratch(length: number, shared: boolean): Float64Array {
 // One scratch state per thread (per module instance), released after a quiet spell so a daemon
 // does not keep a large vector alive after a solve.
 let scratch: StateVector | null = null;
-let scratchTimer: NodeJS.Timeout | null = null;
-const SCRATCH_IDLE_MS = 20_000;
+// the timer drops only the scratch state: the arena keeps its own clock (wasm-arena.ts)
+const scratchIdle = new IdleRelease(20_000, () => {
+  scratch = null;
+  scratchIdle.cancel();
+});
 
 export function scratchState(n: number, shared: boolean, budgetBytes?: number): StateVector {
   // a shared scratch serves single-threaded calls too, so alternating thread counts do not reallocate
@@ -219,18 +223,13 @@ export function scratchState(n: number, shared: boolean, budgetBytes?: number): 
     assertFits(n, 1, budgetBytes);
     scratch = StateVector.allocate(n, { shared, budgetBytes });
   }
-  if (scratchTimer) scratchTimer.refresh();
-  else {
-    scratchTimer = setTimeout(releaseScratch, SCRATCH_IDLE_MS);
-    scratchTimer.unref();
-  }
+  scratchIdle.touch();
   return scratch;
 }
 
-/** Drops the cached scratch state now (it is dropped anyway after 20 s unused). */
+/** Drops the cached scratch state and WebAssembly arena now (each is dropped anyway after 20 s unused). */
 export function releaseScratch(): void {
   scratch = null;
+  scratchIdle.cancel();
   releaseArena();
-  if (scratchTimer) clearTimeout(scratchTimer);
-  scratchTimer = null;
 }

@@ -1,3 +1,4 @@
+import { IdleRelease } from './idle-release.ts';
 import { assertFits, SimulatorCapacityError } from './memory-guard.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import type { WasmJobLayout } from './qaoa-kernel.ts';
@@ -35,8 +36,7 @@ interface Arena {
 
 let arena: Arena | null = null;
 let nextId = 1;
-let idleTimer: NodeJS.Timeout | null = null;
-const IDLE_MS = 20_000;
+const idle = new IdleRelease(20_000, releaseArena);
 
 /** Byte offsets of an n-qubit job with `values` distinct costs in an arena, and its end. */
 function layoutOf(n: number, values: number): { re: number; im: number; index: number; table: number; values: number; end: number } {
@@ -73,7 +73,7 @@ export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | u
     const pages = Math.ceil(bytes / WASM_PAGE_BYTES);
     arena = { id: nextId++, memory: new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }), bytes: pages * WASM_PAGE_BYTES, indexOf: null, indexAt: -1 };
   }
-  touch();
+  idle.touch();
   const buffer = arena.memory.buffer;
   if (arena.indexOf?.deref() !== d.index || arena.indexAt !== index) {
     new Uint16Array(buffer, index, N).set(d.index);
@@ -102,18 +102,9 @@ function fits(n: number, copies: number, budgetBytes: number | undefined, extraB
   }
 }
 
-function touch(): void {
-  if (idleTimer) idleTimer.refresh();
-  else {
-    idleTimer = setTimeout(releaseArena, IDLE_MS);
-    idleTimer.unref();
-  }
-}
-
 /** Drops this thread's arena now (it is dropped anyway after 20 s unused). */
 export function releaseArena(): void {
   arena = null;
   forgetWasmPasses();
-  if (idleTimer) clearTimeout(idleTimer);
-  idleTimer = null;
+  idle.cancel();
 }

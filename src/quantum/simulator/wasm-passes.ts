@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { IdleRelease } from './idle-release.ts';
 
 /**
  * The QAOA kernel's passes compiled to WebAssembly SIMD (wasm/qaoa-passes.as.ts, built into
@@ -36,15 +37,13 @@ export function wasmPassesModule(): WebAssembly.Module | null {
 }
 
 let instanceFor: { id: number; passes: WasmPasses } | null = null;
-let idleTimer: NodeJS.Timeout | null = null;
-/** An instance keeps its arena's memory alive: dropped after this long unused, as arenas are. */
-const IDLE_MS = 20_000;
+/** An instance keeps its arena's memory alive: dropped after 20 s unused, as arenas are. */
+const idle = new IdleRelease(20_000, forgetWasmPasses);
 
 /** Drops this thread's instance (and with it its hold on an arena's memory). */
 export function forgetWasmPasses(): void {
   instanceFor = null;
-  if (idleTimer) clearTimeout(idleTimer);
-  idleTimer = null;
+  idle.cancel();
 }
 
 /**
@@ -52,11 +51,7 @@ export function forgetWasmPasses(): void {
  * memory with every job; the id says whether it is the one they already have an instance for).
  */
 export function wasmPasses(id: number, memory: WebAssembly.Memory): WasmPasses {
-  if (idleTimer) idleTimer.refresh();
-  else {
-    idleTimer = setTimeout(forgetWasmPasses, IDLE_MS);
-    idleTimer.unref();
-  }
+  idle.touch();
   if (instanceFor?.id === id) return instanceFor.passes;
   const module = wasmPassesModule();
   if (!module) throw new Error('the WebAssembly QAOA passes cannot run in this runtime');
