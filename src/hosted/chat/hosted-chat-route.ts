@@ -8,6 +8,7 @@ import { requestBody, ValidatedBody } from '../../runtime/request-body.ts';
 import { samplingFrom } from '../../runtime/sampling-from.ts';
 import { LazySseStream } from '../../runtime/sse-stream.ts';
 import { ApiError } from '../../shared/api-error.ts';
+import { linkedAbort } from '../../shared/linked-abort.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
@@ -166,7 +167,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const headers = parseRouteHeaders(request.headers);
       const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
       const stream = body.stream === true;
-      const hash = requestHash(rawBody, { ...headers });
+      // Only a request with an Idempotency-Key is ever compared with another (replay, duplicate).
+      const hash = idempotencyKey === undefined ? '' : requestHash(rawBody, { ...headers });
 
       let release: (() => void) | undefined;
       if (idempotencyKey !== undefined) {
@@ -244,6 +246,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       // each spend the remainder: the overspend stays bounded by the requests in flight).
       const allowanceBinds = headers.maxJoules === undefined || allowance.remainingJoules < headers.maxJoules;
       const maxJoules = allowanceBinds ? allowance.remainingJoules : headers.maxJoules;
+      // The run stops when the client leaves or when shutdown's grace period ends.
+      const runAbort = linkedAbort([controller.signal, shutdownSignal]);
       let result: RouteResult;
       try {
         result = await options.executor.execute({
@@ -253,7 +257,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
           maxJoules,
           maxLatencyMs: headers.maxLatencyMs,
           startedAt: performance.now() - reply.elapsedTime,
-          signal: shutdownSignal === undefined ? controller.signal : AbortSignal.any([controller.signal, shutdownSignal]),
+          signal: runAbort.signal,
           onPart,
         });
       } catch (error) {
@@ -261,6 +265,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
           throw allowanceExhausted(allowance, 'what is left cannot cover this request\'s prompt and one completion token');
         }
         throw error;
+      } finally {
+        runAbort.release();
       }
       // Stopped by shutdown while the client still listens: it failed, and is told so.
       if (result.outcome === 'aborted' && !controller.signal.aborted && shutdownSignal?.aborted === true) {

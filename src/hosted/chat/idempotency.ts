@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { quoteInput } from '../../shared/quote-input.ts';
 import { HostedError } from '../hosted-error.ts';
 
@@ -40,7 +40,7 @@ export function idempotencyKeyOf(header: string | string[] | undefined): string 
  * change what runs or how it is billed. Reusing a key for anything else is a client bug.
  */
 export function requestHash(body: unknown, routeHeaders: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(JSON.stringify({ body, routeHeaders })).digest('hex');
+  return hash('sha256', JSON.stringify({ body, routeHeaders }), 'hex');
 }
 
 /**

@@ -11,6 +11,7 @@ import { ENGINE_DEFAULT_MODEL } from './load-route-config.ts';
 import type { RaplMeasurement, RaplMeter } from './rapl-meter.ts';
 import type { Candidate, RoutePlan } from './route-planner.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
+import { linkedAbort } from '../../shared/linked-abort.ts';
 
 /**
  * Runs a planned hosted chat request over its candidate backends, in order. A backend that
@@ -126,8 +127,10 @@ export class RouteExecutor {
     const { backend } = candidate;
     const model = this.#model(candidate, run.plan.model);
     const profile = backend.energy;
-    const stop = new AbortController();
-    const signal = run.signal === undefined ? stop.signal : AbortSignal.any([run.signal, stop.signal]);
+    // Aborted by a ceiling below (its reason says which), or with the caller's reason when the run is.
+    const link = linkedAbort([run.signal]);
+    const stop = link.controller;
+    const { signal } = link;
     let started = false;
     let counted = 0;
     // Load time (the per-second term and measured energy) counts from when the backend starts
@@ -182,6 +185,7 @@ export class RouteExecutor {
       result = await model.chat(run.messages, { ...run.options, maxTokens, signal, onPart, onStarted });
     } catch (error) {
       clearTimeout(timer);
+      link.release();
       measurement?.end();
       if (stop.signal.reason instanceof LatencyCeiling && !started) throw stop.signal.reason;
       // Nothing reached the caller (no output yet, or a non-streamed request, which sees nothing
@@ -196,6 +200,7 @@ export class RouteExecutor {
       });
     }
     clearTimeout(timer);
+    link.release();
     const raw = measurement?.end() ?? null;
     const seconds = (performance.now() - attemptStart) / 1000;
     const reason = stop.signal.reason as unknown;

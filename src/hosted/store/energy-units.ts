@@ -15,14 +15,27 @@ export function toJoules(millijoules: number): number {
   return millijoules / 1000;
 }
 
-/** `YYYY-MM` of a moment, UTC. */
-export function monthOf(at: Date): string {
-  return at.toISOString().slice(0, 7);
-}
+/**
+ * The UTC day last formatted, kept because every hosted request asks for its month and day
+ * (a key check, a ledger row) and formatting a date each time was a measurable part of one.
+ */
+let lastDay = { start: 0, end: 0, day: '1970-01-01' };
+const DAY_MS = 86_400_000;
 
 /** `YYYY-MM-DD` of a moment, UTC. */
 export function dayOf(at: Date): string {
-  return at.toISOString().slice(0, 10);
+  const ms = at.getTime();
+  if (ms >= lastDay.start && ms < lastDay.end) return lastDay.day;
+  const day = at.toISOString().slice(0, 10);
+  // Only real dates are kept (an invalid one throws above); the day is [start, start + 1 day).
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  lastDay = { start, end: start + DAY_MS, day };
+  return day;
+}
+
+/** `YYYY-MM` of a moment, UTC. */
+export function monthOf(at: Date): string {
+  return dayOf(at).slice(0, 7);
 }
 
 const MONTH_SHAPE = /^\d{4}-(?:0[1-9]|1[0-2])$/;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyScope } from '../hosted-store.ts';
 
 /** Secret prefixes by scope: recognizable (and matchable by secret scanners) before the random part. */
@@ -30,7 +30,7 @@ export function newKeySecret(scope: KeyScope): string {
  * there is nothing to brute-force, and lookups stay one indexed equality.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time equality of two hex digests (the stored one and the presented secret's). */
