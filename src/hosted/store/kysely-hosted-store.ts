@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type {
   Account,
   Allowance,
@@ -20,6 +20,8 @@ import { MAX_USAGE_PROJECTS } from '../hosted-store.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { PreparedQuery } from './prepared-query.ts';
+import type { SqliteHotPath } from './sqlite-hot-path.ts';
+import { LedgerWriterUnavailableError, type LedgerWriter } from './ledger-writer.ts';
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
 import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
@@ -155,6 +157,17 @@ function allowanceOf(month: string, allowanceMj: number, usedMj: number): Allowa
   };
 }
 
+export interface KyselyHostedStoreOptions {
+  /** Runs after the database is closed (the SQLite store's checkpointer stops there). */
+  onClose?: (() => Promise<void>) | undefined;
+  /** The embedded store's own: its connection for the hot path's queries, and the ledger writer thread. */
+  sqlite?: {
+    hotPath: SqliteHotPath;
+    /** Starts the thread that writes ledger rows (ledger-writer.ts), given the insert's SQL. */
+    openLedgerWriter?: ((insertSql: string) => LedgerWriter) | undefined;
+  } | undefined;
+}
+
 export class KyselyHostedStore implements HostedStore {
   readonly kind: 'sqlite' | 'postgres';
   readonly #db: Kysely<HostedDatabase>;
@@ -162,17 +175,25 @@ export class KyselyHostedStore implements HostedStore {
   readonly #touched = new Map<string, number>();
 
   readonly #onClose: (() => Promise<void>) | undefined;
+  readonly #hot: SqliteHotPath | undefined;
+  readonly #ledgerWriter: LedgerWriter | undefined;
 
-  /** `onClose` runs after the database is closed (the SQLite store's checkpointer stops there). */
   readonly #checkKeyQuery: ReturnType<typeof checkKeyQuery>;
   readonly #insertLedgerQuery: ReturnType<typeof insertLedgerQuery>;
 
-  constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', onClose?: () => Promise<void>) {
+  constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', options: KyselyHostedStoreOptions = {}) {
     this.#db = db;
     this.#checkKeyQuery = checkKeyQuery(db);
     this.#insertLedgerQuery = insertLedgerQuery(db);
     this.kind = kind;
-    this.#onClose = onClose;
+    this.#onClose = options.onClose;
+    this.#hot = options.sqlite?.hotPath;
+    this.#ledgerWriter = options.sqlite?.openLedgerWriter?.(this.#insertLedgerQuery.sql);
+  }
+
+  /** A compiled hot-path query: straight on node:sqlite where it can, through Kysely otherwise. */
+  async #rows<Row>(query: CompiledQuery<Row>): Promise<Row[]> {
+    return this.#hot?.all(query) ?? (await this.#db.executeQuery(query)).rows as Row[];
   }
 
   async createAccount(input: { name: string; plan: Plan }): Promise<Account> {
@@ -267,7 +288,7 @@ export class KyselyHostedStore implements HostedStore {
     if (typeof secret !== 'string' || !looksLikeKeySecret(secret)) return { status: 'unknown' };
     const hash = hashSecret(secret);
     const month = monthOf(new Date());
-    const row = (await this.#db.executeQuery(this.#checkKeyQuery.bind([month, hash]))).rows[0];
+    const row = (await this.#rows(this.#checkKeyQuery.bind([month, hash])))[0];
     if (row === undefined || !sameHash(row.secret_hash, hash)) return { status: 'unknown' };
     const key = toKeyRecord({
       id: row.key_id, account_id: row.id, scope: row.scope, name: row.key_name, project: row.project, prefix: row.prefix,
@@ -380,8 +401,8 @@ export class KyselyHostedStore implements HostedStore {
     // counter, atomically. ON CONFLICT DO NOTHING rather than catching a unique violation: a
     // concurrent twin with the same Idempotency-Key waits for the first and inserts nothing
     // (nor does its trigger run), and the first one's row is what the caller gets back.
-    const inserted = (await this.#db.executeQuery(this.#insertLedgerQuery.bind(LEDGER_COLUMNS.map((column) => row[column])))).rows[0];
-    if (inserted !== undefined) return { status: 'recorded', entry: toLedgerEntry(row) };
+    const insert = this.#insertLedgerQuery.bind(LEDGER_COLUMNS.map((column) => row[column]));
+    if (await this.#insertLedgerRow(insert, row.evidence_id)) return { status: 'recorded', entry: toLedgerEntry(row) };
     const existing = await this.#db
       .selectFrom('ledger')
       .selectAll()
@@ -389,6 +410,22 @@ export class KyselyHostedStore implements HostedStore {
       .where('idempotency_key', '=', row.idempotency_key)
       .executeTakeFirstOrThrow();
     return { status: 'duplicate', entry: toLedgerEntry(existing) };
+  }
+
+  /** True when the row was stored, false when its Idempotency-Key was taken (nothing stored). */
+  async #insertLedgerRow(insert: CompiledQuery<{ evidence_id: string }>, evidenceId: string): Promise<boolean> {
+    const writer = this.#ledgerWriter;
+    if (writer?.available === true) {
+      try {
+        return await writer.insert(insert.parameters as unknown[]);
+      } catch (error) {
+        if (!(error instanceof LedgerWriterUnavailableError)) throw error;
+        // The thread died with this row in hand: it may have committed it before it went.
+        const stored = await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst();
+        if (stored !== undefined) return true;
+      }
+    }
+    return (await this.#rows(insert)).length > 0;
   }
 
   #ledgerRow(input: ChargeInput): LedgerRow {
@@ -559,6 +596,7 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async close(): Promise<void> {
+    await this.#ledgerWriter?.stop();
     await this.#db.destroy();
     await this.#onClose?.();
   }

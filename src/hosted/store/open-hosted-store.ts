@@ -11,6 +11,8 @@ import type { HostedDatabase } from './hosted-database.ts';
 import { hostedMigrationProvider } from './hosted-migrations.ts';
 import { KyselyHostedStore } from './kysely-hosted-store.ts';
 import { SchemaScopedPostgresDialect } from './schema-scoped-postgres-dialect.ts';
+import { SqliteHotPath } from './sqlite-hot-path.ts';
+import { LedgerWriter } from './ledger-writer.ts';
 
 export interface OpenHostedStoreOptions {
   /** The svc data dir: the embedded store lives at `<dataDir>/hosted/hosted.db`. */
@@ -65,7 +67,14 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
     await checkpointer.stop();
     throw error;
   }
-  return new KyselyHostedStore(db, 'sqlite', () => checkpointer.stop());
+  const path = join(dir, 'hosted.db');
+  return new KyselyHostedStore(db, 'sqlite', {
+    onClose: () => checkpointer.stop(),
+    sqlite: {
+      hotPath: new SqliteHotPath(database),
+      openLedgerWriter: (insertSql) => new LedgerWriter({ path, insertSql, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS }),
+    },
+  });
 }
 
 /** int8 (counts, bigint columns) and numeric (PostgreSQL's sum of bigints) as numbers, never strings. */

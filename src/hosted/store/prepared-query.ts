@@ -28,6 +28,11 @@ export class PreparedQuery<Row> {
     });
   }
 
+  /** The query's SQL text (the same for every run). */
+  get sql(): string {
+    return this.#compiled.sql;
+  }
+
   /** The compiled query with `values` in the placeholders' positions, in their order. */
   bind(values: readonly unknown[]): CompiledQuery<Row> {
     if (values.length !== this.#slots.length) throw new RangeError(`prepared query takes ${this.#slots.length} values, got ${values.length}`);

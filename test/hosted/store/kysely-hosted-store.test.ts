@@ -418,6 +418,46 @@ for (const { kind, open } of hostedStoreKinds) {
       assert.deepEqual(await store.listKeyHashes('acct_nobody'), []);
     });
 
+    it('a key check follows at once what another connection or process changed (revocation, plan, charges) and this instance\'s own writes', async () => {
+      const ph = (n: number): string => (kind === 'sqlite' ? '?' : `$${n}`);
+      const account = await store.createAccount({ name: 'Watched', plan: { ...PAID, monthlyJouleAllowance: 100 } });
+      const issued = await store.issueKey(account.id, { scope: 'supercomputer' });
+      const other = await store.issueKey(account.id, { scope: 'supercomputer' });
+      // Checked twice first, so an embedded store serves the next checks from its memory.
+      for (let i = 0; i < 2; i++) assert.equal((await store.checkKey(issued.secret)).status, 'valid');
+      const allowanceOf = async (secret: string) => {
+        const check = await store.checkKey(secret);
+        assert.equal(check.status, 'valid');
+        return check.status === 'valid' ? check : assert.fail('not valid');
+      };
+
+      // This instance's own charges move the remaining allowance of every key of the account.
+      await store.recordCharge(charge(account.id, issued.key.id, 10));
+      assert.equal((await allowanceOf(issued.secret)).allowance.remainingJoules, 90);
+      assert.equal((await allowanceOf(other.secret)).allowance.remainingJoules, 90);
+
+      // Another connection: a charge, a new plan, then a revocation, each seen on the next check.
+      await fixture.raw(`insert into ledger (evidence_id, account_id, key_id, created_at, month, day, execution_plane, policy, privacy_tier, model, provider, latency_ms, estimated_mj, billable_mj, fallback, outcome, prompt_tokens, completion_tokens)
+        values (${ph(1)}, ${ph(2)}, ${ph(3)}, ${ph(4)}, ${ph(5)}, ${ph(6)}, 'supercomputer', 'supercomputer-fast', 'mesh_safe', 'm', 'p', 1, 5000, 5000, 0, 'completed', 1, 1)`,
+      [newId('ev_'), account.id, issued.key.id, Date.now(), new Date().toISOString().slice(0, 7), new Date().toISOString().slice(0, 10)]);
+      assert.equal((await allowanceOf(issued.secret)).allowance.remainingJoules, 85);
+      await fixture.raw(`update accounts set hosted_entitlement = 0, monthly_allowance_mj = 200000 where id = ${ph(1)}`, [account.id]);
+      const replanned = await allowanceOf(issued.secret);
+      assert.equal(replanned.account.plan.hostedEntitlement, false);
+      assert.equal(replanned.allowance.remainingJoules, 185);
+      await fixture.raw(`update api_keys set revoked_at = ${ph(1)} where id = ${ph(2)}`, [Date.now(), issued.key.id]);
+      assert.equal((await store.checkKey(issued.secret)).status, 'revoked');
+      assert.equal((await allowanceOf(other.secret)).allowance.remainingJoules, 185);
+
+      // This instance's own plan change and revocation.
+      const third = await store.issueKey(account.id, { scope: 'supercomputer' });
+      assert.equal((await allowanceOf(third.secret)).account.plan.hostedEntitlement, false);
+      await store.setPlan(account.id, { hostedEntitlement: true });
+      assert.equal((await allowanceOf(third.secret)).account.plan.hostedEntitlement, true);
+      await store.revokeKey(account.id, third.key.id);
+      assert.equal((await store.checkKey(third.secret)).status, 'revoked');
+    });
+
     it('opens a second instance on the same data that sees everything (a restart, or a replica)', async () => {
       const account = await store.createAccount({ name: 'Shared', plan: PAID });
       const issued = await store.issueKey(account.id, { scope: 'supercomputer' });
