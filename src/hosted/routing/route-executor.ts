@@ -127,10 +127,8 @@ export class RouteExecutor {
     const { backend } = candidate;
     const model = this.#model(candidate, run.plan.model);
     const profile = backend.energy;
-    // Aborted by a ceiling below (its reason says which), or with the caller's reason when the run is.
-    const link = linkedAbort([run.signal]);
-    const stop = link.controller;
-    const { signal } = link;
+    // Aborted by a ceiling below (its reason says which); the backend's signal also follows the run's.
+    const stop = new AbortController();
     let started = false;
     let counted = 0;
     // Load time (the per-second term and measured energy) counts from when the backend starts
@@ -181,8 +179,9 @@ export class RouteExecutor {
       measurement ??= meter?.begin();
     };
     let result: GenerateResult;
+    const link = linkedAbort([run.signal, stop.signal]);
     try {
-      result = await model.chat(run.messages, { ...run.options, maxTokens, signal, onPart, onStarted });
+      result = await model.chat(run.messages, { ...run.options, maxTokens, signal: link.signal, onPart, onStarted });
     } catch (error) {
       clearTimeout(timer);
       link.release();

@@ -244,3 +244,39 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     assert.match(result.route.fallback_reason ?? '', /^backend_error:upstream_unavailable/);
   });
 });
+
+describe('RouteExecutor when the caller goes away mid-answer', () => {
+  it('counts and bills every part the backend produced after the abort, as it did before the abort', async () => {
+    // A backend that finishes its answer whatever the signal says (as an engine mid-token does)
+    // and reports no usage, so the executor's own count is what gets billed.
+    const caller = new AbortController();
+    const model = {
+      id: 'fake',
+      chat: async (_messages: unknown, options: { onPart?: (part: GenerationPart) => void }) => {
+        for (const text of ['a', 'b', 'c', 'd']) {
+          options.onPart?.({ type: 'text-delta', text });
+          if (text === 'a') caller.abort(new Error('client left'));
+          await sleep(1);
+        }
+        return { text: 'abcd', toolCalls: [], finishReason: 'stop' as const, usage: { promptTokens: 0, completionTokens: 0 } };
+      },
+    };
+    const engine = { list: () => [{ id: 'fake', capabilities: ['chat'] }], model: (id: string) => (id === 'fake' ? model : undefined) };
+    const config = checkRouteConfig(routeConfigSchema.parse({
+      default_policy: 'supercomputer-fast',
+      models: [{ id: 'chat', family: 'chat' }],
+      backends: [{ id: 'engine', kind: 'engine', sharing: 'dedicated', execution_plane: 'supercomputer', provider: 'svc-llama.cpp', models: { chat: 'fake' }, energy }],
+      routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['engine'] }],
+    }));
+    const executor = new RouteExecutor({ engine: engine as never });
+    const parts: string[] = [];
+    const result = await executor.execute({
+      plan: planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } }),
+      messages: [{ role: 'user', content: 'Hi' }], options: {}, signal: caller.signal,
+      onPart: (p) => { if (p.type === 'text-delta') parts.push(p.text); },
+    });
+    assert.equal(result.outcome, 'aborted');
+    assert.equal(result.usage.completionTokens, 4);
+    assert.deepEqual(parts, ['a', 'b', 'c', 'd']);
+  });
+});
