@@ -148,6 +148,15 @@ function insertLedgerQuery(db: Kysely<HostedDatabase>) {
     .returning('evidence_id'));
 }
 
+/** A key's last_used_at, written only if it is older than the granularity (replicas race for it). */
+function touchQuery(db: Kysely<HostedDatabase>) {
+  return new PreparedQuery(3, ([now, keyId, before]) => db
+    .updateTable('api_keys')
+    .set({ last_used_at: now as unknown as number })
+    .where('id', '=', keyId!)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', before as unknown as number)])));
+}
+
 function allowanceOf(month: string, allowanceMj: number, usedMj: number): Allowance {
   return {
     month,
@@ -164,7 +173,7 @@ export interface KyselyHostedStoreOptions {
   sqlite?: {
     hotPath: SqliteHotPath;
     /** Starts the thread that writes ledger rows (ledger-writer.ts), given the insert's SQL. */
-    openLedgerWriter?: ((insertSql: string) => LedgerWriter) | undefined;
+    openLedgerWriter?: ((statements: { insert: string; touch: string }) => LedgerWriter) | undefined;
   } | undefined;
 }
 
@@ -180,6 +189,7 @@ export class KyselyHostedStore implements HostedStore {
 
   readonly #checkKeyQuery: ReturnType<typeof checkKeyQuery>;
   readonly #insertLedgerQuery: ReturnType<typeof insertLedgerQuery>;
+  readonly #touchQuery: ReturnType<typeof touchQuery>;
 
   constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', options: KyselyHostedStoreOptions = {}) {
     this.#db = db;
@@ -188,7 +198,8 @@ export class KyselyHostedStore implements HostedStore {
     this.kind = kind;
     this.#onClose = options.onClose;
     this.#hot = options.sqlite?.hotPath;
-    this.#ledgerWriter = options.sqlite?.openLedgerWriter?.(this.#insertLedgerQuery.sql);
+    this.#touchQuery = touchQuery(db);
+    this.#ledgerWriter = options.sqlite?.openLedgerWriter?.({ insert: this.#insertLedgerQuery.sql, touch: this.#touchQuery.sql });
   }
 
   /** A compiled hot-path query: straight on node:sqlite where it can, through Kysely otherwise. */
@@ -307,13 +318,31 @@ export class KyselyHostedStore implements HostedStore {
     if (now - last < LAST_USED_GRANULARITY_MS) return stored;
     if (this.#touched.size >= MAX_TOUCHED_KEYS) this.#touched.clear();
     this.#touched.set(keyId, now);
-    await this.#db
-      .updateTable('api_keys')
-      .set({ last_used_at: now })
-      .where('id', '=', keyId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_GRANULARITY_MS)]))
-      .execute();
+    const touch = this.#touchQuery.bind([now, keyId, now - LAST_USED_GRANULARITY_MS]);
+    // On the embedded store, through the writer thread when it runs: a write on this connection
+    // would wait on the event loop for the writer's transaction (ledger-writer.ts).
+    await this.#write('touch', touch, async () => {
+      await this.#db.executeQuery(touch);
+    });
     return new Date(now);
+  }
+
+  /**
+   * A write the embedded store hands to its writer thread: `here` makes it on this connection
+   * instead when the thread cannot (it failed, or the database stayed busy for it).
+   */
+  async #write<T>(statement: 'insert' | 'touch', query: CompiledQuery, here: () => Promise<T>, onUnavailable?: () => Promise<T | undefined>): Promise<T | number> {
+    const writer = this.#ledgerWriter;
+    if (writer?.available === true) {
+      try {
+        return await writer.write(statement, query.parameters as unknown[]);
+      } catch (error) {
+        if (!(error instanceof LedgerWriterUnavailableError)) throw error;
+        const settled = await onUnavailable?.();
+        if (settled !== undefined) return settled;
+      }
+    }
+    return here();
   }
 
   async createSignInToken(accountId: string, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
@@ -414,18 +443,13 @@ export class KyselyHostedStore implements HostedStore {
 
   /** True when the row was stored, false when its Idempotency-Key was taken (nothing stored). */
   async #insertLedgerRow(insert: CompiledQuery<{ evidence_id: string }>, evidenceId: string): Promise<boolean> {
-    const writer = this.#ledgerWriter;
-    if (writer?.available === true) {
-      try {
-        return await writer.insert(insert.parameters as unknown[]);
-      } catch (error) {
-        if (!(error instanceof LedgerWriterUnavailableError)) throw error;
-        // The thread died with this row in hand: it may have committed it before it went.
-        const stored = await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst();
-        if (stored !== undefined) return true;
-      }
-    }
-    return (await this.#rows(insert)).length > 0;
+    const stored = await this.#write(
+      'insert', insert,
+      async () => (await this.#rows(insert)).length > 0,
+      // The thread may have died with this row committed: it is stored then, once.
+      async () => (await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst()) === undefined ? undefined : true,
+    );
+    return stored === true || (typeof stored === 'number' && stored > 0);
   }
 
   #ledgerRow(input: ChargeInput): LedgerRow {

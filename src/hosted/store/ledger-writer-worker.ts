@@ -1,13 +1,13 @@
 /**
- * The embedded store's ledger writer, on its own thread and connection (ledger-writer.ts says
- * why). Each message is a batch of rows for the one insert statement it was started with; the
- * batch commits as one transaction, so rows that arrived together cost one WAL commit.
+ * The embedded store's writer thread, with its own connection (ledger-writer.ts says why). Each
+ * message is a batch of writes, each naming one of the statements the thread was started with;
+ * a batch commits as one transaction, so writes that arrived together cost one WAL commit.
  */
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { LedgerWriterBatch, LedgerWriterReply, LedgerWriterSetup } from './ledger-writer.ts';
+import type { LedgerWriterBatch, LedgerWriterReply, LedgerWriterSetup, WriteResult } from './ledger-writer.ts';
 
-const { path, insertSql, busyTimeoutMs } = workerData as LedgerWriterSetup;
+const { path, statements, busyTimeoutMs } = workerData as LedgerWriterSetup;
 const database = new DatabaseSync(path);
 // The same settings as the store's own connection (open-hosted-store.ts says why).
 database.exec(`
@@ -16,39 +16,74 @@ database.exec(`
   PRAGMA foreign_keys = ON;
   PRAGMA wal_autocheckpoint = 0;
 `);
-const insert = database.prepare(insertSql);
+const prepared = new Map<string, StatementSync>(Object.entries(statements).map(([name, sql]) => [name, database.prepare(sql)]));
 
-function insertOne(values: unknown[]): LedgerWriterReply['results'][number] {
+function failure(error: unknown): WriteResult {
+  const { message = String(error), errcode } = error as { message?: string; errcode?: unknown };
+  return { ok: false, message, ...(typeof errcode === 'number' ? { errcode } : {}) };
+}
+
+function runOne(write: LedgerWriterBatch['writes'][number]): WriteResult {
   try {
-    return { ok: true, inserted: insert.all(...(values as never[])).length > 0 };
+    const statement = prepared.get(write.statement);
+    if (statement === undefined) throw new Error(`unknown statement '${write.statement}'`);
+    return { ok: true, rows: statement.all(...(write.values as never[])).length };
   } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    return failure(error);
   }
 }
 
-function write(batch: LedgerWriterBatch): LedgerWriterReply['results'] {
-  if (batch.rows.length === 1) return [insertOne(batch.rows[0]!)];
-  // A failing row rolls back only its own statement (SQLite's default ABORT), never its
-  // neighbours; a failed COMMIT fails every row, none of which is then stored.
+function rollback(): void {
   try {
-    database.exec('BEGIN IMMEDIATE');
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return batch.rows.map(() => ({ ok: false, message }));
+    if (database.isTransaction) database.exec('ROLLBACK');
+  } catch {
+    // Already ended by the error that brought us here.
   }
-  const results = batch.rows.map(insertOne);
-  try {
-    database.exec('COMMIT');
-    return results;
-  } catch (error) {
+}
+
+/**
+ * One transaction for the writes from `from` on; returns their results. A write that fails
+ * with its statement alone rolled back (a constraint: SQLite's default ABORT) fails alone. One
+ * that takes the whole transaction with it (disk full, I/O error, a trigger's ROLLBACK) fails
+ * the writes before it too, none of which is then stored, and the rest go in a fresh
+ * transaction: no write is ever reported failed while stored, or stored while reported failed.
+ */
+function write(writes: LedgerWriterBatch['writes']): WriteResult[] {
+  if (writes.length === 1) return [runOne(writes[0]!)];
+  const results: WriteResult[] = [];
+  while (results.length < writes.length) {
+    const start = results.length;
     try {
-      database.exec('ROLLBACK');
-    } catch {
-      // Nothing open any more: the failed COMMIT already ended it.
+      database.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      // Busy past busy_timeout, or worse: these writes were not made; the caller decides.
+      for (let i = start; i < writes.length; i++) results.push(failure(error));
+      return results;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    return batch.rows.map(() => ({ ok: false, message }));
+    let lost: Extract<WriteResult, { ok: false }> | undefined;
+    for (let i = start; i < writes.length; i++) {
+      const result = runOne(writes[i]!);
+      results.push(result);
+      if (!result.ok && !database.isTransaction) {
+        lost = result;
+        break;
+      }
+    }
+    if (lost !== undefined) {
+      for (let i = start; i < results.length - 1; i++) {
+        if (results[i]!.ok) results[i] = { ok: false, message: `rolled back with its batch: ${lost.message}`, ...(lost.errcode === undefined ? {} : { errcode: lost.errcode }) };
+      }
+      continue;
+    }
+    try {
+      database.exec('COMMIT');
+    } catch (error) {
+      rollback();
+      const failed = failure(error);
+      for (let i = start; i < results.length; i++) results[i] = failed;
+    }
   }
+  return results;
 }
 
 parentPort?.on('message', (message: LedgerWriterBatch | 'stop') => {
@@ -57,6 +92,6 @@ parentPort?.on('message', (message: LedgerWriterBatch | 'stop') => {
     parentPort?.close();
     return;
   }
-  const reply: LedgerWriterReply = { id: message.id, results: write(message) };
+  const reply: LedgerWriterReply = { id: message.id, results: write(message.writes) };
   parentPort?.postMessage(reply);
 });

@@ -1,69 +1,87 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * Writes the embedded store's ledger rows on a thread of their own. An SQLite commit in WAL mode
- * is a dozen and more small writes to the WAL file plus its locks, about a fifth of an
- * authenticated, ledgered hosted request's time on the event loop; here the event loop hands
- * the row over and is free until the commit is done. Rows that arrive while a batch is being
- * written go together in the next one: one transaction, one WAL commit for all of them (group
- * commit), so the cost per row falls as load rises instead of queueing behind the disk.
+ * Writes the embedded store's ledger rows (and its other per-request write, a key's
+ * last_used_at) on a thread of their own. An SQLite commit in WAL mode is a dozen and more small
+ * writes to the WAL file plus its locks, the largest single cost of an authenticated, ledgered
+ * hosted request on the event loop; here the event loop hands the row over and serves other
+ * requests until the commit is done. Writes that arrive while a batch is being written go
+ * together in the next one (up to MAX_BATCH): one transaction, one WAL commit for all of them
+ * (group commit), so the cost per row falls as load rises instead of queueing behind the disk.
  *
- * A row's promise settles after its transaction committed: with synchronous=NORMAL in WAL mode
- * the row is in the operating system's hands, and a killed process loses nothing that was
- * answered. If the thread cannot start or dies, `insert` rejects and the store writes on its
- * own connection instead (the caller's fallback), so the ledger never depends on this thread.
+ * A write's promise settles after its transaction committed: with synchronous=NORMAL in WAL
+ * mode the row is in the operating system's hands, and a killed process loses nothing that was
+ * answered. A write that could not be made here (the thread could not start or died, or the
+ * database stayed busy past busy_timeout) rejects with LedgerWriterUnavailableError and the
+ * store makes it on its own connection instead, so the ledger never depends on this thread.
  */
 export interface LedgerWriterSetup {
   path: string;
-  /** The ledger's insert (one row; RETURNING a column when the row was stored, none on conflict). */
-  insertSql: string;
+  /** The statements writes may name, by name (SQL with `?` parameters). */
+  statements: Record<string, string>;
   busyTimeoutMs: number;
 }
 
 export interface LedgerWriterBatch {
   id: number;
-  rows: unknown[][];
+  writes: { statement: string; values: unknown[] }[];
 }
+
+export type WriteResult = { ok: true; rows: number } | { ok: false; message: string; errcode?: number };
 
 export interface LedgerWriterReply {
   id: number;
-  results: ({ ok: true; inserted: boolean } | { ok: false; message: string })[];
+  results: WriteResult[];
 }
 
-interface Pending {
-  values: unknown[];
-  resolve: (inserted: boolean) => void;
-  reject: (error: Error) => void;
-}
-
+/** This write was not made here: make it elsewhere (after checking it was not, if the thread died holding it). */
 export class LedgerWriterUnavailableError extends Error {
   override name = 'LedgerWriterUnavailableError';
 }
 
+interface Pending {
+  statement: string;
+  values: unknown[];
+  resolve: (rows: number) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Most writes in one transaction: it bounds how long the writer holds SQLite's write lock, and
+ * so how long a write on the store's own connection can wait for it (on the event loop).
+ */
+export const MAX_BATCH = 128;
+
+/** SQLITE_BUSY and SQLITE_LOCKED: the database stayed locked past busy_timeout. */
+const BUSY_CODES = new Set([5, 6]);
+
 export class LedgerWriter {
   readonly #worker: Worker;
-  /** Rows waiting for the batch in flight to finish. */
+  /** Writes waiting for the batch in flight to finish. */
   #queue: Pending[] = [];
-  /** The batch being written, by id. */
-  #inFlight: { id: number; rows: Pending[] } | undefined;
+  #inFlight: { id: number; writes: Pending[] } | undefined;
   #nextId = 1;
   #batches = 0;
   #rows = 0;
-  #failed: Error | undefined;
+  #failed: LedgerWriterUnavailableError | undefined;
+  #stopping = false;
   #stopped: Promise<void> | undefined;
+  /** Called once nothing is queued or in flight (stop() waits for that). */
+  #drained: (() => void)[] = [];
 
   constructor(setup: LedgerWriterSetup) {
     this.#worker = new Worker(new URL('./ledger-writer-worker.ts', import.meta.url), { workerData: setup });
     // Idle, it must not keep the process alive; a batch in flight holds it (see #send).
     this.#worker.unref();
     this.#worker.on('message', (reply: LedgerWriterReply) => this.#settle(reply));
+    this.#worker.on('messageerror', (error) => this.#fail(error));
     this.#worker.on('error', (error) => this.#fail(error));
-    this.#worker.on('exit', (code) => this.#fail(new LedgerWriterUnavailableError(`the ledger writer thread exited (code ${code})`)));
+    this.#worker.on('exit', (code) => this.#fail(new Error(`exited with code ${code}`)));
   }
 
-  /** False once the thread failed: the caller writes on its own connection from then on. */
+  /** False once the thread failed or stop() was called: the caller writes on its own connection. */
   get available(): boolean {
-    return this.#failed === undefined && this.#stopped === undefined;
+    return this.#failed === undefined && !this.#stopping;
   }
 
   /** Batches and rows written so far: rows per batch is the group commit's effect. */
@@ -71,60 +89,69 @@ export class LedgerWriter {
     return { batches: this.#batches, rows: this.#rows };
   }
 
-  /** Stores one row; true when it was inserted, false when it conflicted (ON CONFLICT DO NOTHING). */
-  insert(values: unknown[]): Promise<boolean> {
+  /** Runs one of the setup's statements with `values`; resolves with the number of rows it returned. */
+  write(statement: string, values: unknown[]): Promise<number> {
     if (!this.available) return Promise.reject(this.#failed ?? new LedgerWriterUnavailableError('the ledger writer is stopped'));
-    return new Promise<boolean>((resolve, reject) => {
-      this.#queue.push({ values, resolve, reject });
+    return new Promise<number>((resolve, reject) => {
+      this.#queue.push({ statement, values, resolve, reject });
       if (this.#inFlight === undefined) this.#send();
     });
   }
 
   #send(): void {
-    const rows = this.#queue;
-    if (rows.length === 0) return;
-    this.#queue = [];
-    const batch = { id: this.#nextId++, rows };
+    if (this.#queue.length === 0) {
+      for (const done of this.#drained.splice(0)) done();
+      return;
+    }
+    const writes = this.#queue.splice(0, MAX_BATCH);
+    const batch = { id: this.#nextId++, writes };
     this.#inFlight = batch;
     this.#worker.ref();
-    this.#worker.postMessage({ id: batch.id, rows: rows.map((r) => r.values) } satisfies LedgerWriterBatch);
+    this.#worker.postMessage({ id: batch.id, writes: writes.map((w) => ({ statement: w.statement, values: w.values })) } satisfies LedgerWriterBatch);
   }
 
   #settle(reply: LedgerWriterReply): void {
     const batch = this.#inFlight;
-    if (batch === undefined || batch.id !== reply.id) return;
+    if (batch === undefined || batch.id !== reply.id) {
+      this.#fail(new Error(`answered batch ${reply.id}, expected ${batch?.id ?? 'none'}`));
+      return;
+    }
     this.#inFlight = undefined;
     this.#worker.unref();
     this.#batches++;
-    this.#rows += batch.rows.length;
-    batch.rows.forEach((row, i) => {
+    this.#rows += batch.writes.length;
+    batch.writes.forEach((write, i) => {
       const result = reply.results[i];
-      if (result === undefined) row.reject(new Error('the ledger writer gave no result for a row'));
-      else if (result.ok) row.resolve(result.inserted);
-      else row.reject(new Error(`ledger insert failed: ${result.message}`));
+      if (result === undefined) write.reject(new Error('the ledger writer gave no result for a write'));
+      else if (result.ok) write.resolve(result.rows);
+      else if (result.errcode !== undefined && BUSY_CODES.has(result.errcode)) write.reject(new LedgerWriterUnavailableError(`the ledger writer found the database busy: ${result.message}`));
+      else write.reject(new Error(`ledger write failed: ${result.message}`));
     });
     this.#send();
   }
 
   #fail(error: Error): void {
     if (this.#failed !== undefined) return;
-    this.#failed = error instanceof LedgerWriterUnavailableError ? error : new LedgerWriterUnavailableError(`the ledger writer thread failed: ${error.message}`);
-    const waiting = [...(this.#inFlight?.rows ?? []), ...this.#queue];
+    this.#failed = new LedgerWriterUnavailableError(`the ledger writer thread failed: ${error.message}`);
+    const waiting = [...(this.#inFlight?.writes ?? []), ...this.#queue];
     this.#inFlight = undefined;
     this.#queue = [];
-    for (const row of waiting) row.reject(this.#failed);
+    for (const write of waiting) write.reject(this.#failed);
+    for (const done of this.#drained.splice(0)) done();
   }
 
-  /** Lets the batch in flight and the queued rows finish, then ends the thread. */
+  /** Takes no new writes, lets the queued and in-flight ones finish, then ends the thread. */
   stop(): Promise<void> {
+    this.#stopping = true;
     this.#stopped ??= (async () => {
-      while (this.#inFlight !== undefined && this.#failed === undefined) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#failed === undefined && (this.#inFlight !== undefined || this.#queue.length > 0)) {
+        await new Promise<void>((resolve) => this.#drained.push(resolve));
       }
       if (this.#failed !== undefined) return;
       const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
       this.#worker.ref();
       this.#worker.postMessage('stop');
+      // A thread that does not finish in time is ended anyway.
       const timer = setTimeout(() => void this.#worker.terminate(), 2_000);
       await exited;
       clearTimeout(timer);

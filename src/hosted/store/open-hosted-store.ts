@@ -72,7 +72,7 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
     onClose: () => checkpointer.stop(),
     sqlite: {
       hotPath: new SqliteHotPath(database),
-      openLedgerWriter: (insertSql) => new LedgerWriter({ path, insertSql, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS }),
+      openLedgerWriter: (statements) => new LedgerWriter({ path, statements, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS }),
     },
   });
 }

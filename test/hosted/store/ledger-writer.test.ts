@@ -23,17 +23,18 @@ function scratchDb(t: { after: (fn: () => void) => void }): string {
 }
 
 const INSERT = 'insert into rows (id, key, amount) values (?, ?, ?) on conflict (key) do nothing returning id';
+const insert = async (writer: LedgerWriter, values: unknown[]): Promise<boolean> => (await writer.write('insert', values)) > 0;
 
 test('rows sent while a batch is written go together in the next one; conflicts and bad rows are answered row by row', async (t) => {
   const path = scratchDb(t);
-  const writer = new LedgerWriter({ path, insertSql: INSERT, busyTimeoutMs: 1000 });
+  const writer = new LedgerWriter({ path, statements: { insert: INSERT }, busyTimeoutMs: 1000 });
   t.after(() => writer.stop());
   // One alone first (a batch of one), then 200 at once: the first goes alone, the rest queue.
-  assert.equal(await writer.insert(['a', null, 1]), true);
+  assert.equal(await insert(writer, ['a', null, 1]), true);
   const results = await Promise.allSettled([
-    ...Array.from({ length: 200 }, (_, i) => writer.insert([`r${i}`, i % 100 === 0 ? 'twin' : null, i])),
-    writer.insert(['bad', null, -1]),
-    writer.insert(['a', null, 1]),
+    ...Array.from({ length: 200 }, (_, i) => insert(writer, [`r${i}`, i % 100 === 0 ? 'twin' : null, i])),
+    insert(writer, ['bad', null, -1]),
+    insert(writer, ['a', null, 1]),
   ]);
   const inserted = results.slice(0, 200).map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'));
   // The first row with key 'twin' is stored, the second conflicts (false): nothing rejected.
@@ -61,9 +62,49 @@ test('rows sent while a batch is written go together in the next one; conflicts 
 test('a writer whose thread fails (here: its database cannot be opened) rejects what it held and everything after, and stop() still returns', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-ledger-writer-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const writer = new LedgerWriter({ path: join(dir, 'missing', 'ledger.db'), insertSql: INSERT, busyTimeoutMs: 1000 });
-  await assert.rejects(writer.insert(['a', null, 1]), LedgerWriterUnavailableError);
+  const writer = new LedgerWriter({ path: join(dir, 'missing', 'ledger.db'), statements: { insert: INSERT }, busyTimeoutMs: 1000 });
+  await assert.rejects(insert(writer, ['a', null, 1]), LedgerWriterUnavailableError);
   assert.equal(writer.available, false);
-  await assert.rejects(writer.insert(['b', null, 1]), LedgerWriterUnavailableError);
+  await assert.rejects(insert(writer, ['b', null, 1]), LedgerWriterUnavailableError);
   await writer.stop();
+});
+
+test('a write that takes its whole transaction with it (disk full, a trigger\'s ROLLBACK) fails the writes before it, none stored; the rest go in a new one', async (t) => {
+  const path = scratchDb(t);
+  const setup = new DatabaseSync(path);
+  // A trigger's RAISE(ROLLBACK) ends the transaction as a full disk or an I/O error would.
+  setup.exec(`create trigger no_doom before insert on rows when new.id = 'doom' begin select raise(rollback, 'doomed'); end`);
+  setup.close();
+  const writer = new LedgerWriter({ path, statements: { insert: INSERT }, busyTimeoutMs: 1000 });
+  t.after(() => writer.stop());
+  // Hold the writer busy with one row, so the next three go as one batch.
+  const first = insert(writer, ['first', null, 1]);
+  const batch = await Promise.allSettled([insert(writer, ['a', null, 1]), insert(writer, ['doom', null, 1]), insert(writer, ['b', null, 1])]);
+  assert.equal(await first, true);
+  assert.deepEqual(batch.map((r) => r.status), ['rejected', 'rejected', 'fulfilled']);
+  assert.match(String((batch[0] as PromiseRejectedResult).reason), /rolled back with its batch: doomed/);
+  await writer.stop();
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    assert.deepEqual(db.prepare('select id from rows order by id').all().map((r) => r.id), ['b', 'first']);
+  } finally {
+    db.close();
+  }
+});
+
+test('a database busy past busy_timeout rejects with LedgerWriterUnavailableError (write it elsewhere); the writer stays up', async (t) => {
+  const path = scratchDb(t);
+  const writer = new LedgerWriter({ path, statements: { insert: INSERT }, busyTimeoutMs: 50 });
+  t.after(() => writer.stop());
+  assert.equal(await insert(writer, ['a', null, 1]), true);
+  const holder = new DatabaseSync(path);
+  holder.exec('BEGIN IMMEDIATE');
+  try {
+    await assert.rejects(insert(writer, ['b', null, 1]), LedgerWriterUnavailableError);
+    assert.equal(writer.available, true);
+  } finally {
+    holder.exec('ROLLBACK');
+    holder.close();
+  }
+  assert.equal(await insert(writer, ['c', null, 1]), true);
 });
