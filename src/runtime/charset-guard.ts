@@ -59,12 +59,19 @@ export function charsetError(contentType: string): ApiError | undefined {
   );
 }
 
+/** Content-Type values already found acceptable: clients send the same one on every request. */
+const MAX_ACCEPTED = 64;
+
 /** Refuses a non-UTF-8 body with 415 before any of it is read, on every route that takes one. */
 export function installCharsetGuard(app: FastifyInstance): void {
+  const accepted = new Set<string>();
   app.addHook('onRequest', async (request) => {
     const contentType = request.headers['content-type'];
     if (contentType === undefined || BODYLESS_METHODS.has(request.method) || request.is404) return;
+    if (accepted.has(contentType)) return;
     const error = charsetError(contentType);
     if (error !== undefined) throw error;
+    if (accepted.size >= MAX_ACCEPTED) accepted.clear();
+    accepted.add(contentType);
   });
 }
