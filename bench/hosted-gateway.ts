@@ -4,8 +4,9 @@
  * metered in Joules and written to the ledger with its evidence), and through Portkey's open
  * source gateway (`@portkey-ai/gateway`, no auth, no ledger) on the same mock, in the same run.
  *
- * Closed-loop load comes from autocannon in this process; latencies are taken from its
- * per-response timer (float milliseconds; its own histogram rounds to whole ms). Per connection
+ * Closed-loop load comes from autocannon in this process, after a second of unrecorded warm-up
+ * at the same connection count; latencies are taken from its per-response timer (float
+ * milliseconds; its own histogram rounds to whole ms). Per connection
  * count (1, 64, 256) the three sides take turns, `--rounds` times; reported are medians over
  * rounds of p50, p99 and requests/s, and the added latency (side − direct). A last scenario holds
  * 1,000 requests/s (64 connections) on every side: the goal's condition (p50 added ≤ 0.5 ms,
@@ -177,7 +178,15 @@ async function load(side: Side, connections: number, rate?: number): Promise<Run
   const times: number[] = [];
   // Called without a callback, autocannon returns its instance: a promise of the result that is
   // also an event emitter (its types only declare the promise).
-  const instance = autocannon({ url: side.url, method: 'POST', headers: side.headers, body: body(), connections, duration: SECONDS }) as Promise<autocannon.Result> & { on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTime: number) => void): void };
+  // A second of unrecorded warm-up at the same connection count first (autocannon's own, on
+  // connections of its own): the gateway's upstream pool and JIT reach the load's steady state,
+  // so p99 measures it rather than the first burst of new connections (which at 256 connections
+  // made seconds-long tails on every gateway).
+  // (`warmup` is autocannon's documented option; its bundled types leave it out.)
+  const options: autocannon.Options & { warmup: { connections: number; duration: number } } = {
+    url: side.url, method: 'POST', headers: side.headers, body: body(), connections, duration: SECONDS, warmup: { connections, duration: 1 },
+  };
+  const instance = autocannon(options) as Promise<autocannon.Result> & { on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTime: number) => void): void };
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
     if (statusCode === 200) times.push(responseTime);
   });
