@@ -16,13 +16,15 @@
  * warm-up; its p50 / p99 are from each send to the end of its body, and the line under the table
  * gives the p99 from each request's intended send time (wrk2's coordinated-omission correction).
  *
- * Everything shares this machine's cores: the load generator, the mock, and the gateway.
+ * Everything shares this machine's cores: the load generator, the mock, and the gateway. So
+ * beside latency the bench reports each gateway process's CPU time per request (from /proc, all
+ * its threads, warm-up included), which another process's load moves far less.
  *
  * Usage: npm run bench:hosted [-- --seconds 5 --rounds 2 --connections 1,64,256 --rate 1000
  *        --sides direct,portkey,svc --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -96,7 +98,26 @@ interface Side {
   name: string;
   url: string;
   headers: Record<string, string>;
+  /** The gateway's process, for its CPU time per request (none for the direct side: the mock is in this process). */
+  pid?: number | undefined;
   stop(): Promise<void>;
+}
+
+/**
+ * CPU time a process has used, all its threads, in microseconds (Linux /proc; undefined
+ * elsewhere). Divided by the requests a run completed it is the gateway's cost per request,
+ * which moves far less than latency on a shared machine.
+ */
+function cpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime (fields 14 and 15 of the line, in clock ticks of 1/100 s on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
 }
 
 async function startPortkey(mockUrl: string): Promise<Side> {
@@ -106,7 +127,7 @@ async function startPortkey(mockUrl: string): Promise<Side> {
   const url = `http://127.0.0.1:${port}/v1/chat/completions`;
   const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-mock', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mockUrl}/v1` };
   await waitFor(url, { method: 'POST', headers, body: body() }, child, 'portkey');
-  return { name: 'portkey', url, headers, stop: async () => { child.kill('SIGTERM'); } };
+  return { name: 'portkey', url, headers, pid: child.pid, stop: async () => { child.kill('SIGTERM'); } };
 }
 
 async function startSvc(mockUrl: string): Promise<Side> {
@@ -143,7 +164,7 @@ async function startSvc(mockUrl: string): Promise<Side> {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   await waitFor(url, { method: 'POST', headers, body: body() }, child, 'svc hosted');
   return {
-    name: 'svc', url, headers,
+    name: 'svc', url, headers, pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -158,6 +179,8 @@ function body(): string {
 
 interface Run {
   p50: number; p99: number; rps: number; errors: number; non2xx: number;
+  /** The gateway process's CPU time per completed request, µs (svc and Portkey on Linux). */
+  cpuPerRequest?: number | undefined;
   /** Held-rate runs only: from the intended send time, and the generator's own lateness. */
   corrected?: { p50: number; p99: number; sendLagP99: number; maxInFlight: number };
 }
@@ -167,11 +190,19 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
+/** CPU µs per request over a run and its warm-up (every request the gateway answered). */
+function perRequest(cpuBefore: number | undefined, cpuAfter: number | undefined, requests: number): number | undefined {
+  return cpuBefore === undefined || cpuAfter === undefined || requests === 0 ? undefined : (cpuAfter - cpuBefore) / requests;
+}
+
 async function load(side: Side, connections: number, rate?: number): Promise<Run> {
+  const cpuBefore = cpuMicros(side.pid);
   if (rate !== undefined) {
-    const run = await openLoop({ url: side.url, method: 'POST', headers: side.headers, body: body(), connections, rate, seconds: SECONDS, warmupSeconds: 0.5 });
+    const warmupSeconds = 0.5;
+    const run = await openLoop({ url: side.url, method: 'POST', headers: side.headers, body: body(), connections, rate, seconds: SECONDS, warmupSeconds });
     return {
       p50: percentile(run.fromSend, 0.5), p99: percentile(run.fromSend, 0.99), rps: run.rps, errors: run.errors, non2xx: run.non2xx,
+      cpuPerRequest: perRequest(cpuBefore, cpuMicros(side.pid), run.sent + Math.round(warmupSeconds * rate)),
       corrected: { p50: percentile(run.fromIntended, 0.5), p99: percentile(run.fromIntended, 0.99), sendLagP99: percentile(run.sendLag, 0.99), maxInFlight: run.maxInFlight },
     };
   }
@@ -191,8 +222,10 @@ async function load(side: Side, connections: number, rate?: number): Promise<Run
     if (statusCode === 200) times.push(responseTime);
   });
   const result = await instance;
+  const warmupRequests = (result as autocannon.Result & { warmup?: autocannon.Result }).warmup?.requests.total ?? 0;
+  const cpuPerRequest = perRequest(cpuBefore, cpuMicros(side.pid), result.requests.total + warmupRequests);
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), rps: times.length / SECONDS, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), rps: times.length / SECONDS, errors: result.errors + result.timeouts, non2xx: result.non2xx, cpuPerRequest };
 }
 
 const median = (values: number[]): number => {
@@ -240,6 +273,7 @@ const summary = [...results].map(([label, bySide]) => {
     const held = runs.flatMap((r) => (r.corrected === undefined ? [] : [r.corrected]));
     return {
       p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)), failures: runs.reduce((n, r) => n + r.errors + r.non2xx, 0),
+      ...(runs.every((r) => r.cpuPerRequest !== undefined) ? { cpuPerRequest: median(runs.map((r) => r.cpuPerRequest!)) } : {}),
       ...(held.length === 0 ? {} : {
         correctedP50: median(held.map((c) => c.p50)), correctedP99: median(held.map((c) => c.p99)),
         sendLagP99: median(held.map((c) => c.sendLagP99)), maxInFlight: Math.max(...held.map((c) => c.maxInFlight)),
@@ -263,6 +297,12 @@ if (flags.json) {
     const added = (s: typeof d) => (s === undefined || d === undefined ? '—' : `**${f(s.p50 - d.p50)}** / ${f(s.p99 - d.p99)}`);
     log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
   }
+  const cpu = summary.flatMap((row) => {
+    const of = (name: 'svc' | 'portkey') => (row[name]?.cpuPerRequest === undefined ? [] : [`${name} ${f(row[name]!.cpuPerRequest, 0)}`]);
+    const parts = [...of('svc'), ...of('portkey')];
+    return parts.length === 0 ? [] : [`${row.label}: ${parts.join(', ')}`];
+  });
+  if (cpu.length > 0) log(`\nGateway CPU time per request, µs (all its threads, warm-up included): ${cpu.join('; ')}.`);
   for (const row of summary) {
     const held = (['direct', 'svc', 'portkey'] as const).flatMap((name) => {
       const s = row[name];
