@@ -39,6 +39,12 @@ export const CLIENT_CLOSED_REQUEST = 499;
  * model and what it generated. Bodies, prompts and outputs are never logged at the default level.
  */
 export function logRequest(request: FastifyRequest, status: number, ms: number): void {
+  // The line is built only when it will be written (a busy gateway runs at warn).
+  if ((request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') !== false) writeRequestLine(request, status, ms);
+  recordJob(request, status, ms);
+}
+
+function writeRequestLine(request: FastifyRequest, status: number, ms: number): void {
   request.log.info(
     {
       method: request.method,
@@ -57,7 +63,6 @@ export function logRequest(request: FastifyRequest, status: number, ms: number):
     },
     'request',
   );
-  recordJob(request, status, ms);
 }
 
 /** A request to a job route, as a line of the job log: what ran, how long, how it ended. */
