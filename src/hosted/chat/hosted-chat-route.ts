@@ -93,6 +93,8 @@ interface Charge {
   completion: Record<string, unknown>;
   hash: string;
   stream: boolean;
+  /** No other chat request is in flight here (ChargeInput's `alone`). */
+  alone: boolean;
 }
 
 /**
@@ -120,6 +122,7 @@ async function charge(c: Charge): Promise<{ entry: LedgerEntry; duplicate: boole
       completionTokens: c.result.usage.completionTokens,
       outcome: c.result.outcome,
       response,
+      alone: c.alone,
     });
     return { entry: result.entry, duplicate: result.status === 'duplicate' };
   } catch (error) {
@@ -135,6 +138,8 @@ async function charge(c: Charge): Promise<{ entry: LedgerEntry; duplicate: boole
  */
 export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
   const inFlight = new InFlightKeys();
+  /** Chat requests being handled right now (the ledger write is cheaper inline when alone). */
+  let running = 0;
   return async (scope, context) => {
     const { store, routes } = context;
     const defaultClass: QueueClass = routes.routes.find((r) => r.policy === routes.default_policy)?.queue_class ?? 'interactive';
@@ -179,9 +184,11 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         release = inFlight.claim(identity.account.id, idempotencyKey);
         if (release === undefined) throw keyInProgress();
       }
+      running++;
       try {
         return await run(request, reply, { messages, chatOptions, headers, idempotencyKey, stream, hash, body });
       } finally {
+        running--;
         release?.();
       }
     });
@@ -285,7 +292,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         svc_route: svcRoute,
         svc_outcome: result.outcome,
       };
-      const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? request.hostedIdentity!.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream };
+      const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? request.hostedIdentity!.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream, alone: running === 1 };
 
       if (result.outcome === 'aborted') {
         // Nobody is listening; what ran is still billed.

@@ -331,9 +331,10 @@ export class KyselyHostedStore implements HostedStore {
    * A write the embedded store hands to its writer thread: `here` makes it on this connection
    * instead when the thread cannot (it failed, or the database stayed busy for it).
    */
-  async #write<T>(statement: 'insert' | 'touch', query: CompiledQuery, here: () => Promise<T>, onUnavailable?: () => Promise<T | undefined>): Promise<T | number> {
+  async #write<T>(statement: 'insert' | 'touch', query: CompiledQuery, here: () => Promise<T>, onUnavailable?: () => Promise<T | undefined>, alone = false): Promise<T | number> {
     const writer = this.#ledgerWriter;
-    if (writer?.available === true) {
+    // Alone and with the thread idle (it holds no lock), this connection writes at once.
+    if (writer?.available === true && !(alone && writer.idle)) {
       try {
         return await writer.write(statement, query.parameters as unknown[]);
       } catch (error) {
@@ -431,7 +432,7 @@ export class KyselyHostedStore implements HostedStore {
     // concurrent twin with the same Idempotency-Key waits for the first and inserts nothing
     // (nor does its trigger run), and the first one's row is what the caller gets back.
     const insert = this.#insertLedgerQuery.bind(LEDGER_COLUMNS.map((column) => row[column]));
-    if (await this.#insertLedgerRow(insert, row.evidence_id)) return { status: 'recorded', entry: toLedgerEntry(row) };
+    if (await this.#insertLedgerRow(insert, row.evidence_id, input.alone === true)) return { status: 'recorded', entry: toLedgerEntry(row) };
     const existing = await this.#db
       .selectFrom('ledger')
       .selectAll()
@@ -442,12 +443,13 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   /** True when the row was stored, false when its Idempotency-Key was taken (nothing stored). */
-  async #insertLedgerRow(insert: CompiledQuery<{ evidence_id: string }>, evidenceId: string): Promise<boolean> {
+  async #insertLedgerRow(insert: CompiledQuery<{ evidence_id: string }>, evidenceId: string, alone: boolean): Promise<boolean> {
     const stored = await this.#write(
       'insert', insert,
       async () => (await this.#rows(insert)).length > 0,
       // The thread may have died with this row committed: it is stored then, once.
       async () => (await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst()) === undefined ? undefined : true,
+      alone,
     );
     return stored === true || (typeof stored === 'number' && stored > 0);
   }

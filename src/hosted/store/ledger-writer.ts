@@ -84,6 +84,11 @@ export class LedgerWriter {
     return this.#failed === undefined && !this.#stopping;
   }
 
+  /** Nothing queued or in flight: the thread holds no lock, so another connection may write now without waiting. */
+  get idle(): boolean {
+    return this.#inFlight === undefined && this.#queue.length === 0;
+  }
+
   /** Batches and rows written so far: rows per batch is the group commit's effect. */
   get written(): { batches: number; rows: number } {
     return { batches: this.#batches, rows: this.#rows };

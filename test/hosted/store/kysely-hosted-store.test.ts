@@ -336,12 +336,13 @@ for (const { kind, open } of hostedStoreKinds) {
       await assert.rejects(store.usage({ accountId: account.id, keyId: k1.id, month: '2030-13' }), RangeError);
     });
 
-    it('keeps the counter equal to the ledger under 500 concurrent charges', async () => {
+    it('keeps the counter equal to the ledger under 500 concurrent charges, written inline (`alone`) or by the writer thread', async () => {
       const account = await store.createAccount({ name: 'Load', plan: PAID });
       const { key } = await store.issueKey(account.id, { scope: 'supercomputer' });
       const at = new Date(Date.UTC(2032, 0, 5));
-      // Every 5th request reuses an Idempotency-Key of an earlier one: retries under load.
-      const inputs = Array.from({ length: 500 }, (_, i) => charge(account.id, key.id, ((i * 37) % 1000) / 1000 + 0.001, { at, idempotencyKey: `k-${i % 5 === 4 ? i - 1 : i}` }));
+      // Every 5th request reuses an Idempotency-Key of an earlier one: retries under load. Every
+      // third says it is alone: the embedded store writes those inline whenever its writer is idle.
+      const inputs = Array.from({ length: 500 }, (_, i) => charge(account.id, key.id, ((i * 37) % 1000) / 1000 + 0.001, { at, idempotencyKey: `k-${i % 5 === 4 ? i - 1 : i}`, alone: i % 3 === 0 }));
       const results = await Promise.all(inputs.map((input) => store.recordCharge(input)));
       const recorded = results.filter((r) => r.status === 'recorded');
       assert.equal(recorded.length, 400);
