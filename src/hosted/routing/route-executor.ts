@@ -142,7 +142,8 @@ export class RouteExecutor {
     if (run.maxLatencyMs !== undefined) {
       // setTimeout fires at once past 2^31 − 1 ms; a ceiling beyond ~24 days is no ceiling.
       timer = setTimeout(() => {
-        if (!started) stop.abort(new LatencyCeiling());
+        // A caller already gone is the outcome; a ceiling reached after that is not.
+        if (!started && run.signal?.aborted !== true) stop.abort(new LatencyCeiling());
       }, Math.min(run.maxLatencyMs, 2 ** 31 - 1));
     }
 
@@ -165,7 +166,7 @@ export class RouteExecutor {
       run.onPart?.(part);
       if (run.maxJoules !== undefined) {
         const seconds = (performance.now() - attemptStart) / 1000;
-        if (nextTokenExceeds(profile, { promptTokens: promptEstimate, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
+        if (run.signal?.aborted !== true && nextTokenExceeds(profile, { promptTokens: promptEstimate, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
       }
     };
 

@@ -278,5 +278,23 @@ describe('RouteExecutor when the caller goes away mid-answer', () => {
     assert.equal(result.outcome, 'aborted');
     assert.equal(result.usage.completionTokens, 4);
     assert.deepEqual(parts, ['a', 'b', 'c', 'd']);
+
+    // A Joule ceiling the answer crosses after the caller left does not make it a ceiling stop
+    // (which would bind an Idempotency-Key to an answer nobody received): it stays aborted.
+    const again = new AbortController();
+    const late = { ...model, chat: async (_messages: unknown, options: { onPart?: (part: GenerationPart) => void }) => {
+      for (const text of ['a', 'b', 'c', 'd']) {
+        options.onPart?.({ type: 'text-delta', text });
+        if (text === 'a') again.abort(new Error('client left'));
+        await sleep(1);
+      }
+      return { text: 'abcd', toolCalls: [], finishReason: 'stop' as const, usage: { promptTokens: 0, completionTokens: 0 } };
+    } };
+    const ceilingResult = await new RouteExecutor({ engine: { ...engine, model: () => late } as never }).execute({
+      plan: planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } }),
+      messages: [{ role: 'user', content: 'Hi' }], options: {}, signal: again.signal, maxJoules: 1.2,
+      onPart: () => {},
+    });
+    assert.equal(ceilingResult.outcome, 'aborted');
   });
 });
