@@ -110,7 +110,7 @@ export interface LedgerEntry {
 export type ChargeInput = Omit<LedgerEntry, 'createdAt'> & {
   at?: Date;
   /**
-   * No other hosted request is in flight in this process. The embedded store then writes the row
+   * No other hosted chat request is in flight in this process. The embedded store then writes the row
    * on its own connection at once, when its writer thread is idle: handing one row to the
    * thread and waking it costs more than the write (ledger-writer.ts); under load rows go to the
    * thread and commit in groups. Other stores ignore it.

@@ -21,7 +21,7 @@ import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { PreparedQuery } from './prepared-query.ts';
 import type { SqliteHotPath } from './sqlite-hot-path.ts';
-import { LedgerWriterUnavailableError, type LedgerWriter } from './ledger-writer.ts';
+import { LedgerWriterBusyError, LedgerWriterUnavailableError, type LedgerWriter } from './ledger-writer.ts';
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
 import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
@@ -336,7 +336,12 @@ export class KyselyHostedStore implements HostedStore {
     // Alone and with the thread idle (it holds no lock), this connection writes at once.
     if (writer?.available === true && !(alone && writer.idle)) {
       try {
-        return await writer.write(statement, query.parameters as unknown[]);
+        return await writer.write(statement, query.parameters as unknown[]).catch((error: unknown) => {
+          // Kept busy past busy_timeout (another process's long transaction): once more on the
+          // thread, never here, where the same wait would hold the event loop.
+          if (error instanceof LedgerWriterBusyError) return writer.write(statement, query.parameters as unknown[]);
+          throw error;
+        });
       } catch (error) {
         if (!(error instanceof LedgerWriterUnavailableError)) throw error;
         const settled = await onUnavailable?.();

@@ -19,7 +19,7 @@ database.exec(`
 const prepared = new Map<string, StatementSync>(Object.entries(statements).map(([name, sql]) => [name, database.prepare(sql)]));
 
 function failure(error: unknown): WriteResult {
-  const { message = String(error), errcode } = error as { message?: string; errcode?: unknown };
+  const { message = String(error), errcode } = (typeof error === 'object' && error !== null ? error : {}) as { message?: string; errcode?: unknown };
   return { ok: false, message, ...(typeof errcode === 'number' ? { errcode } : {}) };
 }
 
@@ -49,6 +49,8 @@ function rollback(): void {
  * transaction: no write is ever reported failed while stored, or stored while reported failed.
  */
 function write(writes: LedgerWriterBatch['writes']): WriteResult[] {
+  // Never inside a transaction left open (a ROLLBACK that failed): a write there would not commit.
+  rollback();
   if (writes.length === 1) return [runOne(writes[0]!)];
   const results: WriteResult[] = [];
   while (results.length < writes.length) {

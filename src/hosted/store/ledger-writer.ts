@@ -11,9 +11,10 @@ import { Worker } from 'node:worker_threads';
  *
  * A write's promise settles after its transaction committed: with synchronous=NORMAL in WAL
  * mode the row is in the operating system's hands, and a killed process loses nothing that was
- * answered. A write that could not be made here (the thread could not start or died, or the
- * database stayed busy past busy_timeout) rejects with LedgerWriterUnavailableError and the
- * store makes it on its own connection instead, so the ledger never depends on this thread.
+ * answered. A write that could not be made because the thread could not start or died rejects
+ * with LedgerWriterUnavailableError, and the store makes it on its own connection instead, so
+ * the ledger never depends on this thread; one the database kept busy past busy_timeout rejects
+ * with LedgerWriterBusyError (it was not made).
  */
 export interface LedgerWriterSetup {
   path: string;
@@ -39,6 +40,11 @@ export class LedgerWriterUnavailableError extends Error {
   override name = 'LedgerWriterUnavailableError';
 }
 
+/** The database stayed locked past busy_timeout for this write: it was not made. */
+export class LedgerWriterBusyError extends Error {
+  override name = 'LedgerWriterBusyError';
+}
+
 interface Pending {
   statement: string;
   values: unknown[];
@@ -52,7 +58,7 @@ interface Pending {
  */
 export const MAX_BATCH = 128;
 
-/** SQLITE_BUSY and SQLITE_LOCKED: the database stayed locked past busy_timeout. */
+/** SQLITE_BUSY and SQLITE_LOCKED (primary codes: node:sqlite reports extended ones, such as BUSY_SNAPSHOT 517). */
 const BUSY_CODES = new Set([5, 6]);
 
 export class LedgerWriter {
@@ -64,6 +70,7 @@ export class LedgerWriter {
   #batches = 0;
   #rows = 0;
   #failed: LedgerWriterUnavailableError | undefined;
+  #exited = false;
   #stopping = false;
   #stopped: Promise<void> | undefined;
   /** Called once nothing is queued or in flight (stop() waits for that). */
@@ -76,7 +83,10 @@ export class LedgerWriter {
     this.#worker.on('message', (reply: LedgerWriterReply) => this.#settle(reply));
     this.#worker.on('messageerror', (error) => this.#fail(error));
     this.#worker.on('error', (error) => this.#fail(error));
-    this.#worker.on('exit', (code) => this.#fail(new Error(`exited with code ${code}`)));
+    this.#worker.on('exit', (code) => {
+      this.#exited = true;
+      this.#fail(new Error(`exited with code ${code}`));
+    });
   }
 
   /** False once the thread failed or stop() was called: the caller writes on its own connection. */
@@ -129,7 +139,7 @@ export class LedgerWriter {
       const result = reply.results[i];
       if (result === undefined) write.reject(new Error('the ledger writer gave no result for a write'));
       else if (result.ok) write.resolve(result.rows);
-      else if (result.errcode !== undefined && BUSY_CODES.has(result.errcode)) write.reject(new LedgerWriterUnavailableError(`the ledger writer found the database busy: ${result.message}`));
+      else if (result.errcode !== undefined && BUSY_CODES.has(result.errcode & 0xff)) write.reject(new LedgerWriterBusyError(`the ledger writer found the database busy: ${result.message}`));
       else write.reject(new Error(`ledger write failed: ${result.message}`));
     });
     this.#send();
@@ -137,12 +147,19 @@ export class LedgerWriter {
 
   #fail(error: Error): void {
     if (this.#failed !== undefined) return;
-    this.#failed = new LedgerWriterUnavailableError(`the ledger writer thread failed: ${error.message}`);
+    const failed = new LedgerWriterUnavailableError(`the ledger writer thread failed: ${error.message}`);
+    this.#failed = failed;
     const waiting = [...(this.#inFlight?.writes ?? []), ...this.#queue];
     this.#inFlight = undefined;
     this.#queue = [];
-    for (const write of waiting) write.reject(this.#failed);
-    for (const done of this.#drained.splice(0)) done();
+    const settle = (): void => {
+      for (const write of waiting) write.reject(failed);
+      for (const done of this.#drained.splice(0)) done();
+    };
+    // A thread still running might yet commit the batch it holds: end it first, so that
+    // whoever checks for a row after this rejection sees the final state.
+    if (this.#exited) settle();
+    else void this.#worker.terminate().finally(settle);
   }
 
   /** Takes no new writes, lets the queued and in-flight ones finish, then ends the thread. */
@@ -152,7 +169,10 @@ export class LedgerWriter {
       if (this.#failed === undefined && (this.#inFlight !== undefined || this.#queue.length > 0)) {
         await new Promise<void>((resolve) => this.#drained.push(resolve));
       }
-      if (this.#failed !== undefined) return;
+      if (this.#failed !== undefined) {
+        if (!this.#exited) await this.#worker.terminate();
+        return;
+      }
       const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
       this.#worker.ref();
       this.#worker.postMessage('stop');

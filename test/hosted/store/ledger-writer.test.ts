@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { LedgerWriter, LedgerWriterUnavailableError } from '../../../src/hosted/store/ledger-writer.ts';
+import { LedgerWriter, LedgerWriterBusyError, LedgerWriterUnavailableError } from '../../../src/hosted/store/ledger-writer.ts';
 
 function scratchDb(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-ledger-writer-'));
@@ -92,7 +92,7 @@ test('a write that takes its whole transaction with it (disk full, a trigger\'s 
   }
 });
 
-test('a database busy past busy_timeout rejects with LedgerWriterUnavailableError (write it elsewhere); the writer stays up', async (t) => {
+test('a database busy past busy_timeout rejects with LedgerWriterBusyError (the write was not made); the writer stays up', async (t) => {
   const path = scratchDb(t);
   const writer = new LedgerWriter({ path, statements: { insert: INSERT }, busyTimeoutMs: 50 });
   t.after(() => writer.stop());
@@ -100,7 +100,7 @@ test('a database busy past busy_timeout rejects with LedgerWriterUnavailableErro
   const holder = new DatabaseSync(path);
   holder.exec('BEGIN IMMEDIATE');
   try {
-    await assert.rejects(insert(writer, ['b', null, 1]), LedgerWriterUnavailableError);
+    await assert.rejects(insert(writer, ['b', null, 1]), LedgerWriterBusyError);
     assert.equal(writer.available, true);
   } finally {
     holder.exec('ROLLBACK');
