@@ -172,7 +172,7 @@ export interface KyselyHostedStoreOptions {
   /** The embedded store's own: its connection for the hot path's queries, and the ledger writer thread. */
   sqlite?: {
     hotPath: SqliteHotPath;
-    /** Starts the thread that writes ledger rows (ledger-writer.ts), given the insert's SQL. */
+    /** Starts the thread that writes ledger rows and last_used_at (ledger-writer.ts), given their SQL. */
     openLedgerWriter?: ((statements: { insert: string; touch: string }) => LedgerWriter) | undefined;
   } | undefined;
 }
@@ -195,10 +195,10 @@ export class KyselyHostedStore implements HostedStore {
     this.#db = db;
     this.#checkKeyQuery = checkKeyQuery(db);
     this.#insertLedgerQuery = insertLedgerQuery(db);
+    this.#touchQuery = touchQuery(db);
     this.kind = kind;
     this.#onClose = options.onClose;
     this.#hot = options.sqlite?.hotPath;
-    this.#touchQuery = touchQuery(db);
     this.#ledgerWriter = options.sqlite?.openLedgerWriter?.({ insert: this.#insertLedgerQuery.sql, touch: this.#touchQuery.sql });
   }
 
@@ -318,37 +318,40 @@ export class KyselyHostedStore implements HostedStore {
     if (now - last < LAST_USED_GRANULARITY_MS) return stored;
     if (this.#touched.size >= MAX_TOUCHED_KEYS) this.#touched.clear();
     this.#touched.set(keyId, now);
-    const touch = this.#touchQuery.bind([now, keyId, now - LAST_USED_GRANULARITY_MS]);
     // On the embedded store, through the writer thread when it runs: a write on this connection
     // would wait on the event loop for the writer's transaction (ledger-writer.ts).
-    await this.#write('touch', touch, async () => {
-      await this.#db.executeQuery(touch);
-    });
+    await this.#write('touch', this.#touchQuery.bind([now, keyId, now - LAST_USED_GRANULARITY_MS]));
     return new Date(now);
   }
 
   /**
-   * A write the embedded store hands to its writer thread: `here` makes it on this connection
-   * instead when the thread cannot (it failed, or the database stayed busy for it).
+   * A hot-path write; the rows it returned. The embedded store hands it to its writer thread,
+   * except when the caller is `alone` and the thread idle (it then holds no lock): this
+   * connection writes at once. It writes here too when the thread cannot (it failed), after
+   * `alreadyStored` says the thread did not commit it before it went.
    */
-  async #write<T>(statement: 'insert' | 'touch', query: CompiledQuery, here: () => Promise<T>, onUnavailable?: () => Promise<T | undefined>, alone = false): Promise<T | number> {
+  async #write(statement: 'insert' | 'touch', query: CompiledQuery, options: { alone?: boolean; alreadyStored?: () => Promise<boolean> } = {}): Promise<number> {
     const writer = this.#ledgerWriter;
-    // Alone and with the thread idle (it holds no lock), this connection writes at once.
-    if (writer?.available === true && !(alone && writer.idle)) {
+    if (writer?.available === true && !(options.alone === true && writer.idle)) {
       try {
-        return await writer.write(statement, query.parameters as unknown[]).catch((error: unknown) => {
-          // Kept busy past busy_timeout (another process's long transaction): once more on the
-          // thread, never here, where the same wait would hold the event loop.
-          if (error instanceof LedgerWriterBusyError) return writer.write(statement, query.parameters as unknown[]);
-          throw error;
-        });
+        return await this.#writeOnThread(writer, statement, query.parameters as unknown[]);
       } catch (error) {
         if (!(error instanceof LedgerWriterUnavailableError)) throw error;
-        const settled = await onUnavailable?.();
-        if (settled !== undefined) return settled;
+        if (await options.alreadyStored?.() === true) return 1;
       }
     }
-    return here();
+    return (await this.#rows(query)).length;
+  }
+
+  async #writeOnThread(writer: LedgerWriter, statement: 'insert' | 'touch', values: unknown[]): Promise<number> {
+    try {
+      return await writer.write(statement, values);
+    } catch (error) {
+      // Kept busy past busy_timeout (another process's long transaction): once more on the
+      // thread, never here, where the same wait would hold the event loop.
+      if (!(error instanceof LedgerWriterBusyError)) throw error;
+      return writer.write(statement, values);
+    }
   }
 
   async createSignInToken(accountId: string, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
@@ -449,14 +452,12 @@ export class KyselyHostedStore implements HostedStore {
 
   /** True when the row was stored, false when its Idempotency-Key was taken (nothing stored). */
   async #insertLedgerRow(insert: CompiledQuery<{ evidence_id: string }>, evidenceId: string, alone: boolean): Promise<boolean> {
-    const stored = await this.#write(
-      'insert', insert,
-      async () => (await this.#rows(insert)).length > 0,
-      // The thread may have died with this row committed: it is stored then, once.
-      async () => (await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst()) === undefined ? undefined : true,
+    const rows = await this.#write('insert', insert, {
       alone,
-    );
-    return stored === true || (typeof stored === 'number' && stored > 0);
+      // The thread may have died with this row committed: it is stored then, once.
+      alreadyStored: async () => (await this.#db.selectFrom('ledger').select('evidence_id').where('evidence_id', '=', evidenceId).executeTakeFirst()) !== undefined,
+    });
+    return rows > 0;
   }
 
   #ledgerRow(input: ChargeInput): LedgerRow {

@@ -6,16 +6,12 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LedgerWriterBatch, LedgerWriterReply, LedgerWriterSetup, WriteResult } from './ledger-writer.ts';
+import { sqliteConnectionPragmas } from './sqlite-connection-settings.ts';
 
 const { path, statements, busyTimeoutMs } = workerData as LedgerWriterSetup;
 const database = new DatabaseSync(path);
-// The same settings as the store's own connection (open-hosted-store.ts says why).
-database.exec(`
-  PRAGMA synchronous = NORMAL;
-  PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)};
-  PRAGMA foreign_keys = ON;
-  PRAGMA wal_autocheckpoint = 0;
-`);
+// The same settings as the store's own connection.
+database.exec(sqliteConnectionPragmas(busyTimeoutMs));
 const prepared = new Map<string, StatementSync>(Object.entries(statements).map(([name, sql]) => [name, database.prepare(sql)]));
 
 function failure(error: unknown): WriteResult {
@@ -42,7 +38,7 @@ function rollback(): void {
 }
 
 /**
- * One transaction for the writes from `from` on; returns their results. A write that fails
+ * The batch's writes in as few transactions as they allow; returns their results. A write that fails
  * with its statement alone rolled back (a constraint: SQLite's default ABORT) fails alone. One
  * that takes the whole transaction with it (disk full, I/O error, a trigger's ROLLBACK) fails
  * the writes before it too, none of which is then stored, and the rest go in a fresh

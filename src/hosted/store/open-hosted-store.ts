@@ -13,6 +13,7 @@ import { KyselyHostedStore } from './kysely-hosted-store.ts';
 import { SchemaScopedPostgresDialect } from './schema-scoped-postgres-dialect.ts';
 import { SqliteHotPath } from './sqlite-hot-path.ts';
 import { LedgerWriter } from './ledger-writer.ts';
+import { sqliteConnectionPragmas } from './sqlite-connection-settings.ts';
 
 export interface OpenHostedStoreOptions {
   /** The svc data dir: the embedded store lives at `<dataDir>/hosted/hosted.db`. */
@@ -46,19 +47,12 @@ export async function openHostedStore(options: { dataDir: string; databaseUrl?: 
 async function openSqlite(dataDir: string): Promise<HostedStore> {
   const dir = join(dataDir, 'hosted');
   mkdirSync(dir, { recursive: true });
-  const database = new CachingDatabase(join(dir, 'hosted.db'));
-  // WAL + synchronous=NORMAL: a commit is in the WAL (the OS has it) before it returns, so a
-  // killed process loses nothing it answered; only a power loss can drop the last commits.
-  // FULL would fsync every commit, which is most of recordCharge's time on ordinary disks.
-  database.exec(`
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = NORMAL;
-    PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS};
-    PRAGMA foreign_keys = ON;
-    PRAGMA wal_autocheckpoint = 0;
-  `);
+  const path = join(dir, 'hosted.db');
+  const database = new CachingDatabase(path);
+  // WAL with synchronous=NORMAL (sqlite-connection-settings.ts says why).
+  database.exec(`PRAGMA journal_mode = WAL; ${sqliteConnectionPragmas(SQLITE_BUSY_TIMEOUT_MS)}`);
   // Checkpoints run on their own thread (wal-checkpointer.ts says why).
-  const checkpointer = new WalCheckpointer(join(dir, 'hosted.db'));
+  const checkpointer = new WalCheckpointer(path);
   const db = new Kysely<HostedDatabase>({ dialect: new SqliteDialect({ database }) });
   try {
     await migrate(db, 'sqlite', undefined);
@@ -67,7 +61,6 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
     await checkpointer.stop();
     throw error;
   }
-  const path = join(dir, 'hosted.db');
   return new KyselyHostedStore(db, 'sqlite', {
     onClose: () => checkpointer.stop(),
     sqlite: {
