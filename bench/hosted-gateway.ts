@@ -3,11 +3,14 @@
  * mock upstream directly, through `svc hosted` (every request authenticated with a key, routed,
  * metered in Joules and written to the ledger with its evidence), and through Portkey's open
  * source gateway (`@portkey-ai/gateway`, no auth, no ledger) on the same mock, in the same run.
+ * A fourth side, the floor (bench/floor-proxy.ts: a bare Fastify route forwarding over undici, no
+ * work at all), shows what one more HTTP hop through Node costs on this machine: no gateway's
+ * added latency here can be lower.
  *
  * Closed-loop load comes from autocannon in this process, after a second of unrecorded warm-up
  * at the same connection count; latencies are taken from its per-response timer (float
  * milliseconds; its own histogram rounds to whole ms). Per connection
- * count (1, 64, 256) the three sides take turns, `--rounds` times; reported are medians over
+ * count (1, 64, 256) the sides take turns, `--rounds` times; reported are medians over
  * rounds of p50, p99 and requests/s, and the added latency (side − direct). A last scenario holds
  * 1,000 requests/s (64 connections) on every side: the goal's condition (p50 added ≤ 0.5 ms,
  * p99 ≤ 2 ms). That row is driven by open-loop-load.ts, not autocannon: its `overallRate` sends
@@ -21,7 +24,7 @@
  * its threads, warm-up included), which another process's load moves far less.
  *
  * Usage: npm run bench:hosted [-- --seconds 5 --rounds 2 --connections 1,64,256 --rate 1000
- *        --sides direct,portkey,svc --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
+ *        --sides direct,floor,portkey,svc --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,13 +46,13 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '1,64,256' },
     rate: { type: 'string', default: '1000' },
-    sides: { type: 'string', default: 'direct,portkey,svc' },
+    sides: { type: 'string', default: 'direct,floor,portkey,svc' },
     json: { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(flags.seconds);
 const ROUNDS = Number(flags.rounds);
-const CONNECTIONS = flags.connections.split(',').map(Number);
+const CONNECTIONS = flags.connections === '' ? [] : flags.connections.split(',').map(Number);
 const RATE = Number(flags.rate);
 const SIDES = flags.sides.split(',');
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -128,6 +131,15 @@ async function startPortkey(mockUrl: string): Promise<Side> {
   const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-mock', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mockUrl}/v1` };
   await waitFor(url, { method: 'POST', headers, body: body() }, child, 'portkey');
   return { name: 'portkey', url, headers, pid: child.pid, stop: async () => { child.kill('SIGTERM'); } };
+}
+
+async function startFloor(mockUrl: string): Promise<Side> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'bench/floor-proxy.ts'), mockUrl, String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-mock' };
+  await waitFor(url, { method: 'POST', headers, body: body() }, child, 'floor proxy');
+  return { name: 'floor', url, headers, pid: child.pid, stop: async () => { child.kill('SIGTERM'); } };
 }
 
 async function startSvc(mockUrl: string): Promise<Side> {
@@ -239,6 +251,7 @@ const direct: Side = { name: 'direct', url: `${mock.url}/v1/chat/completions`, h
 const sides: Side[] = [];
 if (SIDES.includes('direct')) sides.push(direct);
 progress('starting the gateways…');
+if (SIDES.includes('floor')) sides.push(await startFloor(mock.url));
 if (SIDES.includes('portkey')) sides.push(await startPortkey(mock.url));
 if (SIDES.includes('svc')) sides.push(await startSvc(mock.url));
 
@@ -280,7 +293,7 @@ const summary = [...results].map(([label, bySide]) => {
       }),
     };
   };
-  return { label, direct: of('direct'), portkey: of('portkey'), svc: of('svc') };
+  return { label, direct: of('direct'), floor: of('floor'), portkey: of('portkey'), svc: of('svc') };
 });
 
 if (flags.json) {
@@ -289,22 +302,22 @@ if (flags.json) {
   log(`Machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, load ${load0} → ${loadavg().map((l) => l.toFixed(2)).join(' ')}; Node ${process.version}`);
   log(`${SECONDS} s per run, median of ${ROUNDS} rounds; latency in ms; added = side − direct. svc authenticates, routes, meters and ledgers every request.`);
   log('');
-  log('| load | direct p50 / p99 | direct req/s | svc added p50 / p99 | svc req/s | Portkey added p50 / p99 | Portkey req/s | failures svc / Portkey |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  log('| load | direct p50 / p99 | direct req/s | floor added p50 / p99 | floor req/s | svc added p50 / p99 | svc req/s | Portkey added p50 / p99 | Portkey req/s | failures svc / Portkey |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const f = (n: number | undefined, digits = 2) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
   for (const row of summary) {
     const d = row.direct;
     const added = (s: typeof d) => (s === undefined || d === undefined ? '—' : `**${f(s.p50 - d.p50)}** / ${f(s.p99 - d.p99)}`);
-    log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
+    log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.floor)} | ${f(row.floor?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
   }
   const cpu = summary.flatMap((row) => {
-    const of = (name: 'svc' | 'portkey') => (row[name]?.cpuPerRequest === undefined ? [] : [`${name} ${f(row[name]!.cpuPerRequest, 0)}`]);
-    const parts = [...of('svc'), ...of('portkey')];
+    const of = (name: 'floor' | 'svc' | 'portkey') => (row[name]?.cpuPerRequest === undefined ? [] : [`${name} ${f(row[name]!.cpuPerRequest, 0)}`]);
+    const parts = [...of('floor'), ...of('svc'), ...of('portkey')];
     return parts.length === 0 ? [] : [`${row.label}: ${parts.join(', ')}`];
   });
   if (cpu.length > 0) log(`\nGateway CPU time per request, µs (all its threads, warm-up included): ${cpu.join('; ')}.`);
   for (const row of summary) {
-    const held = (['direct', 'svc', 'portkey'] as const).flatMap((name) => {
+    const held = (['direct', 'floor', 'svc', 'portkey'] as const).flatMap((name) => {
       const s = row[name];
       return s?.correctedP99 === undefined ? [] : [`${name} ${f(s.correctedP99)} (generator late by ≤ ${f(s.sendLagP99)} at p99, ≤ ${s.maxInFlight} in flight)`];
     });
