@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../../src/shared/new-id.ts';
+import { encodeTime, newId, newTimeOrderedId } from '../../src/shared/new-id.ts';
 
 test('identifiers: prefix, length, URL-safe alphabet, all distinct across many pool refills', () => {
   const seen = new Set<string>();
@@ -26,4 +26,31 @@ test('lengths outside 1..4096 are refused', () => {
   assert.throws(() => newId('x', 0), RangeError);
   assert.throws(() => newId('x', 4097), RangeError);
   assert.equal(newId('x', 4096).length, 4097);
+});
+
+test('time-ordered identifiers: time first (fixed width), then the random part; they sort by creation time in any collation', () => {
+  assert.equal(encodeTime(0), '000000000');
+  assert.equal(encodeTime(35), '00000000z');
+  assert.equal(encodeTime(36), '000000010');
+  assert.equal(encodeTime(36 ** 9 - 1), 'zzzzzzzzz');
+  assert.throws(() => encodeTime(36 ** 9), RangeError);
+  assert.throws(() => encodeTime(-1), RangeError);
+  assert.throws(() => encodeTime(1.5), RangeError);
+
+  const t0 = Date.UTC(2026, 10, 27);
+  const id = newTimeOrderedId('ev_', 16, t0);
+  assert.match(id, /^ev_[0-9a-z]{9}[A-Za-z0-9]{16}$/);
+  // The evidence route's own pattern accepts it.
+  assert.match(id, /^ev_[A-Za-z0-9]{1,64}$/);
+  assert.equal(id.slice(3, 12), encodeTime(t0));
+
+  // Across milliseconds they sort by time, compared as bytes and as a locale would.
+  const ids = [t0 + 86_400_000 * 400, t0, t0 + 1, t0 + 36, t0 + 1_000_000].map((ms) => newTimeOrderedId('ev_', 16, ms));
+  const byTime = [1, 2, 3, 4, 0].map((k) => ids[k]);
+  assert.deepEqual([...ids].sort(), byTime);
+  assert.deepEqual([...ids].sort((a, b) => a.slice(0, 12).localeCompare(b.slice(0, 12), 'en')), byTime);
+
+  // Many in the same millisecond: all distinct (the random part).
+  const same = new Set(Array.from({ length: 10_000 }, () => newTimeOrderedId('ev_', 16, t0)));
+  assert.equal(same.size, 10_000);
 });

@@ -9,7 +9,7 @@ import { samplingFrom } from '../../runtime/sampling-from.ts';
 import { LazySseStream } from '../../runtime/sse-stream.ts';
 import { ApiError } from '../../shared/api-error.ts';
 import { linkedAbort } from '../../shared/linked-abort.ts';
-import { newId } from '../../shared/new-id.ts';
+import { newId, newTimeOrderedId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
 import type { Allowance, HostedStore, LedgerEntry, SvcRoute } from '../hosted-store.ts';
@@ -280,7 +280,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         result = { ...result, outcome: 'failed', error: shuttingDown() };
       }
 
-      const unsigned: SvcRoute = { ...result.route, evidence_id: newId('ev_') };
+      const unsigned: SvcRoute = { ...result.route, evidence_id: newTimeOrderedId('ev_') };
       const svcRoute = options.signEvidence?.(unsigned) ?? unsigned;
       const usage = { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.promptTokens + result.usage.completionTokens };
       const finishReason = openAIFinishReason(result.finishReason);

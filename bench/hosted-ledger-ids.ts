@@ -1,0 +1,119 @@
+/**
+ * What the shape of the evidence id costs the ledger: rows inserted into the embedded store's real
+ * schema (migrations, indexes and the usage-counter trigger, from openHostedStore) with random
+ * evidence ids (`newId`, as before 2026-11-27) and with time-ordered ones (`newTimeOrderedId`,
+ * what svc hosted uses), side by side, in transactions of 1, 8 and 32 rows (the ledger writer
+ * thread's group commits under load), after the ledger holds `--prefill` rows.
+ *
+ * The evidence id is the ledger's primary key. A random key puts every new row in a random leaf
+ * of the key's B-tree, so a commit of k rows rewrites about k leaf pages into the WAL (and, once
+ * the index outgrows the page cache, reads them first); time-ordered keys land on the rightmost
+ * leaf. Reported per row: wall and CPU time, and WAL frames (pages written) per commit.
+ *
+ * The insert is the store's statement written out (all ledger columns, ON CONFLICT on the
+ * idempotency key DO NOTHING, RETURNING evidence_id), on one node:sqlite connection with the
+ * store's pragmas, as the writer thread runs it.
+ *
+ * Usage: npm run bench:hosted-ledger-ids [-- --prefill 200000 --commits 2000 --batches 1,8,32 --json]
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import { sqliteConnectionPragmas } from '../src/hosted/store/sqlite-connection-settings.ts';
+import { newId, newTimeOrderedId } from '../src/shared/new-id.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    prefill: { type: 'string', default: '200000' },
+    commits: { type: 'string', default: '2000' },
+    batches: { type: 'string', default: '1,8,32' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const PREFILL = Number(flags.prefill);
+const COMMITS = Number(flags.commits);
+const BATCHES = flags.batches.split(',').map(Number);
+/** A WAL frame: a 24-byte header and a 4 KiB page. */
+const FRAME_BYTES = 24 + 4096;
+
+type Mode = 'random' | 'time-ordered';
+
+interface Result { mode: Mode; batch: number; wallMicrosPerRow: number; cpuMicrosPerRow: number; framesPerCommit: number }
+
+async function measure(mode: Mode, batch: number): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ledger-ids-'));
+  try {
+    const store = await openHostedStore({ dataDir: dir });
+    const account = await store.createAccount({ name: 'bench', plan: { monthlyJouleAllowance: 1e9, hostedEntitlement: true, enterprise: false } });
+    const { key } = await store.issueKey(account.id, { scope: 'supercomputer', name: 'bench' });
+    await store.close();
+
+    const file = join(dir, 'hosted', 'hosted.db');
+    const db = new DatabaseSync(file);
+    db.exec(sqliteConnectionPragmas(5_000));
+    const insert = db.prepare(`INSERT INTO ledger (evidence_id, account_id, key_id, project_id, idempotency_key, created_at, month, day,
+      execution_plane, policy, privacy_tier, model, provider, latency_ms, raw_mj, estimated_mj, billable_mj, fallback, fallback_reason,
+      outcome, prompt_tokens, completion_tokens, response)
+      VALUES (?, ?, ?, NULL, NULL, ?, '2026-11', '2026-11-27', 'supercomputer', 'supercomputer-fast', 'standard', 'bench-chat', 'mock',
+      1.25, NULL, 4140, 4140, 0, NULL, 'completed', 9, 6, NULL)
+      ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING evidence_id`);
+    // One row a millisecond of simulated time: the time-ordered ids' prefix moves as it does in use.
+    let now = Date.UTC(2026, 10, 1);
+    const row = (): void => {
+      now += 1;
+      insert.get(mode === 'random' ? newId('ev_') : newTimeOrderedId('ev_', 16, now), account.id, key.id, now);
+    };
+    db.exec('BEGIN');
+    for (let i = 0; i < PREFILL; i++) {
+      row();
+      if (i % 10_000 === 9_999) db.exec('COMMIT; BEGIN');
+    }
+    db.exec('COMMIT');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+
+    const cpuBefore = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    for (let c = 0; c < COMMITS; c++) {
+      db.exec('BEGIN');
+      for (let i = 0; i < batch; i++) row();
+      db.exec('COMMIT');
+    }
+    const wallNs = Number(process.hrtime.bigint() - start);
+    const cpu = process.cpuUsage(cpuBefore);
+    const walBytes = statSync(`${file}-wal`).size;
+    db.close();
+    const rows = COMMITS * batch;
+    return {
+      mode, batch, wallMicrosPerRow: wallNs / 1_000 / rows, cpuMicrosPerRow: (cpu.user + cpu.system) / rows,
+      // The WAL only grows here (checkpoints are off): its size is every frame these commits wrote.
+      framesPerCommit: (walBytes - 32) / FRAME_BYTES / COMMITS,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const results: Result[] = [];
+for (const batch of BATCHES) {
+  for (const mode of ['random', 'time-ordered'] as const) {
+    process.stderr.write(`${mode}, ${batch} row${batch === 1 ? '' : 's'} a commit…\n`);
+    results.push(await measure(mode, batch));
+  }
+}
+
+if (flags.json) {
+  console.log(JSON.stringify({ prefill: PREFILL, commits: COMMITS, results }, null, 2));
+} else {
+  console.log(`Machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores; Node ${process.version}; ledger prefilled with ${PREFILL} rows, ${COMMITS} commits per line.`);
+  console.log('');
+  console.log('| rows a commit | random ids: µs/row wall / CPU | WAL frames a commit | time-ordered ids: µs/row wall / CPU | WAL frames a commit | CPU ratio |');
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const batch of BATCHES) {
+    const r = results.find((x) => x.batch === batch && x.mode === 'random')!;
+    const o = results.find((x) => x.batch === batch && x.mode === 'time-ordered')!;
+    console.log(`| ${batch} | ${r.wallMicrosPerRow.toFixed(1)} / ${r.cpuMicrosPerRow.toFixed(1)} | ${r.framesPerCommit.toFixed(1)} | ${o.wallMicrosPerRow.toFixed(1)} / ${o.cpuMicrosPerRow.toFixed(1)} | ${o.framesPerCommit.toFixed(1)} | ${(o.cpuMicrosPerRow / r.cpuMicrosPerRow).toFixed(2)} |`);
+  }
+}
