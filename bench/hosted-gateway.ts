@@ -302,13 +302,13 @@ if (flags.json) {
   log(`Machine: ${cpus()[0]?.model ?? '?'}, ${cpus().length} cores, load ${load0} → ${loadavg().map((l) => l.toFixed(2)).join(' ')}; Node ${process.version}`);
   log(`${SECONDS} s per run, median of ${ROUNDS} rounds; latency in ms; added = side − direct. svc authenticates, routes, meters and ledgers every request.`);
   log('');
-  log('| load | direct p50 / p99 | direct req/s | floor added p50 / p99 | floor req/s | svc added p50 / p99 | svc req/s | Portkey added p50 / p99 | Portkey req/s | failures svc / Portkey |');
+  log('| load | direct p50 / p99 | direct req/s | floor added p50 / p99 | floor req/s | svc added p50 / p99 | svc req/s | Portkey added p50 / p99 | Portkey req/s | failures floor / svc / Portkey |');
   log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const f = (n: number | undefined, digits = 2) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits));
   for (const row of summary) {
     const d = row.direct;
     const added = (s: typeof d) => (s === undefined || d === undefined ? '—' : `**${f(s.p50 - d.p50)}** / ${f(s.p99 - d.p99)}`);
-    log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.floor)} | ${f(row.floor?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
+    log(`| ${row.label} | ${f(d?.p50)} / ${f(d?.p99)} | ${f(d?.rps, 0)} | ${added(row.floor)} | ${f(row.floor?.rps, 0)} | ${added(row.svc)} | ${f(row.svc?.rps, 0)} | ${added(row.portkey)} | ${f(row.portkey?.rps, 0)} | ${row.floor?.failures ?? '—'} / ${row.svc?.failures ?? '—'} / ${row.portkey?.failures ?? '—'} |`);
   }
   const cpu = summary.flatMap((row) => {
     const of = (name: 'floor' | 'svc' | 'portkey') => (row[name]?.cpuPerRequest === undefined ? [] : [`${name} ${f(row[name]!.cpuPerRequest, 0)}`]);

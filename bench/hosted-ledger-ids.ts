@@ -10,8 +10,9 @@
  * the index outgrows the page cache, reads them first); time-ordered keys land on the rightmost
  * leaf. Reported per row: wall and CPU time, and WAL frames (pages written) per commit.
  *
- * The insert is the store's statement written out (all ledger columns, ON CONFLICT on the
- * idempotency key DO NOTHING, RETURNING evidence_id), on one node:sqlite connection with the
+ * The insert is the store's statement written out (the ledger's columns but the three signature
+ * ones, which stay NULL without --pqc-transport; ON CONFLICT on the idempotency key DO NOTHING,
+ * RETURNING evidence_id), on one node:sqlite connection with the
  * store's pragmas, as the writer thread runs it.
  *
  * Usage: npm run bench:hosted-ledger-ids [-- --prefill 200000 --commits 2000 --batches 1,8,32 --json]

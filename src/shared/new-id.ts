@@ -27,7 +27,7 @@ export function newId(prefix: string, length = 24): string {
 
 /** Digits and lowercase only: every collation (C, ICU, glibc locales) sorts these in this order. */
 const TIME_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
-/** 36⁹ ms is about 3,200 years: nine characters hold every Unix time in ms until the year 5138. */
+/** 36⁹ ms is about 3,200 years: nine characters hold every Unix time in ms until the year 5188. */
 const TIME_LENGTH = 9;
 let lastMs = -1;
 let lastTime = '';
@@ -46,8 +46,10 @@ export function encodeTime(ms: number): string {
  * millisecond collide with negligible odds). Used where the identifier is a database key that only
  * grows, such as the ledger's evidence ids: a random key puts each new row in a random leaf of the
  * key's B-tree, so a batch of k rows rewrites k leaf pages (and, once the index outgrows the page
- * cache, reads them first); time-ordered keys land on the rightmost leaf. Within one millisecond,
- * or if the clock steps back, the order is approximate; uniqueness rests on the random part alone.
+ * cache, reads them first); time-ordered keys land on the rightmost leaf. (In a ledger that already
+ * holds random ids they all fall in one spot among the old ones, `ev_0…`: still one hot leaf.)
+ * Within one millisecond, or if the clock steps back, the order is approximate; uniqueness rests
+ * on the random part alone.
  */
 export function newTimeOrderedId(prefix: string, randomLength = 16, now = Date.now()): string {
   if (now !== lastMs) {

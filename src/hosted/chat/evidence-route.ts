@@ -2,7 +2,8 @@ import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError } from '../hosted-error.ts';
 import { ledgerUnavailable } from './hosted-chat-route.ts';
 
-const EVIDENCE_ID = /^ev_[A-Za-z0-9]{1,64}$/;
+/** What an evidence id looks like (the chat route's come from newTimeOrderedId). */
+export const EVIDENCE_ID = /^ev_[A-Za-z0-9]{1,64}$/;
 
 /**
  * `GET /evidence/:id`: one ledger row's route evidence and request facts, for the account that
