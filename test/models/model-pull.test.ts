@@ -161,7 +161,14 @@ test('a dropped connection is resumed with Range within the run; the sha256 cove
   assert.equal(result.files[0]!.sha256, sha(q4));
   assert.deepEqual(readFileSync(result.path), q4);
   const ranges = hub.requests.filter((r) => r.server === 'cdn').map((r) => r.headers.range);
-  assert.deepEqual(ranges, [undefined, 'bytes=100000-', 'bytes=200000-']);
+  assert.equal(ranges.length, 3, 'one request and two resumes');
+  assert.equal(ranges[0], undefined);
+  // Each resume asks for the rest from what reached the .partial, never from 0: the mock cuts each
+  // response after 100,000 bytes, and how many of them the client had written when the socket went
+  // depends on timing (a busy machine has been seen to resume twice from 100,000).
+  const offsets = ranges.slice(1).map((r) => Number(/^bytes=(\d+)-$/.exec(String(r))?.[1] ?? Number.NaN));
+  assert.ok(offsets[0]! > 0 && offsets[0]! <= 100_000, `first resume: ${ranges[1]}`);
+  assert.ok(offsets[1]! >= offsets[0]! && offsets[1]! <= offsets[0]! + 100_000, `second resume: ${ranges[2]} after ${ranges[1]}`);
   assert.equal(opts.events.filter((e) => e.type === 'download' && e.progress.phase === 'retrying').length, 2);
 });
 
