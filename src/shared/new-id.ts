@@ -25,19 +25,19 @@ export function newId(prefix: string, length = 24): string {
   return out;
 }
 
-/** Digits and lowercase only: every collation (C, ICU, glibc locales) sorts these in this order. */
-const TIME_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 /** 36⁹ ms is about 3,200 years: nine characters hold every Unix time in ms until the year 5188. */
 const TIME_LENGTH = 9;
 let lastMs = -1;
 let lastTime = '';
 
-/** The Unix time in ms as nine base-36 characters, most significant first (fixed width, so it sorts). */
+/**
+ * The Unix time in ms as nine base-36 characters, most significant first (fixed width, so it
+ * sorts). Base 36 is digits and lowercase only, which every collation (C, ICU, glibc locales)
+ * sorts in that order.
+ */
 export function encodeTime(ms: number): string {
   if (!Number.isSafeInteger(ms) || ms < 0 || ms >= 36 ** TIME_LENGTH) throw new RangeError(`time must be 0..36^${TIME_LENGTH} ms, got ${ms}`);
-  let out = '';
-  for (let k = 0, rest = ms; k < TIME_LENGTH; k++, rest = Math.floor(rest / 36)) out = TIME_ALPHABET[rest % 36] + out;
-  return out;
+  return ms.toString(36).padStart(TIME_LENGTH, '0');
 }
 
 /**
