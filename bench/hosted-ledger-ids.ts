@@ -10,10 +10,9 @@
  * the index outgrows the page cache, reads them first); time-ordered keys land on the rightmost
  * leaf. Reported per row: wall and CPU time, and WAL frames (pages written) per commit.
  *
- * The insert is the store's statement written out (the ledger's columns but the three signature
- * ones, which stay NULL without --pqc-transport; ON CONFLICT on the idempotency key DO NOTHING,
- * RETURNING evidence_id), on one node:sqlite connection with the
- * store's pragmas, as the writer thread runs it.
+ * The insert is the store's own statement (insertLedgerQuery, compiled by Kysely without a
+ * connection), run on one node:sqlite connection with the store's pragmas, as the writer thread
+ * runs it. The rows are those of a request without an Idempotency-Key (no stored response).
  *
  * Usage: npm run bench:hosted-ledger-ids [-- --prefill 200000 --commits 2000 --batches 1,8,32 --json]
  */
@@ -22,6 +21,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type { HostedDatabase, LedgerRow } from '../src/hosted/store/hosted-database.ts';
+import { insertLedgerQuery, LEDGER_COLUMNS } from '../src/hosted/store/kysely-hosted-store.ts';
 import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
 import { sqliteConnectionPragmas } from '../src/hosted/store/sqlite-connection-settings.ts';
 import { newId, newTimeOrderedId } from '../src/shared/new-id.ts';
@@ -42,6 +44,16 @@ const FRAME_BYTES = 24 + 4096;
 
 type Mode = 'random' | 'time-ordered';
 
+/** Kysely for compiling only (its documented DummyDriver): the store's statements as SQLite text. */
+const COMPILER = new Kysely<HostedDatabase>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
 interface Result { mode: Mode; batch: number; wallMicrosPerRow: number; cpuMicrosPerRow: number; framesPerCommit: number }
 
 async function measure(mode: Mode, batch: number): Promise<Result> {
@@ -55,17 +67,20 @@ async function measure(mode: Mode, batch: number): Promise<Result> {
     const file = join(dir, 'hosted', 'hosted.db');
     const db = new DatabaseSync(file);
     db.exec(sqliteConnectionPragmas(5_000));
-    const insert = db.prepare(`INSERT INTO ledger (evidence_id, account_id, key_id, project_id, idempotency_key, created_at, month, day,
-      execution_plane, policy, privacy_tier, model, provider, latency_ms, raw_mj, estimated_mj, billable_mj, fallback, fallback_reason,
-      outcome, prompt_tokens, completion_tokens, response)
-      VALUES (?, ?, ?, NULL, NULL, ?, '2026-11', '2026-11-27', 'supercomputer', 'supercomputer-fast', 'standard', 'bench-chat', 'mock',
-      1.25, NULL, 4140, 4140, 0, NULL, 'completed', 9, 6, NULL)
-      ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING evidence_id`);
+    const insert = db.prepare(insertLedgerQuery(COMPILER).sql);
+    const template: LedgerRow = {
+      evidence_id: '', account_id: account.id, key_id: key.id, project_id: null, idempotency_key: null, created_at: 0,
+      month: '2026-11', day: '2026-11-27', execution_plane: 'supercomputer', policy: 'supercomputer-fast', privacy_tier: 'standard',
+      model: 'bench-chat', provider: 'mock', latency_ms: 1.25, raw_mj: null, estimated_mj: 4140, billable_mj: 4140, fallback: 0,
+      fallback_reason: null, outcome: 'completed', prompt_tokens: 9, completion_tokens: 6, response: null,
+      signature_alg: null, signing_key_id: null, signature: null,
+    };
     // One row a millisecond of simulated time: the time-ordered ids' prefix moves as it does in use.
     let now = Date.UTC(2026, 10, 1);
     const row = (): void => {
       now += 1;
-      insert.get(mode === 'random' ? newId('ev_') : newTimeOrderedId('ev_', 16, now), account.id, key.id, now);
+      const values: LedgerRow = { ...template, evidence_id: mode === 'random' ? newId('ev_') : newTimeOrderedId('ev_', 16, now), created_at: now };
+      insert.get(...LEDGER_COLUMNS.map((column) => values[column]));
     };
     db.exec('BEGIN');
     for (let i = 0; i < PREFILL; i++) {

@@ -115,7 +115,7 @@ function nonNegativeInteger(value: number, what: string): number {
  * builds the Kysely instance, runs the migrations and picks `kind`).
  */
 /** Every column of a ledger row, in the order the prepared insert binds them. */
-const LEDGER_COLUMNS = [
+export const LEDGER_COLUMNS = [
   'evidence_id', 'account_id', 'key_id', 'project_id', 'idempotency_key', 'created_at', 'month', 'day',
   'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_mj', 'estimated_mj',
   'billable_mj', 'fallback', 'fallback_reason', 'outcome', 'prompt_tokens', 'completion_tokens', 'response',
@@ -140,7 +140,8 @@ function checkKeyQuery(db: Kysely<HostedDatabase>) {
     .where('api_keys.secret_hash', '=', hash!));
 }
 
-function insertLedgerQuery(db: Kysely<HostedDatabase>) {
+/** The ledger row's insert; its values bind in LEDGER_COLUMNS' order (bench/hosted-ledger-ids.ts runs it too). */
+export function insertLedgerQuery(db: Kysely<HostedDatabase>) {
   return new PreparedQuery(LEDGER_COLUMNS.length, (placeholders) => db
     .insertInto('ledger')
     .values(Object.fromEntries(LEDGER_COLUMNS.map((column, i) => [column, placeholders[i]])) as unknown as LedgerRow)
