@@ -148,7 +148,10 @@ describe('inference scheduling', () => {
         loaded = ((await (await fetch(`${daemon.url}/health`)).json()) as { model: { loaded: string[] } }).model.loaded;
       }
       assert.deepEqual(loaded, []);
-      assert.ok(daemon.logs.some((l) => l.msg === 'model unloaded'));
+      // The log line comes over the daemon's stdout, which can reach this process after /health's answer.
+      const unloadedLogged = () => daemon.logs.some((l) => l.msg === 'model unloaded');
+      for (let i = 0; i < 50 && !unloadedLogged(); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(unloadedLogged());
       // And loads again on the next request.
       assert.equal((await postChat(daemon.url, chatBody(2))).status, 200);
     } finally {
