@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
+import { makePrivateDirSync, preparePrivateDatabase } from '../../shared/private-files.ts';
 import { WalCheckpointer } from '../../shared/wal-checkpointer.ts';
 import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
@@ -45,9 +45,12 @@ export async function openHostedStore(options: { dataDir: string; databaseUrl?: 
 }
 
 async function openSqlite(dataDir: string): Promise<HostedStore> {
-  const dir = join(dataDir, 'hosted');
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, 'hosted.db');
+  // Accounts, keys' hashes and the ledger are the operator's alone: the data dir and the
+  // store's folder 0700, the database 0600 before SQLite opens it, so its -wal and -shm (which
+  // the ledger writer and the checkpointer threads open too) are 0600 as well.
+  makePrivateDirSync(dataDir);
+  const path = join(dataDir, 'hosted', 'hosted.db');
+  preparePrivateDatabase(path);
   const database = new CachingDatabase(path);
   // WAL with synchronous=NORMAL (sqlite-connection-settings.ts says why).
   database.exec(`PRAGMA journal_mode = WAL; ${sqliteConnectionPragmas(SQLITE_BUSY_TIMEOUT_MS)}`);
