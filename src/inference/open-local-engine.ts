@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { EngineSettings } from '../runtime/runtime-config.ts';
+import { makePrivateDir } from '../shared/private-files.ts';
 import { LlamaEngine } from './llama-engine.ts';
 import { ModelCatalog } from './model-catalog.ts';
 
@@ -16,7 +16,10 @@ export interface LocalEngine {
  * a broken file is skipped with a warning in `catalog.warnings`, a bad `--model` throws.
  */
 export async function openLocalEngine(settings: EngineSettings, log: Logger): Promise<LocalEngine> {
-  await mkdir(join(settings.dataDir, 'models'), { recursive: true });
+  // The data dir holds what the user stored and asked: theirs alone, made 0700 (and an older
+  // svc's 0755 tightened) at every start of `svc serve` and `svc hosted`.
+  await makePrivateDir(settings.dataDir);
+  await makePrivateDir(join(settings.dataDir, 'models'));
   const catalog = await ModelCatalog.load(settings.models, { dataDir: settings.dataDir, sources: settings.discover });
   const engine = new LlamaEngine(catalog, {
     parallel: settings.parallel,

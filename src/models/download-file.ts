@@ -1,11 +1,12 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, statfs, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, stat, statfs, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { httpGet, type HttpGetResult } from './http-get.ts';
 import { sha256FromEtag } from './hugging-face-hub.ts';
 import { PullError } from './pull-error.ts';
+import { makeHandlePrivate, makePrivateDir, PRIVATE_FILE_MODE, writePrivateFile } from '../shared/private-files.ts';
 
 /**
  * Resumable, verified download of one file.
@@ -111,7 +112,7 @@ async function readMeta(path: string): Promise<PartialMeta | undefined> {
 async function acquireLock(path: string, what: string): Promise<() => Promise<void>> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const handle = await open(path, 'wx');
+      const handle = await open(path, 'wx', PRIVATE_FILE_MODE);
       await handle.writeFile(String(process.pid));
       await handle.close();
       return () => removeQuietly(path);
@@ -165,7 +166,8 @@ export async function downloadFile(request: DownloadRequest): Promise<DownloadRe
   const { dest } = request;
   const [partial, metaPath, lockPath] = partialPaths(dest) as [string, string, string];
   try {
-    await mkdir(dirname(dest), { recursive: true });
+    // The models folder is the user's alone (src/shared/private-files.ts), as is each file in it.
+    await makePrivateDir(dirname(dest));
   } catch (error) {
     throw fsError(error, dirname(dest), 'creating');
   }
@@ -338,10 +340,13 @@ class Download {
       await this.#saveMeta(response);
 
       const resumedFrom = this.#offset;
-      let file: FileHandle;
+      let file: FileHandle | undefined;
       try {
-        file = await open(this.#partial, this.#offset === 0 ? 'w' : 'a');
+        file = await open(this.#partial, this.#offset === 0 ? 'w' : 'a', PRIVATE_FILE_MODE);
+        // A partial an older svc began may be 0644; the model renamed from it keeps this mode.
+        await makeHandlePrivate(file);
       } catch (error) {
+        await file?.close();
         await response.body.cancel();
         throw fsError(error, this.#partial, 'opening');
       }
@@ -409,7 +414,7 @@ class Download {
       lastModified: response.headers.get('last-modified') ?? undefined,
     };
     try {
-      await writeFile(this.#metaPath, JSON.stringify(this.#meta));
+      await writePrivateFile(this.#metaPath, JSON.stringify(this.#meta));
     } catch (error) {
       throw fsError(error, this.#metaPath, 'writing');
     }

@@ -5,11 +5,12 @@
  * (nanoseconds); anything else is a miss and the header is read again. Failures are kept too, so a
  * broken file is not re-read on every listing while it stays as it is.
  */
-import { lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BigIntStats } from 'node:fs';
 import { z } from 'zod';
 import type { GgufSummary } from './gguf-header.ts';
+import { makePrivateDir, writePrivateFile } from '../shared/private-files.ts';
 
 /** Bump when GgufSummary or the reader changes, so old entries are read again. */
 const FORMAT = 1;
@@ -128,8 +129,9 @@ export class GgufIndexCache {
     for (const [file, entry] of this.#now) entries[file] = entry;
     const temp = `${this.#path}.${process.pid}.tmp`;
     try {
-      await mkdir(dirname(this.#path), { recursive: true });
-      await writeFile(temp, JSON.stringify({ format: FORMAT, entries }));
+      // It names the model files on this machine: the user's alone, like the rest of the data dir.
+      await makePrivateDir(dirname(this.#path));
+      await writePrivateFile(temp, JSON.stringify({ format: FORMAT, entries }));
       await rename(temp, this.#path);
       return undefined;
     } catch (error) {
