@@ -94,6 +94,14 @@ export interface GenerateOptions extends SamplingOptions {
    * load time from here). Engines without a queue of their own may not call it.
    */
   onStarted?: (() => void) | undefined;
+  /**
+   * Called with the engine's own count of the prompt as it will process it (after the chat
+   * template, tool definitions included), before any of it is evaluated. It may return a cap on
+   * completion tokens (below `maxTokens`), or throw to refuse the request: nothing has run, and
+   * the call rejects with that error. Hosted metering checks its Joule ceiling here. Backends that
+   * cannot count before the work (upstreams) never call it.
+   */
+  onPromptTokens?: ((promptTokens: number) => number | undefined) | undefined;
 }
 
 export interface ChatOptions extends GenerateOptions {

@@ -556,7 +556,9 @@ export class LlamaModelHost implements LanguageModel {
       const generator = prepare(loaded, sequence);
       try {
         const promptTokens = generator.promptTokens();
-        const maxTokens = this.#budget(promptTokens, sequence.contextSize, options.maxTokens, promptParam);
+        const cap = options.onPromptTokens?.(promptTokens);
+        const requested = cap === undefined ? options.maxTokens : Math.min(cap, options.maxTokens ?? this.#options.defaultMaxTokens);
+        const maxTokens = this.#budget(promptTokens, sequence.contextSize, requested, promptParam);
         // Every token the model sampled, read from the sequence's own meter: counting the
         // tokens handed to onToken misses those held back while a stop sequence might match.
         const meterAtStart = sequence.tokenMeter.usedOutputTokens;

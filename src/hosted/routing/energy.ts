@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../inference/language-model.ts';
+import type { ChatMessage, ChatOptions } from '../../inference/language-model.ts';
 import type { EnergyProfile } from '../route-config.ts';
 
 /**
@@ -55,28 +55,67 @@ export function nextTokenExceeds(profile: EnergyProfile, use: EnergyUse, ceiling
 }
 
 /**
- * The billable rule: measured Joules (`raw_joules`) when there is a measurement, else the
- * profile's estimate; never more than the caller's `x-svc-max-joules` (the caller agreed to
- * pay up to it, and the stop rule keeps the work there); rounded to the millijoule.
+ * The billable rule: never less than the work the request's own evidence reports. That is the
+ * larger of the measured Joules (`raw_joules`, when there is a measurement) and the profile's
+ * estimate from the backend's own token counts and the time it ran, rounded to the millijoule.
+ * `x-svc-max-joules` bounds the work (the request is refused up front when its prompt cannot
+ * fit, and the stream stops before a token would cross it) but never cuts the bill below the
+ * work: what overshoots the ceiling is at most the last token and the time since the last check.
  */
-export function billableJoules(input: { raw: number | null; estimated: number; ceiling?: number | undefined }): number {
-  const base = input.raw ?? input.estimated;
-  const capped = input.ceiling === undefined ? base : Math.min(base, input.ceiling);
-  return roundMillijoules(Math.max(0, capped));
+export function billableJoules(input: { raw: number | null; estimated: number }): number {
+  const base = input.raw === null ? input.estimated : Math.max(input.raw, input.estimated);
+  return roundMillijoules(Math.max(0, base));
 }
 
+/** Completion tokens a request without `max_tokens` or `x-svc-max-joules` reserves Joules for. */
+export const RESERVED_COMPLETION_TOKENS = 4096;
+/** Seconds of load a request without `x-svc-max-joules` reserves Joules for. */
+export const RESERVED_SECONDS = 120;
+
 /**
- * Prompt tokens before a backend has counted them: about 4 bytes of UTF-8 per token (the
- * usual rule for BPE vocabularies on English text) plus 4 tokens per message for the chat
- * template's role markers. An estimate for the up-front ceiling check and the completion
- * budget only; the evidence uses the backend's own count when it reports one.
+ * The Joules a request without `x-svc-max-joules` holds of its account's allowance while it runs:
+ * its prompt bound, its `max_tokens` (or RESERVED_COMPLETION_TOKENS) and RESERVED_SECONDS of load,
+ * on the dearest backend it may run on. It is also the run's ceiling: a request that would cost
+ * more stops there, as at `x-svc-max-joules`.
  */
-export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
-  let tokens = 0;
-  for (const message of messages) {
-    let bytes = Buffer.byteLength(message.content, 'utf8');
-    for (const call of message.toolCalls ?? []) bytes += Buffer.byteLength(call.name, 'utf8') + Buffer.byteLength(call.arguments, 'utf8');
-    tokens += Math.ceil(bytes / 4) + 4;
+export function reservationJoules(profiles: readonly EnergyProfile[], promptTokens: number, maxTokens: number | undefined): number {
+  let most = 0;
+  for (const profile of profiles) {
+    most = Math.max(most, estimateJoules(profile, { promptTokens, completionTokens: maxTokens ?? RESERVED_COMPLETION_TOKENS, seconds: RESERVED_SECONDS }));
   }
+  return most;
+}
+
+/** Tokens a chat template adds around each message (role markers, separators) at most, as far as we know templates. */
+export const TEMPLATE_TOKENS_PER_MESSAGE = 8;
+/** Tokens a template may add once (a default system prompt, a date line, the assistant's header). */
+export const TEMPLATE_TOKENS_PER_PROMPT = 64;
+/** Tokens a template may add to explain tools (instructions around the definitions), at most as far as we know. */
+export const TEMPLATE_TOKENS_FOR_TOOLS = 256;
+
+/**
+ * An upper bound on the tokens a backend we cannot ask (an upstream) will count for this
+ * request: the prompt as it will process it, template and tools included. Every BPE and
+ * SentencePiece vocabulary svc knows covers at least one byte of text per token (byte fallback
+ * is the worst case: one token per byte), so the UTF-8 bytes of everything the template renders
+ * bound its tokens; each message, the prompt and a tool list add the template's own tokens on
+ * top. The up-front ceiling check and the completion budget use it where the backend's own count
+ * is not known before the work: it can only over-estimate, so a ceiling is never passed by the
+ * prompt. The bill uses the backend's own count when it reports one.
+ */
+export function promptTokenBound(messages: readonly ChatMessage[], options: Pick<ChatOptions, 'tools' | 'toolChoice' | 'responseFormat'> = {}): number {
+  let bytes = 0;
+  for (const message of messages) {
+    bytes += Buffer.byteLength(message.role, 'utf8') + Buffer.byteLength(message.content, 'utf8');
+    if (message.toolCallId !== undefined) bytes += Buffer.byteLength(message.toolCallId, 'utf8');
+    for (const call of message.toolCalls ?? []) bytes += Buffer.byteLength(call.id, 'utf8') + Buffer.byteLength(call.name, 'utf8') + Buffer.byteLength(call.arguments, 'utf8');
+  }
+  let tokens = bytes + messages.length * TEMPLATE_TOKENS_PER_MESSAGE + TEMPLATE_TOKENS_PER_PROMPT;
+  if (options.tools !== undefined && options.tools.length > 0) {
+    tokens += Buffer.byteLength(JSON.stringify(options.tools), 'utf8') + TEMPLATE_TOKENS_FOR_TOOLS;
+  }
+  if (options.toolChoice?.type === 'function') tokens += Buffer.byteLength(options.toolChoice.name, 'utf8');
+  // Some servers render a response schema into the prompt (as an instruction) as well as a grammar.
+  if (options.responseFormat?.type === 'json_schema') tokens += Buffer.byteLength(JSON.stringify(options.responseFormat.schema), 'utf8');
   return tokens;
 }

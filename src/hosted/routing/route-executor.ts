@@ -6,7 +6,7 @@ import { ApiError } from '../../shared/api-error.ts';
 import type { SvcRoute } from '../hosted-store.ts';
 import type { BackendConfig } from '../route-config.ts';
 import { AllBackendsFailedError, type FailedAttempt } from './all-backends-failed-error.ts';
-import { billableJoules, completionTokenBudget, estimateJoules, estimatePromptTokens, minimumJoules, nextTokenExceeds, roundMillijoules } from './energy.ts';
+import { billableJoules, completionTokenBudget, estimateJoules, minimumJoules, nextTokenExceeds, promptTokenBound, roundMillijoules } from './energy.ts';
 import { ENGINE_DEFAULT_MODEL } from './load-route-config.ts';
 import type { RaplMeasurement, RaplMeter } from './rapl-meter.ts';
 import type { Candidate, RoutePlan } from './route-planner.ts';
@@ -18,8 +18,11 @@ import { linkedAbort } from '../../shared/linked-abort.ts';
  * fails before producing output, or has produced nothing when `x-svc-max-latency-ms` passes,
  * is given up on and the next one tried (recorded as a fallback and why). Once output has
  * reached the caller there is no going back: a later failure ends the request as `failed`,
- * with what ran billed. A Joule ceiling is enforced twice: the backend gets a `max_tokens`
- * that fits it, and the running estimate stops the stream before a token would cross it.
+ * with what ran billed. A Joule ceiling is enforced three times: before any work the prompt as
+ * the backend will process it must fit (the engine's own count, taken after the template and
+ * tools and before evaluation; for upstreams, a bound that can only over-estimate), the backend
+ * gets a `max_tokens` that fits, and the running estimate stops the stream before a token would
+ * cross it.
  */
 export type RouteOutcome = 'completed' | 'stopped_at_joule_ceiling' | 'failed' | 'aborted';
 
@@ -78,6 +81,15 @@ class JouleCeiling extends Error {
   override name = 'JouleCeiling';
 }
 
+function jouleCeilingTooLow(ceiling: number, least: number, promptTokens?: number): RouteRefusedError {
+  const prompt = promptTokens === undefined ? 'its prompt (as the backend will process it)' : `its prompt (${promptTokens} tokens as the engine counted it, template and tools included)`;
+  return new RouteRefusedError(
+    'joule_ceiling_too_low',
+    `x-svc-max-joules ${ceiling} cannot cover this request: ${prompt} and one completion token come to ${least} J on the cheapest backend. Nothing was run.`,
+    'x-svc-max-joules',
+  );
+}
+
 export class RouteExecutor {
   readonly #options: RouteExecutorOptions;
   readonly #upstreams = new Map<string, OpenAIUpstream>();
@@ -88,18 +100,16 @@ export class RouteExecutor {
 
   async execute(run: RouteRequestRun): Promise<RouteResult> {
     const startedAt = run.startedAt ?? performance.now();
-    const promptEstimate = estimatePromptTokens(run.messages);
+    const promptBound = promptTokenBound(run.messages, run.options);
     let candidates: Candidate[] = run.plan.candidates;
     if (run.maxJoules !== undefined) {
       const ceiling = run.maxJoules;
-      candidates = candidates.filter((c) => minimumJoules(c.backend.energy, promptEstimate) <= ceiling);
+      // The engine counts the prompt itself before evaluating it (#attempt checks that count);
+      // here it must at least afford one completion token. Upstreams are checked on the bound.
+      const least = (c: Candidate): number => minimumJoules(c.backend.energy, c.backend.kind === 'engine' ? 0 : promptBound);
+      candidates = candidates.filter((c) => least(c) <= ceiling);
       if (candidates.length === 0) {
-        const least = Math.min(...run.plan.candidates.map((c) => minimumJoules(c.backend.energy, promptEstimate)));
-        throw new RouteRefusedError(
-          'joule_ceiling_too_low',
-          `x-svc-max-joules ${ceiling} cannot cover this request: its prompt and one completion token are estimated at ${least} J on the cheapest backend.`,
-          'x-svc-max-joules',
-        );
+        throw jouleCeilingTooLow(ceiling, Math.min(...run.plan.candidates.map(least)));
       }
     }
     const attempts: FailedAttempt[] = [];
@@ -107,7 +117,7 @@ export class RouteExecutor {
     for (const candidate of candidates) {
       if (run.signal?.aborted === true) break;
       try {
-        return await this.#attempt(candidate, run, startedAt, promptEstimate, attempts);
+        return await this.#attempt(candidate, run, startedAt, promptBound, attempts);
       } catch (error) {
         if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
         lastError = error;
@@ -117,16 +127,23 @@ export class RouteExecutor {
     if (run.signal?.aborted === true) {
       const last = candidates[Math.min(attempts.length, candidates.length - 1)]!;
       return this.#result(last, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
-        outcome: 'aborted', attempts, seconds: 0, promptEstimate, counted: 0, raw: null,
+        outcome: 'aborted', attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
       });
     }
     throw new AllBackendsFailedError(attempts, lastError);
   }
 
-  async #attempt(candidate: Candidate, run: RouteRequestRun, startedAt: number, promptEstimate: number, attempts: FailedAttempt[]): Promise<RouteResult> {
+  async #attempt(candidate: Candidate, run: RouteRequestRun, startedAt: number, promptBound: number, attempts: FailedAttempt[]): Promise<RouteResult> {
     const { backend } = candidate;
     const model = this.#model(candidate, run.plan.model);
     const profile = backend.energy;
+    // The prompt's tokens as the metering rules use them: the engine's own count once it has
+    // counted (onPromptTokens below), an upstream's bound from the start. Before the engine counts,
+    // nothing of the prompt has run.
+    const engine = backend.kind === 'engine';
+    let promptTokens: number | undefined = engine ? undefined : promptBound;
+    /** The completion cap the engine took from the Joule budget, when it is below the caller's own. */
+    let engineCap: number | undefined;
     // Aborted by a ceiling below (its reason says which); the backend's signal also follows the run's.
     const stop = new AbortController();
     let started = false;
@@ -151,10 +168,23 @@ export class RouteExecutor {
     // a generous ceiling would become a max_tokens past the model's context (a 400 about a
     // parameter nobody sent). Without one, the running estimate below stops the stream.
     let maxTokens = run.options.maxTokens;
-    if (run.maxJoules !== undefined && maxTokens !== undefined) {
-      const budget = completionTokenBudget(profile, promptEstimate, run.maxJoules);
+    if (run.maxJoules !== undefined && maxTokens !== undefined && promptTokens !== undefined) {
+      const budget = completionTokenBudget(profile, promptTokens, run.maxJoules);
       if (Number.isFinite(budget)) maxTokens = Math.min(maxTokens, budget);
     }
+    // The engine's count of the prompt, before it evaluates any of it: a prompt that cannot fit the
+    // ceiling with one completion token is refused there, with nothing run; otherwise the budget
+    // caps its completion (the engine has no context-size trap: it takes the smaller of the two).
+    const ceiling = run.maxJoules;
+    const onPromptTokens = !engine ? undefined : (counted: number): number | undefined => {
+      promptTokens = counted;
+      if (ceiling === undefined) return undefined;
+      const budget = completionTokenBudget(profile, counted, ceiling);
+      if (budget < 1) throw jouleCeilingTooLow(ceiling, minimumJoules(profile, counted), counted);
+      if (!Number.isFinite(budget) || budget >= (run.options.maxTokens ?? Infinity)) return undefined;
+      engineCap = budget;
+      return budget;
+    };
 
     const onPart = (part: GenerationPart): void => {
       if (stop.signal.aborted) return;
@@ -166,7 +196,7 @@ export class RouteExecutor {
       run.onPart?.(part);
       if (run.maxJoules !== undefined) {
         const seconds = (performance.now() - attemptStart) / 1000;
-        if (run.signal?.aborted !== true && nextTokenExceeds(profile, { promptTokens: promptEstimate, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
+        if (run.signal?.aborted !== true && nextTokenExceeds(profile, { promptTokens: promptTokens ?? promptBound, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
       }
     };
 
@@ -182,7 +212,7 @@ export class RouteExecutor {
     let result: GenerateResult;
     const link = linkedAbort([run.signal, stop.signal]);
     try {
-      result = await model.chat(run.messages, { ...run.options, maxTokens, signal: link.signal, onPart, onStarted });
+      result = await model.chat(run.messages, { ...run.options, maxTokens, signal: link.signal, onPart, onStarted, onPromptTokens });
     } catch (error) {
       clearTimeout(timer);
       link.release();
@@ -196,7 +226,7 @@ export class RouteExecutor {
         ? error
         : new ApiError({ status: 502, type: 'server_error', code: 'backend_failed', message: `Backend '${backend.id}' failed mid-answer.`, cause: error });
       return this.#result(candidate, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: counted } }, {
-        outcome: 'failed', error: apiError, attempts, seconds, promptEstimate, counted, raw: null,
+        outcome: 'failed', error: apiError, attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw: null,
       });
     }
     clearTimeout(timer);
@@ -206,14 +236,15 @@ export class RouteExecutor {
     const reason = stop.signal.reason as unknown;
     if (reason instanceof LatencyCeiling && !started) throw reason;
     if (reason instanceof JouleCeiling) {
-      return this.#result(candidate, run, startedAt, { ...result, finishReason: 'length' }, { outcome: 'stopped_at_joule_ceiling', attempts, seconds, promptEstimate, counted, raw });
+      return this.#result(candidate, run, startedAt, { ...result, finishReason: 'length' }, { outcome: 'stopped_at_joule_ceiling', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw });
     }
     if (run.signal?.aborted === true) {
-      return this.#result(candidate, run, startedAt, result, { outcome: 'aborted', attempts, seconds, promptEstimate, counted, raw });
+      return this.#result(candidate, run, startedAt, result, { outcome: 'aborted', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw });
     }
     // The backend stopped at the max_tokens the Joule budget gave it, not the caller's own.
-    const joulesCut = result.finishReason === 'length' && maxTokens !== run.options.maxTokens && result.usage.completionTokens >= (maxTokens ?? Infinity);
-    return this.#result(candidate, run, startedAt, result, { outcome: joulesCut ? 'stopped_at_joule_ceiling' : 'completed', attempts, seconds, promptEstimate, counted, raw });
+    const budgetCap = maxTokens !== run.options.maxTokens ? maxTokens : engineCap;
+    const joulesCut = result.finishReason === 'length' && budgetCap !== undefined && result.usage.completionTokens >= budgetCap;
+    return this.#result(candidate, run, startedAt, result, { outcome: joulesCut ? 'stopped_at_joule_ceiling' : 'completed', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw });
   }
 
   #result(
@@ -221,13 +252,15 @@ export class RouteExecutor {
     run: RouteRequestRun,
     startedAt: number,
     result: GenerateResult,
-    how: { outcome: RouteOutcome; error?: ApiError; attempts: FailedAttempt[]; seconds: number; promptEstimate: number; counted: number; raw: number | null },
+    how: { outcome: RouteOutcome; error?: ApiError; attempts: FailedAttempt[]; seconds: number; promptTokens: number; counted: number; raw: number | null },
   ): RouteResult {
     const { backend } = candidate;
-    // The backend's own counts when it reports them; our counts where a stream was cut short.
-    // Deltas are not tokens (llama.cpp's detokenizer can emit one token's text in two chunks),
-    // so counted deltas stand in only when the backend reported no completion tokens at all.
-    const promptTokens = result.usage.promptTokens > 0 ? result.usage.promptTokens : how.promptEstimate;
+    // The backend's own counts when it reports them; ours where a stream was cut short (the
+    // engine's count of the prompt, or an upstream's over-estimating bound, so a cut stream is
+    // never billed below its work). Deltas are not tokens (llama.cpp's detokenizer can emit one
+    // token's text in two chunks), so counted deltas stand in only when the backend reported no
+    // completion tokens at all.
+    const promptTokens = result.usage.promptTokens > 0 ? result.usage.promptTokens : how.promptTokens;
     const completionTokens = result.usage.completionTokens > 0 ? result.usage.completionTokens : how.counted;
     const estimated = estimateJoules(backend.energy, { promptTokens, completionTokens, seconds: how.seconds });
     const raw = how.raw === null ? null : roundMillijoules(how.raw);
@@ -248,7 +281,7 @@ export class RouteExecutor {
         latency_ms: Math.round(performance.now() - startedAt),
         raw_joules: raw,
         estimated_joules: estimated,
-        billable_joules: billableJoules({ raw, estimated, ceiling: run.maxJoules }),
+        billable_joules: billableJoules({ raw, estimated }),
         fallback: how.attempts.length > 0,
         fallback_reason: how.attempts.length > 0 ? how.attempts.map((a) => a.reason).join(',') : null,
       },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { billableJoules, completionTokenBudget, estimateJoules, estimatePromptTokens, minimumJoules, nextTokenExceeds } from '../../../src/hosted/routing/energy.ts';
+import { billableJoules, completionTokenBudget, estimateJoules, minimumJoules, nextTokenExceeds, promptTokenBound, TEMPLATE_TOKENS_FOR_TOOLS, TEMPLATE_TOKENS_PER_MESSAGE, TEMPLATE_TOKENS_PER_PROMPT } from '../../../src/hosted/routing/energy.ts';
 
 const profile = { joules_per_prompt_token: 0.05, joules_per_completion_token: 0.2, joules_per_second: 3 };
 
@@ -30,16 +30,25 @@ describe('energy', () => {
     assert.equal(nextTokenExceeds(profile, { ...use, completionTokens: 5 }, 6), true);
   });
 
-  it('bills measured energy when there is some, else the estimate, never above the ceiling', () => {
-    assert.equal(billableJoules({ raw: 3.2, estimated: 5 }), 3.2);
+  it('bills the larger of the measured and the estimated work, never cut to a ceiling', () => {
+    assert.equal(billableJoules({ raw: 3.2, estimated: 5 }), 5);
+    assert.equal(billableJoules({ raw: 9, estimated: 5 }), 9);
     assert.equal(billableJoules({ raw: null, estimated: 5 }), 5);
     assert.equal(billableJoules({ raw: null, estimated: 5.0004 }), 5);
-    assert.equal(billableJoules({ raw: 9, estimated: 5, ceiling: 7 }), 7);
     assert.equal(billableJoules({ raw: null, estimated: 0.12349 }), 0.123);
   });
 
-  it('estimates prompt tokens from UTF-8 bytes and message count', () => {
-    assert.equal(estimatePromptTokens([{ role: 'user', content: 'abcdefgh' }]), 6);
-    assert.equal(estimatePromptTokens([{ role: 'system', content: '' }, { role: 'user', content: 'é' }]), 4 + 5);
+  it('bounds prompt tokens from above: every UTF-8 byte, the template around each message, and the tools', () => {
+    const base = TEMPLATE_TOKENS_PER_PROMPT;
+    assert.equal(promptTokenBound([{ role: 'user', content: 'abcdefgh' }]), base + 4 + 8 + TEMPLATE_TOKENS_PER_MESSAGE);
+    // Dense text: 'é' is 2 bytes, '𝄞' 4; each byte may be a token of its own (byte fallback).
+    assert.equal(promptTokenBound([{ role: 'user', content: 'é𝄞' }]), base + 4 + 6 + TEMPLATE_TOKENS_PER_MESSAGE);
+    const tools = [{ name: 'lookup', description: 'word '.repeat(440), parameters: { type: 'object', properties: { q: { type: 'string' } } } }];
+    const withTools = promptTokenBound([{ role: 'user', content: 'hi' }], { tools });
+    assert.equal(withTools, base + 4 + 2 + TEMPLATE_TOKENS_PER_MESSAGE + Buffer.byteLength(JSON.stringify(tools)) + TEMPLATE_TOKENS_FOR_TOOLS);
+    assert.ok(withTools > 2000, 'a long tool description counts in full');
+    // Earlier tool calls and their ids count too.
+    const calls = promptTokenBound([{ role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'f', arguments: '{"a":1}' }] }]);
+    assert.equal(calls, base + 'assistant'.length + 'call_1'.length + 1 + 7 + TEMPLATE_TOKENS_PER_MESSAGE);
   });
 });

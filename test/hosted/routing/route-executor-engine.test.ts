@@ -9,6 +9,7 @@ import type { GenerationPart } from '../../../src/inference/language-model.ts';
 import { loadRouteConfig } from '../../../src/hosted/routing/load-route-config.ts';
 import { RaplMeter } from '../../../src/hosted/routing/rapl-meter.ts';
 import { RouteExecutor } from '../../../src/hosted/routing/route-executor.ts';
+import { RouteRefusedError } from '../../../src/hosted/routing/route-refused-error.ts';
 import { planRoute } from '../../../src/hosted/routing/route-planner.ts';
 import { tinyModelPath } from '../../helpers/daemon-process.ts';
 
@@ -51,7 +52,7 @@ describe('RouteExecutor on the in-process engine (default configuration, real ti
     assert.equal(result.route.billable_joules, result.route.estimated_joules);
   });
 
-  it('takes raw_joules from RAPL when the host exposes it, and bills that', async () => {
+  it('takes raw_joules from RAPL when the host exposes it, and bills the larger of it and the estimate', async () => {
     const meter = RaplMeter.open(powercap);
     assert.ok(meter !== null);
     const executor = new RouteExecutor({ engine, meter });
@@ -63,20 +64,46 @@ describe('RouteExecutor on the in-process engine (default configuration, real ti
       onPart: () => writeFileSync(join(powercap, 'intel-rapl:0', 'energy_uj'), '3500000\n'),
     });
     assert.equal(result.route.raw_joules, 2.5);
-    assert.equal(result.route.billable_joules, 2.5);
+    assert.equal(result.route.billable_joules, Math.max(2.5, result.route.estimated_joules));
   });
 
-  it('stops at the Joule ceiling on the engine too', async () => {
+  it('stops at the Joule ceiling on the engine too, on the engine\'s own count of the prompt', async () => {
     const config = loadRouteConfig();
-    // Prompt estimate for 'Hi': 1 + 4 = 5 tokens × 0.06 = 0.3 J; each completion token 0.6 J → 2 fit in 1.5 J.
-    const result = await new RouteExecutor({ engine }).execute({
-      plan: planRoute(config, { model: 'svc-chat', plan: { enterprise: false } }),
-      messages: [{ role: 'user', content: 'Hi' }], options: { maxTokens: 50, temperature: 0, seed: 1 }, maxJoules: 1.5,
-    });
+    const plan = planRoute(config, { model: 'svc-chat', plan: { enterprise: false } });
+    const messages = [{ role: 'user' as const, content: 'Hi' }];
+    // What the engine counts for 'Hi' once its chat template is applied.
+    const counted = (await new RouteExecutor({ engine }).execute({ plan, messages, options: { maxTokens: 1, temperature: 0, seed: 1 } })).usage.promptTokens;
+    assert.ok(counted > 5, `the template counts: ${counted} tokens`);
+    // 0.06 J a prompt token, 0.6 J a completion token: 2 completion tokens fit.
+    const ceiling = counted * 0.06 + 2 * 0.6 + 0.3;
+    const result = await new RouteExecutor({ engine }).execute({ plan, messages, options: { maxTokens: 50, temperature: 0, seed: 1 }, maxJoules: ceiling });
     assert.equal(result.outcome, 'stopped_at_joule_ceiling');
+    assert.equal(result.usage.promptTokens, counted);
     assert.ok(result.usage.completionTokens >= 1 && result.usage.completionTokens <= 2, String(result.usage.completionTokens));
     assert.equal(result.finishReason, 'length');
-    assert.ok(result.route.billable_joules <= 1.5);
+    assert.equal(result.route.billable_joules, result.route.estimated_joules, 'billed for the work, whatever the ceiling');
+  });
+
+  it('refuses before any work a prompt whose template and tools cannot fit the ceiling, on the engine\'s count (bytes ÷ 4 over message text would let it through)', async () => {
+    const plan = planRoute(loadRouteConfig(), { model: 'svc-chat', plan: { enterprise: false } });
+    const tools = [{ name: 'lookup', description: 'Looks a word up in the dictionary and explains it. '.repeat(40), parameters: { type: 'object', properties: { q: { type: 'string' } } } }];
+    let generated = 0;
+    for (const [what, options] of [
+      ['the template alone', { maxTokens: 4 }],
+      ['a long tool description', { maxTokens: 4, tools }],
+    ] as const) {
+      // 'hi' is 2 bytes: by the old estimate (1 + 4 tokens) it and a token cost 0.9 J, under 1 J.
+      await assert.rejects(new RouteExecutor({ engine }).execute({
+        plan, messages: [{ role: 'user', content: 'hi' }], options, maxJoules: what === 'the template alone' ? 1 : 20,
+        onPart: () => { generated++; },
+      }), (error: unknown) => {
+        assert.ok(error instanceof RouteRefusedError, what);
+        assert.equal(error.code, 'joule_ceiling_too_low');
+        assert.match(error.message, /tokens as the engine counted it/);
+        return true;
+      });
+    }
+    assert.equal(generated, 0, 'nothing was generated');
   });
 
   it('a request waiting for the engine\'s only sequence is not metered while it waits: the energy read then is the running request\'s', async () => {

@@ -138,15 +138,18 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
   it('stops a stream at the Joule ceiling, lowers the caller\'s max_tokens to the budget, and bills no more than the ceiling', async () => {
     first.handle(thirtyWords(5));
     const count = first.requests.length;
-    // Prompt estimate: 'Say hello' = 9 bytes → 3 tokens + 4 = 7 → 0.07 J; each completion token 0.5 J.
+    // The upstream's prompt bound: 64 (the template, once) + 'user' 4 + 'Say hello' 9 bytes + 8
+    // (per message) = 85 tokens → 0.85 J; each completion token 0.5 J.
     const { result, parts } = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3, maxTokens: 100 });
     assert.equal(result.outcome, 'stopped_at_joule_ceiling');
     assert.equal(result.finishReason, 'length');
-    assert.equal(parts.length, 5, 'floor((3 − 0.07) / 0.5) = 5 tokens fit');
-    assert.equal(result.text, 'w0 w1 w2 w3 w4 ');
-    assert.equal((first.requests[count]?.body as { max_tokens: number }).max_tokens, 5);
-    assert.ok(result.route.billable_joules <= 3);
-    assert.equal(result.route.estimated_joules, 2.57);
+    assert.equal(parts.length, 4, 'floor((3 − 0.85) / 0.5) = 4 tokens fit');
+    assert.equal(result.text, 'w0 w1 w2 w3 ');
+    assert.equal((first.requests[count]?.body as { max_tokens: number }).max_tokens, 4);
+    // The upstream reported no usage: the bill takes the bound, never less than the work.
+    assert.equal(result.usage.promptTokens, 85);
+    assert.equal(result.route.estimated_joules, 2.85);
+    assert.equal(result.route.billable_joules, 2.85);
     await first.requests[count]!.aborted;
   });
 
@@ -217,7 +220,7 @@ describe('RouteExecutor over real OpenAI-compatible servers', () => {
     count = first.requests.length;
     const tight = await run(configWith(first.baseUrl, second.baseUrl), { maxJoules: 3 });
     assert.equal(tight.result.outcome, 'stopped_at_joule_ceiling');
-    assert.equal(tight.parts.length, 5);
+    assert.equal(tight.parts.length, 4);
     assert.equal((first.requests[count]?.body as { max_tokens?: number }).max_tokens, undefined);
     await first.requests[count]!.aborted;
   });
@@ -292,7 +295,9 @@ describe('RouteExecutor when the caller goes away mid-answer', () => {
     } };
     const ceilingResult = await new RouteExecutor({ engine: { ...engine, model: () => late } as never }).execute({
       plan: planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } }),
-      messages: [{ role: 'user', content: 'Hi' }], options: {}, signal: again.signal, maxJoules: 1.2,
+      // This engine never counts its prompt, so the stop rule uses the bound (64 + 4 + 2 + 8 = 78
+      // tokens, 0.78 J): the third token (2.28 J) would cross 1.9 J, after the caller left at the first.
+      messages: [{ role: 'user', content: 'Hi' }], options: {}, signal: again.signal, maxJoules: 1.9,
       onPart: () => {},
     });
     assert.equal(ceilingResult.outcome, 'aborted');
