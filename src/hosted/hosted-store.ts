@@ -17,6 +17,27 @@ export interface Plan {
   hostedEntitlement: boolean;
   /** Enterprise plan: enterprise policies, the `/v1` fleet prefix, the hardware substrate. */
   enterprise: boolean;
+  /**
+   * Most unrevoked keys the account may hold when it issues its own (`POST /api/keys`); absent
+   * or null: the plan's default (`defaultMaxActiveKeys`). Read it through `maxActiveKeysOf`.
+   */
+  maxActiveKeys?: number | null | undefined;
+}
+
+/** Most keys a plan's cap may name: an integer column on both engines, and far past any real plan. */
+export const MAX_ACTIVE_KEYS_LIMIT = 1_000_000;
+
+/** Active-key caps when a plan names none: free accounts 10, paid 100, enterprise 1000. */
+export const DEFAULT_MAX_ACTIVE_KEYS = { free: 10, entitled: 100, enterprise: 1000 } as const;
+
+export function defaultMaxActiveKeys(plan: Pick<Plan, 'hostedEntitlement' | 'enterprise'>): number {
+  if (plan.enterprise) return DEFAULT_MAX_ACTIVE_KEYS.enterprise;
+  return plan.hostedEntitlement ? DEFAULT_MAX_ACTIVE_KEYS.entitled : DEFAULT_MAX_ACTIVE_KEYS.free;
+}
+
+/** The cap on unrevoked keys that holds for this plan: its own, or its default. */
+export function maxActiveKeysOf(plan: Plan): number {
+  return plan.maxActiveKeys ?? defaultMaxActiveKeys(plan);
 }
 
 export interface Account {
@@ -24,6 +45,8 @@ export interface Account {
   name: string;
   plan: Plan;
   createdAt: Date;
+  /** Set by `svc admin accounts disable`: its keys, sessions and sign-in links are refused until enabled. */
+  disabledAt: Date | null;
 }
 
 /** Key metadata: everything but the secret, which is shown once at issue and kept only as a hash. */
@@ -57,6 +80,8 @@ export type KeyCheck =
   /** `allowance`: the account's current month, read in the same query (so a hosted request needs no second read). */
   | { status: 'valid'; key: ApiKeyRecord; account: Account; allowance: Allowance }
   | { status: 'revoked'; key: ApiKeyRecord }
+  /** The key is live but its account is disabled (`svc admin accounts disable`). */
+  | { status: 'account_disabled'; key: ApiKeyRecord; account: Account }
   | { status: 'unknown' };
 
 export interface Session {
@@ -229,6 +254,24 @@ export interface HostedStore {
   usage(query: UsageQuery): Promise<UsageReport>;
   /** Sum of every ledger row of an account in a month, from the rows themselves (audits and tests). */
   ledgerTotal(accountId: string, month: string): Promise<{ joules: number; rows: number }>;
+
+  // Account lifecycle (svc admin accounts disable|enable, svc admin sessions revoke, the key cap).
+  /**
+   * Like issueKey, for self-service issuing: refuses with KeyLimitReachedError when the account
+   * already holds its plan's `maxActiveKeys` unrevoked keys. The count and the insert are one
+   * atomic step, so concurrent calls (on any replica) never pass the cap together.
+   */
+  issueKeyWithinCap(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): Promise<IssuedKey>;
+  /**
+   * Disables an account: its keys are refused from the next request, and its sessions and unused
+   * sign-in links are deleted, in one transaction. Disabling twice keeps the first time.
+   * Undefined when there is no such account.
+   */
+  disableAccount(accountId: string): Promise<Account | undefined>;
+  /** Lifts a disable: keys work again; ended sessions stay ended. Undefined when there is no such account. */
+  enableAccount(accountId: string): Promise<Account | undefined>;
+  /** Ends every session of the account and voids its unused sign-in links; how many of each. */
+  revokeSessions(accountId: string): Promise<{ sessions: number; signInLinks: number }>;
 
   /** Whether the store answers now (usage reports say "unavailable" instead of zeros). */
   ping(): Promise<boolean>;

@@ -46,6 +46,8 @@ export class StoreKeyVerifier implements DeveloperKeyVerifier {
     const check = await this.#store.checkKey(secret);
     if (check.status === 'unknown') return { status: 'unknown' };
     if (check.status === 'revoked') return { status: 'revoked' };
+    // A disabled account's key is refused as not valid: it is not revoked, and may work again.
+    if (check.status === 'account_disabled') return { status: 'unknown' };
     const { key } = check;
     return { status: 'valid', keyId: key.id, accountId: key.accountId, project: key.project, scope: key.scope };
   }

@@ -10,6 +10,10 @@ export interface AccountRow {
   hosted_entitlement: number;
   enterprise: number;
   created_at: number;
+  /** Migration 0004: when `svc admin accounts disable` disabled it (epoch ms), or null. */
+  disabled_at: number | null;
+  /** Migration 0004: the plan's cap on unrevoked keys, or null for the plan's default. */
+  max_active_keys: number | null;
 }
 
 export interface ApiKeyRow {

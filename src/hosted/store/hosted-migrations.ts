@@ -130,6 +130,13 @@ function migrationsFor(kind: StoreKind): Record<string, Migration> {
       for (const column of ['signature_alg', 'signing_key_id', 'signature']) await db.schema.alterTable('ledger').addColumn(column, 'text').execute();
     },
   },
+  // Operators disable accounts (svc admin accounts disable); plans cap their unrevoked keys (null: the plan's default).
+  '0004_account_lifecycle': {
+    up: async (db: Kysely<unknown>) => {
+      await db.schema.alterTable('accounts').addColumn('disabled_at', 'bigint').execute();
+      await db.schema.alterTable('accounts').addColumn('max_active_keys', 'integer').execute();
+    },
+  },
   };
 }
 

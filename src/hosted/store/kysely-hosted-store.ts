@@ -16,7 +16,7 @@ import type {
   UsageQuery,
   UsageReport,
 } from '../hosted-store.ts';
-import { MAX_USAGE_PROJECTS } from '../hosted-store.ts';
+import { MAX_ACTIVE_KEYS_LIMIT, MAX_USAGE_PROJECTS, maxActiveKeysOf } from '../hosted-store.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { PreparedQuery } from './prepared-query.ts';
@@ -25,6 +25,8 @@ import { LedgerWriterBusyError, LedgerWriterUnavailableError, type LedgerWriter 
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
 import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
+import { AccountDisabledError } from './account-disabled-error.ts';
+import { KeyLimitReachedError } from './key-limit-reached-error.ts';
 
 /** last_used_at is coarse on purpose: one write per key per minute, not one per request. */
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -33,7 +35,10 @@ const MAX_EVIDENCE_LIMIT = 1000;
 // Bounds the in-memory last-write map; clearing it only costs a few extra conditional updates.
 const MAX_TOUCHED_KEYS = 100_000;
 
-const accountColumns = ['accounts.id', 'accounts.name', 'accounts.monthly_allowance_mj', 'accounts.hosted_entitlement', 'accounts.enterprise', 'accounts.created_at'] as const;
+const accountColumns = [
+  'accounts.id', 'accounts.name', 'accounts.monthly_allowance_mj', 'accounts.hosted_entitlement', 'accounts.enterprise', 'accounts.created_at',
+  'accounts.disabled_at', 'accounts.max_active_keys',
+] as const;
 
 function toAccount(row: Selectable<AccountRow>): Account {
   return {
@@ -43,8 +48,11 @@ function toAccount(row: Selectable<AccountRow>): Account {
       monthlyJouleAllowance: toJoules(Number(row.monthly_allowance_mj)),
       hostedEntitlement: Number(row.hosted_entitlement) === 1,
       enterprise: Number(row.enterprise) === 1,
+      // Only a plan's own cap is listed; without one, maxActiveKeysOf gives its default.
+      ...(row.max_active_keys === null ? {} : { maxActiveKeys: Number(row.max_active_keys) }),
     },
     createdAt: new Date(Number(row.created_at)),
+    disabledAt: row.disabled_at === null ? null : new Date(Number(row.disabled_at)),
   };
 }
 
@@ -93,12 +101,42 @@ function toLedgerEntry(row: LedgerRow): LedgerEntry {
   };
 }
 
-function planColumns(plan: Partial<Plan>): Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise'>> {
-  const columns: Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise'>> = {};
+function planColumns(plan: Partial<Plan>): Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise' | 'max_active_keys'>> {
+  const columns: Partial<Pick<AccountRow, 'monthly_allowance_mj' | 'hosted_entitlement' | 'enterprise' | 'max_active_keys'>> = {};
   if (plan.monthlyJouleAllowance !== undefined) columns.monthly_allowance_mj = toMillijoules(plan.monthlyJouleAllowance, 'monthlyJouleAllowance');
   if (plan.hostedEntitlement !== undefined) columns.hosted_entitlement = plan.hostedEntitlement ? 1 : 0;
   if (plan.enterprise !== undefined) columns.enterprise = plan.enterprise ? 1 : 0;
+  // null puts the plan back on its default cap; undefined leaves it as it is.
+  if (plan.maxActiveKeys !== undefined) columns.max_active_keys = plan.maxActiveKeys === null ? null : maxActiveKeysColumn(plan.maxActiveKeys);
   return columns;
+}
+
+function maxActiveKeysColumn(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_ACTIVE_KEYS_LIMIT) throw new RangeError(`maxActiveKeys must be an integer from 0 to ${MAX_ACTIVE_KEYS_LIMIT}`);
+  return value;
+}
+
+/** Every column of a key row (issueKeyWithinCap's INSERT … SELECT names them). */
+const KEY_COLUMNS = ['id', 'account_id', 'scope', 'name', 'project', 'prefix', 'last_four', 'secret_hash', 'created_at', 'last_used_at', 'revoked_at'] as const satisfies readonly (keyof ApiKeyRow)[];
+
+/** A new key's row and its secret (issueKey and issueKeyWithinCap insert it). */
+function newKeyRow(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): { row: ApiKeyRow; secret: string } {
+  if (!KEY_PREFIXES.has(input.scope)) throw new TypeError(`unknown key scope: ${String(input.scope)}`);
+  const secret = newKeySecret(input.scope);
+  const row: ApiKeyRow = {
+    id: newId('key_'),
+    account_id: accountId,
+    scope: input.scope,
+    name: input.name ?? null,
+    project: input.project ?? null,
+    prefix: secret.slice(0, 12),
+    last_four: secret.slice(-4),
+    secret_hash: hashSecret(secret),
+    created_at: Date.now(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  return { row, secret };
 }
 
 function requireTtl(ttlMs: number, what: string): void {
@@ -216,6 +254,8 @@ export class KyselyHostedStore implements HostedStore {
       hosted_entitlement: input.plan.hostedEntitlement ? 1 : 0,
       enterprise: input.plan.enterprise ? 1 : 0,
       created_at: Date.now(),
+      disabled_at: null,
+      max_active_keys: input.plan.maxActiveKeys === undefined || input.plan.maxActiveKeys === null ? null : maxActiveKeysColumn(input.plan.maxActiveKeys),
     };
     await this.#db.insertInto('accounts').values(row).execute();
     return toAccount(row);
@@ -239,22 +279,8 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async issueKey(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): Promise<IssuedKey> {
-    if (!KEY_PREFIXES.has(input.scope)) throw new TypeError(`unknown key scope: ${String(input.scope)}`);
+    const { row, secret } = newKeyRow(accountId, input);
     if ((await this.getAccount(accountId)) === undefined) throw new UnknownAccountError(accountId);
-    const secret = newKeySecret(input.scope);
-    const row: ApiKeyRow = {
-      id: newId('key_'),
-      account_id: accountId,
-      scope: input.scope,
-      name: input.name ?? null,
-      project: input.project ?? null,
-      prefix: secret.slice(0, 12),
-      last_four: secret.slice(-4),
-      secret_hash: hashSecret(secret),
-      created_at: Date.now(),
-      last_used_at: null,
-      revoked_at: null,
-    };
     await this.#db.insertInto('api_keys').values(row).execute();
     return { key: toKeyRecord(row), secret };
   }
@@ -307,8 +333,10 @@ export class KyselyHostedStore implements HostedStore {
       last_four: row.last_four, created_at: row.key_created_at, last_used_at: row.last_used_at, revoked_at: row.revoked_at,
     });
     if (key.revokedAt !== null) return { status: 'revoked', key };
-    key.lastUsedAt = await this.#touch(key.id, key.lastUsedAt);
     const account = toAccount(row);
+    // Refused before it counts as use: a disabled account's key is not used.
+    if (account.disabledAt !== null) return { status: 'account_disabled', key, account };
+    key.lastUsedAt = await this.#touch(key.id, key.lastUsedAt);
     return { status: 'valid', key, account, allowance: allowanceOf(month, Number(row.monthly_allowance_mj), row.used_mj === null ? 0 : Number(row.used_mj)) };
   }
 
@@ -357,7 +385,9 @@ export class KyselyHostedStore implements HostedStore {
 
   async createSignInToken(accountId: string, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
     requireTtl(ttlMs, 'ttlMs');
-    if ((await this.getAccount(accountId)) === undefined) throw new UnknownAccountError(accountId);
+    const account = await this.getAccount(accountId);
+    if (account === undefined) throw new UnknownAccountError(accountId);
+    if (account.disabledAt !== null) throw new AccountDisabledError(accountId);
     const now = Date.now();
     // Sign-in links are an operator action, rare enough to sweep expired credentials here.
     await this.#db.deleteFrom('sign_in_tokens').where('expires_at', '<=', now).execute();
@@ -382,6 +412,8 @@ export class KyselyHostedStore implements HostedStore {
         .where('token_hash', '=', hash)
         .where('used_at', 'is', null)
         .where('expires_at', '>', now)
+        // A link of a disabled account signs nobody in (disabling deletes them too; this covers a race).
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('accounts').select('accounts.id').whereRef('accounts.id', '=', 'sign_in_tokens.account_id').where('accounts.disabled_at', 'is not', null))))
         .returning(['account_id', 'token_hash'])
         .executeTakeFirst();
       if (used === undefined || !sameHash(used.token_hash, hash)) return undefined;
@@ -404,6 +436,8 @@ export class KyselyHostedStore implements HostedStore {
       .select(['sessions.id as session_id', 'sessions.token_hash', 'sessions.created_at as session_created_at', 'sessions.expires_at', ...accountColumns])
       .where('sessions.token_hash', '=', hash)
       .where('sessions.expires_at', '>', Date.now())
+      // Disabling deletes the account's sessions; this also refuses one made in a race with it.
+      .where('accounts.disabled_at', 'is', null)
       .executeTakeFirst();
     if (row === undefined || !sameHash(row.token_hash, hash)) return undefined;
     return {
@@ -617,6 +651,69 @@ export class KyselyHostedStore implements HostedStore {
       .where('month', '=', month)
       .executeTakeFirstOrThrow();
     return { joules: toJoules(Number(row.mj)), rows: Number(row.rows) };
+  }
+
+  // Account lifecycle: the key cap, disabling accounts, ending their sessions (migration 0004).
+
+  async issueKeyWithinCap(accountId: string, input: { scope: KeyScope; name?: string | null | undefined; project?: string | null | undefined }): Promise<IssuedKey> {
+    const { row, secret } = newKeyRow(accountId, input);
+    if (this.kind === 'postgres') {
+      await this.#db.transaction().execute(async (trx) => {
+        // The account row's lock serializes every capped issue of the account, on every replica;
+        // one that waited here counts afresh below (read committed: each statement sees what committed).
+        const cap = await this.#capOf(trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forUpdate(), accountId);
+        const active = await trx.selectFrom('api_keys').select(sql<number>`count(*)`.as('n')).where('account_id', '=', accountId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+        if (Number(active.n) >= cap) throw new KeyLimitReachedError(accountId, cap);
+        await trx.insertInto('api_keys').values(row).execute();
+      });
+    } else {
+      // One statement, the count inside it: SQLite takes its write lock when an INSERT starts, so
+      // no other connection or process inserts between the count and the row. No transaction is
+      // held across an await (two connections in one process would wait on each other).
+      const cap = await this.#capOf(this.#db.selectFrom('accounts').selectAll().where('id', '=', accountId), accountId);
+      const result = await this.#db
+        .insertInto('api_keys')
+        .columns(KEY_COLUMNS)
+        .expression(this.#db
+          .selectNoFrom((eb) => KEY_COLUMNS.map((column) => eb.val(row[column]).as(column)))
+          .where((eb) => eb(eb.selectFrom('api_keys').select(sql<number>`count(*)`.as('n')).where('account_id', '=', accountId).where('revoked_at', 'is', null), '<', cap)))
+        .executeTakeFirst();
+      if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) throw new KeyLimitReachedError(accountId, cap);
+    }
+    return { key: toKeyRecord(row), secret };
+  }
+
+  /** The key cap of a live account, read by `query`; its errors when there is none or it is disabled. */
+  async #capOf(query: { executeTakeFirst(): Promise<Selectable<AccountRow> | undefined> }, accountId: string): Promise<number> {
+    const found = await query.executeTakeFirst();
+    if (found === undefined) throw new UnknownAccountError(accountId);
+    const account = toAccount(found);
+    if (account.disabledAt !== null) throw new AccountDisabledError(accountId);
+    return maxActiveKeysOf(account.plan);
+  }
+
+  async disableAccount(accountId: string): Promise<Account | undefined> {
+    return this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('accounts').set({ disabled_at: Date.now() }).where('id', '=', accountId).where('disabled_at', 'is', null).execute();
+      const row = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+      if (row === undefined) return undefined;
+      await trx.deleteFrom('sessions').where('account_id', '=', accountId).execute();
+      await trx.deleteFrom('sign_in_tokens').where('account_id', '=', accountId).where('used_at', 'is', null).execute();
+      return toAccount(row);
+    });
+  }
+
+  async enableAccount(accountId: string): Promise<Account | undefined> {
+    const row = await this.#db.updateTable('accounts').set({ disabled_at: null }).where('id', '=', accountId).returningAll().executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  }
+
+  async revokeSessions(accountId: string): Promise<{ sessions: number; signInLinks: number }> {
+    return this.#db.transaction().execute(async (trx) => {
+      const sessions = await trx.deleteFrom('sessions').where('account_id', '=', accountId).executeTakeFirst();
+      const links = await trx.deleteFrom('sign_in_tokens').where('account_id', '=', accountId).where('used_at', 'is', null).executeTakeFirst();
+      return { sessions: Number(sessions.numDeletedRows), signInLinks: Number(links.numDeletedRows) };
+    });
   }
 
   async ping(): Promise<boolean> {
