@@ -93,6 +93,7 @@ export const SVC_ROUTE_FIELDS = [
   { name: 'billable_joules', type: 'number', unit: 'joules', description: 'What the ledger charges for this request.' },
   { name: 'fallback', type: 'boolean', unit: null, description: 'Whether a backend other than the first of the policy answered.' },
   { name: 'fallback_reason', type: 'string | null', unit: null, description: 'Why the route fell back; null when it did not.' },
+  { name: 'key_id', type: 'string', unit: null, description: 'The id of the API key the request was made with (never its secret); covered by the signature.' },
   { name: 'evidence_id', type: 'string', unit: null, description: 'Unique id of this evidence, retrievable by the same account.' },
 ] as const;
 

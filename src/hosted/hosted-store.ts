@@ -107,6 +107,8 @@ export interface SvcRoute {
   billable_joules: number;
   fallback: boolean;
   fallback_reason: string | null;
+  /** The API key the request was made with (its id, never the secret); absent on evidence recorded before svc signed it. */
+  key_id?: string;
   evidence_id: string;
   /** With an ML-DSA transport identity (--pqc-transport …,ml-dsa-65): its algorithm, key id and the signature over the rest (src/transport/evidence-signature.ts). */
   signature_alg?: string;
@@ -141,7 +143,38 @@ export type ChargeInput = Omit<LedgerEntry, 'createdAt'> & {
    * thread and commit in groups. Other stores ignore it.
    */
   alone?: boolean;
+  /** The Joules held for this request (reserveJoules): given back once the row is stored, or when the charge fails. */
+  reservation?: JouleReservation | undefined;
 };
+
+/**
+ * Joules of an account's allowance held for one running request (`reserveJoules`), so that
+ * requests running at the same time, on any replica, cannot each spend what is left.
+ */
+export interface JouleReservation {
+  id: string;
+  accountId: string;
+  /** `YYYY-MM`, UTC: the month whose allowance holds it. */
+  month: string;
+  /** What was granted: never more than asked, never more than was free. */
+  joules: number;
+}
+
+export interface ReserveInput {
+  accountId: string;
+  /** The most this request may cost (its ceiling). */
+  joules: number;
+  /** A reservation never settled (its replica died) stops counting after this long; default 1 hour. */
+  ttlMs?: number | undefined;
+  at?: Date | undefined;
+}
+
+export interface ReserveResult {
+  /** Undefined when nothing of the allowance is free. */
+  reservation: JouleReservation | undefined;
+  /** The month's allowance before this grant; `remainingJoules` is what was free (used and held subtracted). */
+  allowance: Allowance;
+}
 
 export type ChargeResult =
   /** Written now: the ledger row and the account's monthly counter moved together. */
@@ -241,7 +274,19 @@ export interface HostedStore {
   endSession(token: string): Promise<void>;
 
   allowance(accountId: string, at?: Date): Promise<Allowance>;
-  /** Atomic: the ledger row with its evidence and the monthly counter, or nothing; idempotent per account and key. */
+  /**
+   * Holds up to `joules` of the account's allowance for one request, atomically with every other
+   * reservation of the account (across replicas on PostgreSQL): the grant is the smaller of what
+   * is asked and what is free after the month's usage and the other requests' reservations.
+   */
+  reserveJoules(input: ReserveInput): Promise<ReserveResult>;
+  /** Gives a reservation back (its request failed before anything was billed). Idempotent. */
+  releaseReservation(reservation: JouleReservation): Promise<void>;
+  /**
+   * Atomic: the ledger row with its evidence and the monthly counter, or nothing; idempotent per
+   * account and key. The input's reservation is given back once the row is stored (the row's
+   * Joules then count instead), or if storing fails.
+   */
   recordCharge(input: ChargeInput): Promise<ChargeResult>;
   findEvidence(accountId: string, evidenceId: string): Promise<LedgerEntry | undefined>;
   findByIdempotencyKey(accountId: string, idempotencyKey: string): Promise<LedgerEntry | undefined>;

@@ -87,7 +87,7 @@ async function startCluster(t: TestContext, limits?: object): Promise<Cluster> {
 interface Outcome { status: number; evidenceId?: string; billable?: number }
 
 /** `count` chat requests alternating between the replicas, `inFlight` at a time. */
-async function load(replicas: readonly Replica[], secrets: readonly string[], count: number, inFlight: number, onDone?: (done: number) => void): Promise<Outcome[]> {
+async function load(replicas: readonly Replica[], secrets: readonly string[], count: number, inFlight: number, onDone?: (done: number) => void, headersOf: (i: number) => Record<string, string> = () => ({})): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array<Outcome>(count);
   let next = 0;
   let done = 0;
@@ -98,7 +98,7 @@ async function load(replicas: readonly Replica[], secrets: readonly string[], co
       const i = next++;
       const replica = replicas[i % replicas.length]!;
       try {
-        const res = await fetch(`${replica.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body });
+        const res = await fetch(`${replica.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}`, ...headersOf(i) }, body });
         const json = await res.json() as { svc_route?: { evidence_id: string; billable_joules: number } };
         outcomes[i] = { status: res.status, ...(json.svc_route ? { evidenceId: json.svc_route.evidence_id, billable: json.svc_route.billable_joules } : {}) };
       } catch {
@@ -146,27 +146,44 @@ test(`two replicas, one PostgreSQL: a key works on both; ${N} requests at ${IN_F
   assert.equal(await ledgerIds(store, a.id, sample), sample.length);
 });
 
-test('an allowance spent through both replicas under load: overspend at most the requests in flight, usage == ledger to the Joule', { timeout: 300_000 }, async (t) => {
+test('an allowance spent through both replicas under load: Joules are reserved before each run, overspend at most one request\'s settlement, usage == ledger to the Joule', { timeout: 300_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const allowance = 100;
   const inFlight = 32;
   const a = await newAccount(store, allowance);
-  const outcomes = await load(replicas, a.secrets, 400, inFlight);
+  // Each request states its ceiling (2 J), so each holds 2 J while it runs and 32 run at once.
+  const outcomes = await load(replicas, a.secrets, 400, inFlight, undefined, () => ({ 'x-svc-max-joules': '2' }));
   const ok = outcomes.filter((o) => o.status === 200).length;
   const refused = outcomes.filter((o) => o.status === 402).length;
   assert.equal(ok + refused, 400);
   const month = (await store.allowance(a.id)).month;
   const total = await store.ledgerTotal(a.id, month);
   assert.equal(total.rows, ok);
-  // Spent down to less than one request's cost (what is left caps each request, and a remainder too small for a prompt and a token is refused).
-  assert.ok(total.joules >= allowance - JOULES_PER_REQUEST, `spent ${total.joules} J`);
-  assert.ok(total.joules <= allowance + inFlight * JOULES_PER_REQUEST + 1e-9, `overspend ${total.joules - allowance} J > ${inFlight} requests in flight`);
+  // Spent down until what is free cannot hold the prompt bound (0.85 J) and a token (0.5 J).
+  assert.ok(total.joules >= allowance - 1.35, `spent ${total.joules} J`);
+  // Each request cost less than it held, so the allowance is never passed at all.
+  assert.ok(total.joules <= allowance + 1e-9, `overspend ${total.joules - allowance} J`);
   const usage = await fetch(`${replicas[1].url}/api/v1/usage`, { headers: { authorization: `Bearer ${a.secret}` } });
   const report = await usage.json() as { joules_used: number; joules_remaining: number; accounting_source: string };
   assert.equal(report.accounting_source, 'ledger');
   assert.equal(report.joules_used, total.joules);
   assert.equal(report.joules_remaining, Math.max(0, Math.round((allowance - total.joules) * 1000) / 1000));
-  assert.ok(report.joules_remaining < JOULES_PER_REQUEST);
+});
+
+test('50 concurrent requests through two replicas on a 20 J allowance: the sum billed is at most the allowance and one request', { timeout: 300_000 }, async (t) => {
+  const { store, replicas } = await startCluster(t);
+  const allowance = 20;
+  const a = await newAccount(store, allowance, 10);
+  // Half state a ceiling, half do not (they hold what their prompt bound and 4,096 tokens cost, or what is free).
+  const outcomes = await load(replicas, a.secrets, 50, 50, undefined, (i): Record<string, string> => (i % 2 === 0 ? { 'x-svc-max-joules': '3' } : {}));
+  const ok = outcomes.filter((o) => o.status === 200);
+  assert.equal(ok.length + outcomes.filter((o) => o.status === 402).length, 50, `statuses: ${JSON.stringify([...new Set(outcomes.map((o) => o.status))])}`);
+  assert.ok(ok.length >= 1);
+  const billed = Math.round(ok.reduce((n, o) => n + o.billable! * 1000, 0)) / 1000;
+  const total = await store.ledgerTotal(a.id, (await store.allowance(a.id)).month);
+  assert.equal(total.joules, billed, 'the ledger holds what the clients were told');
+  const most = Math.max(...ok.map((o) => o.billable!));
+  assert.ok(billed <= allowance + most + 1e-9, `billed ${billed} J of a ${allowance} J allowance (one request: ${most} J)`);
 });
 
 test('kill -9 of one replica mid-load: every request answered 200 has its ledger row', { timeout: 300_000 }, async (t) => {

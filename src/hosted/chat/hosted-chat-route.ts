@@ -12,7 +12,8 @@ import { linkedAbort } from '../../shared/linked-abort.ts';
 import { newId, newTimeOrderedId } from '../../shared/new-id.ts';
 import type { HostedPlugin } from '../hosted-app.ts';
 import { HostedError, hostedErrorBody, toHostedError } from '../hosted-error.ts';
-import type { Allowance, HostedStore, LedgerEntry, SvcRoute } from '../hosted-store.ts';
+import type { Allowance, HostedStore, JouleReservation, LedgerEntry, SvcRoute } from '../hosted-store.ts';
+import { promptTokenBound, reservationJoules } from '../routing/energy.ts';
 import { RouteRefusedError } from '../routing/route-refused-error.ts';
 import type { QueueClass } from '../route-config.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
@@ -26,7 +27,7 @@ import { requireHostedEntitlement } from '../require-key.ts';
 
 export interface HostedChatOptions {
   executor: RouteExecutor;
-  /** The backstop limiter, per key and per queue class; none: no rate refusals (tests of other things). */
+  /** The backstop limiter, per key, account and queue class; none: no rate refusals (tests of other things). */
   limiter?: RateLimiter | undefined;
   /** Aborted when shutdown's grace period ends: running generations stop, billed, with a 503 error. */
   shutdownSignal?: AbortSignal | undefined;
@@ -95,6 +96,8 @@ interface Charge {
   stream: boolean;
   /** No other chat request is in flight here (ChargeInput's `alone`). */
   alone: boolean;
+  /** Given back by the store once the row is stored (or storing failed). */
+  reservation: JouleReservation;
 }
 
 /**
@@ -123,6 +126,7 @@ async function charge(c: Charge): Promise<{ entry: LedgerEntry; duplicate: boole
       outcome: c.result.outcome,
       response,
       alone: c.alone,
+      reservation: c.reservation,
     });
     return { entry: result.entry, duplicate: result.status === 'duplicate' };
   } catch (error) {
@@ -156,12 +160,42 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       reply.headers(upstreamUnavailableHeaders({ queueClass, backpressure: (request as WithBackpressure)[BACKPRESSURE] ?? 'normal', retryAfterSeconds: apiError.retryAfterSeconds }));
     });
 
-    // The key alone: the backstop take below uses the request's planned queue class.
+    /**
+     * The queue class a request will plan to, for its limiter take before anything about it is
+     * checked: a request that will be refused (bad body, bad header, unknown model) takes from the
+     * default class's bucket.
+     */
+    const queueClassOf = (request: FastifyRequest, rawBody: unknown): QueueClass => {
+      const model = typeof rawBody === 'object' && rawBody !== null && Object.hasOwn(rawBody, 'model') ? (rawBody as { model: unknown }).model : undefined;
+      if (typeof model !== 'string') return defaultClass;
+      try {
+        const headers = parseRouteHeaders(request.headers);
+        return planRoute(routes, { model, policy: headers.policy, privacyTier: headers.privacyTier, plan: request.hostedIdentity!.account.plan }).queueClass;
+      } catch {
+        return defaultClass;
+      }
+    };
+
+    // The key alone: the backstop take comes first in the handler, with the request's queue class.
     scope.post('/chat/completions', { preHandler: context.authenticateKey }, async (request, reply) => {
       const identity = request.hostedIdentity!;
+      const rawBody = request.body instanceof ValidatedBody ? request.body.value : request.body;
+
+      // Every request that reaches the route takes from the limiter before anything else: refusals
+      // (402, 400, 409, 422) and idempotent replays cost a take like any answer, so none of them
+      // is a way around the limits.
+      if (options.limiter !== undefined) {
+        const queueClass = queueClassOf(request, rawBody);
+        reply.header('x-svc-queue-class', queueClass);
+        const decision = await options.limiter.take({ keyId: identity.key.id, accountId: identity.account.id, queueClass });
+        if (!decision.allowed) throw new RateLimitedError(decision);
+        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
+        reply.headers(rateLimitHeaders(decision));
+      } else {
+        reply.header('x-svc-backpressure-state', 'normal');
+      }
       requireHostedEntitlement(identity);
 
-      const rawBody = request.body instanceof ValidatedBody ? request.body.value : request.body;
       const body = requestBody(chatCompletionRequestSchema, request.body);
       refuseUnsupported(body);
       if (body.spaces != null || body.retrieval != null) {
@@ -209,19 +243,40 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const plan = planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
       reply.header('x-svc-queue-class', plan.queueClass);
 
-      // The backstop first: a flood is turned away before it costs a database read.
-      if (options.limiter !== undefined) {
-        const decision = await options.limiter.take({ keyId: identity.key.id, queueClass: plan.queueClass });
-        if (!decision.allowed) throw new RateLimitedError(decision);
-        (request as WithBackpressure)[BACKPRESSURE] = decision.backpressure;
-        reply.headers(rateLimitHeaders(decision));
-      } else {
-        reply.header('x-svc-backpressure-state', 'normal');
+      // Read with the key, a moment ago: a spent allowance is refused without a reservation.
+      if (identity.allowance.remainingJoules <= 0) throw allowanceExhausted(identity.allowance, 'it is used up');
+      const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+      const sampling = { ...samplingFrom(body, maxTokens), ...input.chatOptions };
+      // The request's Joules are held before it runs, atomically with every other request of the
+      // account (on every replica): concurrent requests cannot each spend what is left. What it holds
+      // is its ceiling: x-svc-max-joules, or what its prompt bound, max_tokens and load can cost.
+      const wanted = headers.maxJoules ?? reservationJoules(plan.candidates.map((c) => c.backend.energy), promptTokenBound(input.messages, sampling), maxTokens);
+      let reserved;
+      try {
+        reserved = await store.reserveJoules({ accountId: identity.account.id, joules: wanted });
+      } catch (error) {
+        request.log.error({ err: error }, 'reserving Joules failed: the hosted store did not answer');
+        throw ledgerUnavailable();
       }
+      const { reservation, allowance } = reserved;
+      if (reservation === undefined) {
+        throw allowanceExhausted(allowance, allowance.usedJoules >= allowance.allowanceJoules ? 'it is used up' : 'what is left is held by this account\'s requests running now');
+      }
+      let charging = false;
+      try {
+        return await runReserved(request, reply, input, plan, sampling, reservation, allowance, wanted, () => { charging = true; });
+      } finally {
+        // A request that never reached its charge gives its Joules back (a charge gives them back itself).
+        if (!charging) await store.releaseReservation(reservation).catch((error: unknown) => request.log.error({ err: error }, 'releasing a Joule reservation failed'));
+      }
+    }
 
-      // Read with the key, a moment ago: the same counter a separate query would read.
-      const { allowance } = identity;
-      if (allowance.remainingJoules <= 0) throw allowanceExhausted(allowance, 'it is used up');
+    async function runReserved(
+      request: FastifyRequest, reply: FastifyReply, input: RunInput, plan: ReturnType<typeof planRoute>, sampling: ReturnType<typeof samplingFrom>,
+      reservation: JouleReservation, allowance: Allowance, wanted: number, charging: () => void,
+    ): Promise<unknown> {
+      const identity = request.hostedIdentity!;
+      const { headers, stream } = input;
 
       const controller = new AbortController();
       reply.raw.once('close', () => {
@@ -248,11 +303,10 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
           };
 
       const { shutdownSignal } = options;
-      // What is left of the allowance is a ceiling too: a request admitted with a few Joules left
-      // stops there instead of overspending by its whole length (concurrent requests can still
-      // each spend the remainder: the overspend stays bounded by the requests in flight).
-      const allowanceBinds = headers.maxJoules === undefined || allowance.remainingJoules < headers.maxJoules;
-      const maxJoules = allowanceBinds ? allowance.remainingJoules : headers.maxJoules;
+      // The reservation is the ceiling: the request stops before a token would cross it. It binds
+      // (rather than x-svc-max-joules) when less was free than the request asked for.
+      const allowanceBinds = reservation.joules < wanted;
+      const maxJoules = reservation.joules;
       // The run stops when the client leaves or when shutdown's grace period ends.
       const runAbort = linkedAbort([controller.signal, shutdownSignal]);
       let result: RouteResult;
@@ -260,7 +314,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         result = await options.executor.execute({
           plan,
           messages: input.messages,
-          options: { ...samplingFrom(body, body.max_completion_tokens ?? body.max_tokens), ...input.chatOptions },
+          options: sampling,
           maxJoules,
           maxLatencyMs: headers.maxLatencyMs,
           startedAt: performance.now() - reply.elapsedTime,
@@ -280,7 +334,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         result = { ...result, outcome: 'failed', error: shuttingDown() };
       }
 
-      const unsigned: SvcRoute = { ...result.route, evidence_id: newTimeOrderedId('ev_') };
+      // The key that ran it is part of what is signed: evidence names who it bills.
+      const unsigned: SvcRoute = { ...result.route, key_id: identity.key.id, evidence_id: newTimeOrderedId('ev_') };
       const svcRoute = options.signEvidence?.(unsigned) ?? unsigned;
       const usage = { prompt_tokens: result.usage.promptTokens, completion_tokens: result.usage.completionTokens, total_tokens: result.usage.promptTokens + result.usage.completionTokens };
       const finishReason = openAIFinishReason(result.finishReason);
@@ -292,7 +347,8 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         svc_route: svcRoute,
         svc_outcome: result.outcome,
       };
-      const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? request.hostedIdentity!.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream, alone: running === 1 };
+      const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? identity.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream, alone: running === 1, reservation };
+      charging();
 
       if (result.outcome === 'aborted') {
         // Nobody is listening; what ran is still billed.

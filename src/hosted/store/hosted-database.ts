@@ -77,6 +77,8 @@ export interface LedgerRow {
   signature_alg: string | null;
   signing_key_id: string | null;
   signature: string | null;
+  /** The key id as the route evidence carries it (and signs it); null on rows from before it did. */
+  route_key_id: string | null;
 }
 
 export interface UsageCounterRow {
@@ -85,7 +87,17 @@ export interface UsageCounterRow {
   used_mj: number;
 }
 
+/** Joules held for a running request (PostgreSQL only: the embedded store holds them in memory). */
+export interface JouleReservationRow {
+  id: string;
+  account_id: string;
+  month: string;
+  reserved_mj: number;
+  expires_at: number;
+}
+
 export interface HostedDatabase {
+  joule_reservations: JouleReservationRow;
   accounts: AccountRow;
   api_keys: ApiKeyRow;
   sign_in_tokens: SignInTokenRow;

@@ -137,6 +137,22 @@ function migrationsFor(kind: StoreKind): Record<string, Migration> {
       await db.schema.alterTable('accounts').addColumn('max_active_keys', 'integer').execute();
     },
   },
+  // Joules held by running requests, shared by replicas (the embedded store keeps its own in memory).
+  '0005_joule_reservations': {
+    up: async (db: Kysely<unknown>) => {
+      await db.schema
+        .createTable('joule_reservations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('reserved_mj', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('joule_reservations_account').on('joule_reservations').columns(['account_id', 'month', 'expires_at']).execute();
+      // svc_route now names (and signs) the key that made the request.
+      await db.schema.alterTable('ledger').addColumn('route_key_id', 'text').execute();
+    },
+  },
   };
 }
 

@@ -7,11 +7,14 @@ import type {
   ChargeResult,
   HostedStore,
   IssuedKey,
+  JouleReservation,
   KeyCheck,
   KeyHash,
   KeyScope,
   LedgerEntry,
   Plan,
+  ReserveInput,
+  ReserveResult,
   Session,
   UsageQuery,
   UsageReport,
@@ -25,8 +28,14 @@ import { LedgerWriterBusyError, LedgerWriterUnavailableError, type LedgerWriter 
 import { dayOf, isMonth, monthOf, toJoules, toMillijoules } from './energy-units.ts';
 import { hashSecret, KEY_PREFIXES, looksLikeKeySecret, looksLikeSessionToken, looksLikeToken, newKeySecret, newSessionToken, randomToken, sameHash } from './store-secrets.ts';
 import { UnknownAccountError } from './unknown-account-error.ts';
+import { HeldJoules } from './held-joules.ts';
 import { AccountDisabledError } from './account-disabled-error.ts';
 import { KeyLimitReachedError } from './key-limit-reached-error.ts';
+
+/** How long a reservation its replica never settled keeps counting (longer than any request runs). */
+const DEFAULT_RESERVATION_TTL_MS = 60 * 60_000;
+/** How often expired reservations are deleted (they stop counting at once; deleting is housekeeping). */
+const RESERVATION_SWEEP_MS = 60_000;
 
 /** last_used_at is coarse on purpose: one write per key per minute, not one per request. */
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -91,6 +100,7 @@ function toLedgerEntry(row: LedgerRow): LedgerEntry {
       billable_joules: toJoules(Number(row.billable_mj)),
       fallback: Number(row.fallback) === 1,
       fallback_reason: row.fallback_reason,
+      ...(row.route_key_id === null ? {} : { key_id: row.route_key_id }),
       evidence_id: row.evidence_id,
       ...(row.signature === null ? {} : { signature_alg: row.signature_alg ?? '', signing_key_id: row.signing_key_id ?? '', signature: row.signature }),
     },
@@ -157,7 +167,7 @@ export const LEDGER_COLUMNS = [
   'evidence_id', 'account_id', 'key_id', 'project_id', 'idempotency_key', 'created_at', 'month', 'day',
   'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_mj', 'estimated_mj',
   'billable_mj', 'fallback', 'fallback_reason', 'outcome', 'prompt_tokens', 'completion_tokens', 'response',
-  'signature_alg', 'signing_key_id', 'signature',
+  'signature_alg', 'signing_key_id', 'signature', 'route_key_id',
 ] as const satisfies readonly (keyof LedgerRow)[];
 // A column added to LedgerRow and not listed above is a compile error here, not a missing value.
 const ledgerColumnsComplete: [Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -185,6 +195,15 @@ export function insertLedgerQuery(db: Kysely<HostedDatabase>) {
     .values(Object.fromEntries(LEDGER_COLUMNS.map((column, i) => [column, placeholders[i]])) as unknown as LedgerRow)
     .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
     .returning('evidence_id'));
+}
+
+/** An account's monthly allowance and its use this month (the embedded store's reservation reads it). */
+function allowanceQuery(db: Kysely<HostedDatabase>) {
+  return new PreparedQuery(2, ([month, accountId]) => db
+    .selectFrom('accounts')
+    .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month!))
+    .select(['accounts.monthly_allowance_mj', 'usage_counters.used_mj'])
+    .where('accounts.id', '=', accountId!));
 }
 
 /** A key's last_used_at, written only if it is older than the granularity (replicas race for it). */
@@ -229,13 +248,19 @@ export class KyselyHostedStore implements HostedStore {
   readonly #checkKeyQuery: ReturnType<typeof checkKeyQuery>;
   readonly #insertLedgerQuery: ReturnType<typeof insertLedgerQuery>;
   readonly #touchQuery: ReturnType<typeof touchQuery>;
+  readonly #allowanceQuery: ReturnType<typeof allowanceQuery>;
+  /** The embedded store's reservations (one process serves it); PostgreSQL keeps them in joule_reservations. */
+  readonly #held: HeldJoules | undefined;
+  #lastReservationSweep = 0;
 
   constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', options: KyselyHostedStoreOptions = {}) {
     this.#db = db;
     this.#checkKeyQuery = checkKeyQuery(db);
     this.#insertLedgerQuery = insertLedgerQuery(db);
     this.#touchQuery = touchQuery(db);
+    this.#allowanceQuery = allowanceQuery(db);
     this.kind = kind;
+    this.#held = kind === 'sqlite' ? new HeldJoules() : undefined;
     this.#onClose = options.onClose;
     this.#hot = options.sqlite?.hotPath;
     this.#ledgerWriter = options.sqlite?.openLedgerWriter?.({ insert: this.#insertLedgerQuery.sql, touch: this.#touchQuery.sql });
@@ -457,18 +482,85 @@ export class KyselyHostedStore implements HostedStore {
 
   /** An unknown account has no allowance (0 of 0), not an error: the caller checked the key already. */
   async #allowanceFor(accountId: string, month: string): Promise<Allowance> {
-    const row = await this.#db
-      .selectFrom('accounts')
-      .leftJoin('usage_counters', (join) => join.onRef('usage_counters.account_id', '=', 'accounts.id').on('usage_counters.month', '=', month))
-      .select(['accounts.monthly_allowance_mj', 'usage_counters.used_mj'])
-      .where('accounts.id', '=', accountId)
-      .executeTakeFirst();
+    const row = (await this.#rows(this.#allowanceQuery.bind([month, accountId])))[0];
     const allowanceMj = row === undefined ? 0 : Number(row.monthly_allowance_mj);
     const usedMj = row?.used_mj === null || row?.used_mj === undefined ? 0 : Number(row.used_mj);
     return allowanceOf(month, allowanceMj, usedMj);
   }
 
+  async reserveJoules(input: ReserveInput): Promise<ReserveResult> {
+    const at = input.at ?? new Date();
+    const month = monthOf(at);
+    const askedMj = toMillijoules(input.joules, 'joules');
+    const ttlMs = input.ttlMs ?? DEFAULT_RESERVATION_TTL_MS;
+    requireTtl(ttlMs, 'ttlMs');
+    const id = newId('jr_');
+    const grant = (allowanceMj: number, usedMj: number, heldMj: number) => {
+      const freeMj = Math.max(0, allowanceMj - usedMj - heldMj);
+      const allowance = { ...allowanceOf(month, allowanceMj, usedMj), remainingJoules: toJoules(freeMj) };
+      return { grantedMj: Math.min(askedMj, freeMj), allowance };
+    };
+    const held = this.#held;
+    if (held !== undefined) {
+      // Read the month's use and hold in one synchronous step where the read is synchronous (the hot
+      // path). Where it had to wait, a charge may have been stored and its reservation released while
+      // it did: a read that saw a release is taken again, so no Joule is counted by neither.
+      for (;;) {
+        const releases = held.releases;
+        const row = (await this.#rows(this.#allowanceQuery.bind([month, input.accountId])))[0];
+        if (held.releases !== releases) continue;
+        const { grantedMj, allowance } = grant(row === undefined ? 0 : Number(row.monthly_allowance_mj), row?.used_mj == null ? 0 : Number(row.used_mj), held.held(input.accountId, month));
+        if (grantedMj <= 0) return { reservation: undefined, allowance };
+        held.hold(id, input.accountId, month, grantedMj);
+        return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
+      }
+    }
+    this.#sweepReservations(at.getTime());
+    // PostgreSQL: the account's row is locked first, so reservations of one account are granted one
+    // at a time across replicas; the sums are read after the lock (each statement of a READ
+    // COMMITTED transaction sees what committed before it began), so none is missed.
+    const now = at.getTime();
+    return this.#db.transaction().execute(async (trx) => {
+      const account = await trx.selectFrom('accounts').select('monthly_allowance_mj').where('id', '=', input.accountId).forUpdate().executeTakeFirst();
+      const sums = await trx
+        .selectNoFrom((eb) => [
+          eb.selectFrom('usage_counters').select('used_mj').where('account_id', '=', input.accountId).where('month', '=', month).as('used_mj'),
+          eb.selectFrom('joule_reservations').select((e) => e.fn.sum<number>('reserved_mj').as('held'))
+            .where('account_id', '=', input.accountId).where('month', '=', month).where('expires_at', '>', now).as('held_mj'),
+        ])
+        .executeTakeFirstOrThrow();
+      const { grantedMj, allowance } = grant(account === undefined ? 0 : Number(account.monthly_allowance_mj), Number(sums.used_mj ?? 0), Number(sums.held_mj ?? 0));
+      if (grantedMj <= 0) return { reservation: undefined, allowance };
+      await trx.insertInto('joule_reservations').values({ id, account_id: input.accountId, month, reserved_mj: grantedMj, expires_at: now + ttlMs }).execute();
+      return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
+    });
+  }
+
+  async releaseReservation(reservation: JouleReservation): Promise<void> {
+    if (this.#held !== undefined) {
+      this.#held.release(reservation.id);
+      return;
+    }
+    await this.#db.deleteFrom('joule_reservations').where('id', '=', reservation.id).execute();
+  }
+
+  /** Deletes lapsed reservations now and then; they stopped counting when they lapsed. */
+  #sweepReservations(now: number): void {
+    if (now - this.#lastReservationSweep < RESERVATION_SWEEP_MS) return;
+    this.#lastReservationSweep = now;
+    void this.#db.deleteFrom('joule_reservations').where('expires_at', '<=', now).execute().catch(() => {});
+  }
+
   async recordCharge(input: ChargeInput): Promise<ChargeResult> {
+    try {
+      return await this.#recordCharge(input);
+    } finally {
+      // Stored (its Joules count in the month's use now) or not stored (nothing to hold for).
+      if (input.reservation !== undefined) await this.releaseReservation(input.reservation).catch(() => {});
+    }
+  }
+
+  async #recordCharge(input: ChargeInput): Promise<ChargeResult> {
     const row = this.#ledgerRow(input);
     // One statement: the ledger row, and (its AFTER INSERT trigger, migration 0002) the month's
     // counter, atomically. ON CONFLICT DO NOTHING rather than catching a unique violation: a
@@ -530,6 +622,7 @@ export class KyselyHostedStore implements HostedStore {
       signature_alg: route.signature_alg ?? null,
       signing_key_id: route.signing_key_id ?? null,
       signature: route.signature ?? null,
+      route_key_id: route.key_id ?? null,
     };
   }
 

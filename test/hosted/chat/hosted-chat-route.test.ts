@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { SVC_ROUTE_FIELDS } from '../../../src/hosted/descriptors.ts';
 import { buildChatFixture, wordsAnswer } from '../../helpers/hosted-chat-fixture.ts';
 import { MemoryRateLimiter } from '../../../src/hosted/limits/memory-rate-limiter.ts';
-import { answer } from '../../helpers/scripted-upstream.ts';
+import { answer, contentChunk, finishChunk, sse } from '../../helpers/scripted-upstream.ts';
 
 const BODY = { model: 'svc-chat-small', messages: [{ role: 'user', content: 'Say hello' }] };
 const auth = (secret: string) => ({ authorization: `Bearer ${secret}` });
@@ -160,15 +160,15 @@ test('a store that does not answer the key check: 503 ledger_unavailable with Re
 
 test('what is left of the allowance caps a request; a spent one (or one too small for a prompt and a token) is 402 joule_allowance_exhausted before any backend call', async (t) => {
   const f = await buildChatFixture(t);
-  const a = await f.account({ monthlyJouleAllowance: 1 });
+  // The upstream's prompt bound ('Say hello': 85 tokens, 0.85 J) and one token (0.5 J) fit 1.5 J; two do not.
+  const a = await f.account({ monthlyJouleAllowance: 1.5 });
   const first = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(a.secret), payload: BODY });
-  assert.equal(first.statusCode, 200, 'with 1 J left the request runs');
-  // ... but what is left is its ceiling: it stops before the token that would cross 1 J
-  // (uncapped it would have cost 1.1 J).
+  assert.equal(first.statusCode, 200, 'with 1.5 J left the request runs');
+  // ... but what is left is its ceiling: it stops before the token that would cross 1.5 J.
   const done = first.json<Completion & { svc_outcome: string }>();
   assert.equal(done.svc_outcome, 'stopped_at_joule_ceiling');
-  assert.ok(done.svc_route.billable_joules <= 1, String(done.svc_route.billable_joules));
-  assert.ok((await f.store.allowance(a.accountId)).usedJoules <= 1);
+  assert.equal(done.svc_route.billable_joules, done.svc_route.estimated_joules, 'billed for the work');
+  assert.ok((await f.store.allowance(a.accountId)).usedJoules <= 1.5);
   assert.equal(f.upstream.requests.length, 1);
   const second = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(a.secret), payload: BODY });
   assert.equal(second.statusCode, 402);
@@ -283,18 +283,22 @@ test('Idempotency-Key on a stream: the retry replays the stored completion as a 
   assert.equal(f.upstream.requests.length, 1);
 });
 
-test('a stream stopped at x-svc-max-joules ends with finish_reason length and svc_outcome stopped_at_joule_ceiling, billed at most the ceiling', async (t) => {
+test('a stream stopped at x-svc-max-joules ends with finish_reason length and svc_outcome stopped_at_joule_ceiling, billed for the work the backend reports', async (t) => {
   const f = await buildChatFixture(t);
   const a = await f.account();
   f.upstream.handle(wordsAnswer(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']));
-  // Prompt ≈ 0.1 J; each token 0.5 J: a 2 J ceiling leaves room for 3 tokens.
+  // The prompt bound ('Say hello': 85 tokens) is 0.85 J; each token 0.5 J: a 2 J ceiling leaves room for 2 tokens.
   const res = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-max-joules': '2' }, payload: { ...BODY, stream: true } });
   const events = sseData(res.body);
   const finish = events.find((e) => (e as { choices?: { finish_reason?: string }[] }).choices?.[0]?.finish_reason != null) as { choices: { finish_reason: string }[] };
   assert.equal(finish.choices[0]!.finish_reason, 'length');
   const last = events.at(-2) as { svc_route: { billable_joules: number; evidence_id: string }; svc_outcome: string };
   assert.equal(last.svc_outcome, 'stopped_at_joule_ceiling');
-  assert.ok(last.svc_route.billable_joules <= 2);
+  const text = events.map((e) => (e as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '').join('');
+  assert.equal(text, 'ab', 'the client gets what fits the ceiling');
+  // This upstream sent all eight words and its usage in one burst: it did that work, and the bill
+  // says so (never less than the evidence reports), though the client was sent two.
+  assert.equal(last.svc_route.billable_joules, (last.svc_route as unknown as { estimated_joules: number }).estimated_joules);
   const entry = await f.store.findEvidence(a.accountId, last.svc_route.evidence_id);
   assert.equal(entry?.outcome, 'stopped_at_joule_ceiling');
 });
@@ -397,4 +401,69 @@ test('enterprise fleet mode: /v1/chat/completions takes enterprise keys only; /a
   assert.equal((await f.app.inject({ url: `/v1/evidence/${evidenceId}`, headers: auth(ent.secret) })).statusCode, 200);
   assert.equal((await f.app.inject({ url: '/v1/usage', headers: auth(ent.secret) })).statusCode, 200);
   assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(plain.secret), payload: BODY })).statusCode, 200);
+});
+
+test('x-svc-max-joules is checked against the prompt as the backend will process it: tools, the template and dense text count, refused before any call', async (t) => {
+  const f = await buildChatFixture(t);
+  const a = await f.account();
+  const description = Array.from({ length: 440 }, (_, i) => `word${i % 37}`).join(' ');
+  const tools = [{ type: 'function', function: { name: 'lookup', description, parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+  for (const [what, payload] of [
+    // Bytes ÷ 4 over message text put each of these under 1 J (0.05 J, 0.49 J of prompt, with a 0.5 J token).
+    ['a ~440-word tool description', { ...BODY, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, tools }],
+    ['text that tokenizes densely', { ...BODY, messages: [{ role: 'user', content: '語'.repeat(60) }], max_tokens: 4 }],
+  ] as const) {
+    const res = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-max-joules': '1' }, payload });
+    assert.equal(res.statusCode, 400, `${what}: ${res.body}`);
+    assert.equal(res.json<Envelope>().error.code, 'joule_ceiling_too_low', what);
+  }
+  assert.equal(f.upstream.requests.length, 0, 'nothing was sent to the backend');
+  assert.deepEqual(await f.store.ledgerTotal(a.accountId, (await f.store.allowance(a.accountId)).month), { joules: 0, rows: 0 });
+});
+
+test('an answered request is never billed less than the work its evidence reports, whatever x-svc-max-joules said', async (t) => {
+  const f = await buildChatFixture(t);
+  const a = await f.account();
+  // The backend counts far more prompt than the text shows (a template, a tool list it adds itself).
+  f.upstream.handle(sse([contentChunk('ok'), finishChunk('stop', { usage: { prompt_tokens: 3708, completion_tokens: 1, total_tokens: 3709 } }), '[DONE]']));
+  const res = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-max-joules': '2' }, payload: { ...BODY, max_tokens: 1 } });
+  assert.equal(res.statusCode, 200, res.body);
+  const body = res.json<Completion>();
+  assert.equal(body.usage.prompt_tokens, 3708);
+  // 3708 × 0.01 + 1 × 0.5: the ceiling bounded the work it could see, the bill is the work.
+  assert.equal(body.svc_route.estimated_joules, 37.58);
+  assert.equal(body.svc_route.billable_joules, 37.58);
+  assert.equal((await f.store.allowance(a.accountId)).usedJoules, 37.58);
+});
+
+test('every request that reaches the route takes from the limiter first: validation errors, refusals and idempotent replays too', async (t) => {
+  const limiter = new MemoryRateLimiter({ limits: { key: { requests_per_second: 0.01, burst: 4 } } });
+  const f = await buildChatFixture(t, { limiter });
+  const a = await f.account();
+  const headers = { ...auth(a.secret), 'idempotency-key': 'once' };
+  assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers, payload: BODY })).statusCode, 200);
+  assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers, payload: BODY })).headers['idempotent-replayed'], 'true');
+  // A body the schema refuses (400) and an Idempotency-Key reused for another body (422).
+  assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(a.secret), payload: { model: 'svc-chat-small', messages: 'nope' } })).statusCode, 400);
+  assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers, payload: { ...BODY, temperature: 0.5 } })).statusCode, 422);
+  // Four takes spent: the replay is refused like anything else.
+  const limited = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers, payload: BODY });
+  assert.equal(limited.statusCode, 429);
+  assert.equal(limited.json<Envelope>().error.code, 'rate_limit_exceeded');
+  assert.equal(f.upstream.requests.length, 1);
+});
+
+test('keys minted at will do not multiply an account\'s rate: the account bucket is shared by all its keys', async (t) => {
+  const limiter = new MemoryRateLimiter({ limits: { key: { requests_per_second: 0.01, burst: 2 }, account: { requests_per_second: 0.01, burst: 3 } } });
+  const f = await buildChatFixture(t, { limiter });
+  const a = await f.account();
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const key = await f.store.issueKey(a.accountId, { scope: 'supercomputer' });
+    statuses.push((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(key.secret), payload: BODY })).statusCode);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 429]);
+  // Another account is not held back.
+  const b = await f.account();
+  assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(b.secret), payload: BODY })).statusCode, 200);
 });
