@@ -8,6 +8,7 @@ import type { RawHardwareOptions } from '../quantum/hardware/hardware-config.ts'
 import { hardwareOptions } from './hardware-options.ts';
 import { runServer } from './run-server.ts';
 import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
+import { DEFAULT_KEY_PREFIX } from '../hosted/limits/redis-rate-limiter.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
 export const DEFAULT_HOSTED_PORT = 11450;
@@ -18,6 +19,7 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
   dataDir?: string;
   databaseUrl?: string;
   redisUrl?: string;
+  redisKeyPrefix?: string;
   routes?: string;
   enterprise?: boolean;
   corsOrigin?: string[];
@@ -33,6 +35,13 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 /** Origins as the flags give them (repeatable, or comma-separated), each checked: scheme://host[:port]. */
+/** A Redis key prefix: printable, no spaces, short (it starts every key the limiter writes). */
+function redisKeyPrefixFrom(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,64}$/.test(value)) throw new ConfigError(`--redis-key-prefix: '${value}' must be 1 to 64 printable characters without spaces.`);
+  return value;
+}
+
 function originList(values: readonly string[] | undefined, flag: string, allowAny: boolean): string[] {
   const origins = (values ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of origins) {
@@ -65,6 +74,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     dataDir,
     databaseUrl: raw.databaseUrl,
     redisUrl: raw.redisUrl,
+    redisKeyPrefix: redisKeyPrefixFrom(raw.redisKeyPrefix),
     routesFile: raw.routes,
     enterprise: raw.enterprise === true,
     corsOrigins: origins,
@@ -95,7 +105,8 @@ export function registerHostedCommand(program: Command): void {
   for (const option of hardwareOptions()) hosted.addOption(option);
   hosted
     .addOption(new Option('--database-url <url>', 'PostgreSQL URL: share accounts, keys and the ledger between replicas').env('SVC_DATABASE_URL'))
-    .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter and hot counters across replicas').env('SVC_REDIS_URL'))
+    .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter\'s buckets, shared by every replica on it').env('SVC_REDIS_URL'))
+    .addOption(new Option('--redis-key-prefix <prefix>', `prefix of every Redis key the limiter writes; deployments sharing one Redis each need their own [default: ${DEFAULT_KEY_PREFIX}]`).env('SVC_REDIS_KEY_PREFIX'))
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))
     .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
     .addOption(new Option('--public-origin <origin>', 'the origin browsers reach this server at, behind a proxy that rewrites Host (key-page requests must come from it); repeat for several [default: the request\'s Host]').env('SVC_PUBLIC_ORIGIN').argParser(collect))

@@ -29,6 +29,8 @@ export interface HostedServerConfig {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** Prefix of the limiter's Redis keys; default `svc:rl:`. */
+  redisKeyPrefix?: string | undefined;
   routesFile: string | undefined;
   enterprise: boolean;
   corsOrigins: string[];
@@ -85,7 +87,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
   // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
   // The numbers come from the route configuration's `limits` table (defaults where absent).
-  const limiter = await openRateLimiter({ redisUrl: config.redisUrl, limits: routes.limits, log });
+  const limiter = await openRateLimiter({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, limits: routes.limits, log });
   let app;
   try {
     app = await buildHostedApp({

@@ -47,3 +47,11 @@ test('svc hosted takes the engine flags of svc serve, checked the same way', () 
   assert.throws(() => resolveHostedConfig({ parallel: 'many' }, {}), /--parallel/);
   assert.throws(() => resolveHostedConfig({ discover: 'winamp' }, {}), /--discover/);
 });
+
+test('svc hosted --redis-key-prefix: two deployments on one Redis keep their limits apart; a bad prefix is refused', () => {
+  assert.equal(resolveHostedConfig({}, {}).redisKeyPrefix, undefined);
+  assert.equal(resolveHostedConfig({ redisKeyPrefix: 'staging:rl:' }, {}).redisKeyPrefix, 'staging:rl:');
+  assert.throws(() => resolveHostedConfig({ redisKeyPrefix: 'has space' }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ redisKeyPrefix: '' }, {}), ConfigError);
+  assert.throws(() => resolveHostedConfig({ redisKeyPrefix: 'x'.repeat(65) }, {}), ConfigError);
+});

@@ -23,6 +23,12 @@ export type BucketLimit = z.infer<typeof bucketLimitSchema>;
  * authenticated and ledgered, so a flood is turned away before it costs more.
  */
 export const DEFAULT_KEY_LIMIT: BucketLimit = { requests_per_second: 50, burst: 200 };
+/**
+ * Per account, across all its keys and sessions: twice a key's, so one busy key is never held
+ * back by the account bucket, while keys minted at will (they are self-service) stop multiplying
+ * the account's rate.
+ */
+export const DEFAULT_ACCOUNT_LIMIT: BucketLimit = { requests_per_second: 100, burst: 400 };
 export const DEFAULT_QUEUE_CLASS_LIMITS: Readonly<Record<QueueClass, BucketLimit>> = {
   interactive: { requests_per_second: 1000, burst: 2000 },
   deep: { requests_per_second: 250, burst: 500 },
@@ -32,6 +38,8 @@ export const DEFAULT_QUEUE_CLASS_LIMITS: Readonly<Record<QueueClass, BucketLimit
 export const limitsConfigSchema = z.strictObject({
   /** Applies to each API key on its own, across queue classes. */
   key: bucketLimitSchema.default(DEFAULT_KEY_LIMIT),
+  /** Applies to each account, shared by all its keys and sessions. */
+  account: bucketLimitSchema.default(DEFAULT_ACCOUNT_LIMIT),
   /** Applies to each queue class, shared by every key using it. */
   queue_classes: z.strictObject({
     interactive: bucketLimitSchema.default(DEFAULT_QUEUE_CLASS_LIMITS.interactive),
@@ -58,6 +66,7 @@ export function bucketParams(limit: BucketLimit): BucketParams {
 export interface ResolvedLimits {
   config: LimitsConfig;
   key: BucketParams;
+  account: BucketParams;
   queueClasses: ReadonlyMap<QueueClass, BucketParams>;
 }
 
@@ -67,6 +76,7 @@ export function resolveLimits(input: LimitsInput = {}): ResolvedLimits {
   return {
     config,
     key: bucketParams(config.key),
+    account: bucketParams(config.account),
     queueClasses: new Map(QUEUE_CLASSES.map((c) => [c, bucketParams(config.queue_classes[c])])),
   };
 }

@@ -55,18 +55,26 @@ export class MemoryRateLimiter implements RateLimiter {
   takeSync(keys: LimitKeys, now: number = this.#clock()): LimitDecision {
     const queueParams = this.#limits.queueClasses.get(keys.queueClass);
     if (queueParams === undefined) throw new TypeError(`unknown queue class ${JSON.stringify(keys.queueClass)}`);
-    const id = boundedKeyId(keys.keyId);
+    // Key and account buckets share one Map (and its bound), told apart by a prefix.
+    const id = `k:${boundedKeyId(keys.keyId)}`;
+    const accountId = keys.accountId === undefined ? undefined : `a:${boundedKeyId(keys.accountId)}`;
     const keyStep = gcraStep(this.#keys.get(id), now, this.#limits.key);
+    const accountStep = accountId === undefined ? undefined : gcraStep(this.#keys.get(accountId), now, this.#limits.account);
     const queueStep = gcraStep(this.#queues.get(keys.queueClass), now, queueParams);
-    const decision = combineSteps(keys.queueClass, keyStep.waitMs, queueStep.waitMs, queueStep.fill, false);
+    const decision = combineSteps(keys.queueClass, { key: keyStep.waitMs, account: accountStep?.waitMs ?? 0, queueClass: queueStep.waitMs }, queueStep.fill, false);
     if (decision.allowed) {
-      // Delete then set moves the key to the back: the Map's order is "last charged".
-      this.#keys.delete(id);
-      this.#keys.set(id, keyStep.newTat);
+      this.#charge(id, keyStep.newTat);
+      if (accountId !== undefined) this.#charge(accountId, accountStep!.newTat);
       this.#queues.set(keys.queueClass, queueStep.newTat);
       this.#sweep(now);
     }
     return decision;
+  }
+
+  #charge(id: string, tat: number): void {
+    // Delete then set moves the bucket to the back: the Map's order is "last charged".
+    this.#keys.delete(id);
+    this.#keys.set(id, tat);
   }
 
   #sweep(now: number): void {

@@ -37,6 +37,7 @@ export type RateLimitCode = 'rate_limit_exceeded' | 'queue_class_busy';
 
 const CODES: ReadonlyMap<LimitName, RateLimitCode> = new Map([
   ['key', 'rate_limit_exceeded'],
+  ['account', 'rate_limit_exceeded'],
   ['queue_class', 'queue_class_busy'],
 ]);
 
@@ -49,7 +50,9 @@ export function rateLimitRefusal(decision: RefusedDecision): RateLimitRefusal {
     code: CODES.get(decision.limit) ?? 'rate_limit_exceeded',
     message: decision.limit === 'key'
       ? `This API key has reached its request rate limit; ${after}.`
-      : `The ${decision.queueClass} queue class is at its request rate limit; ${after}.`,
+      : decision.limit === 'account'
+        ? `This account has reached its request rate limit (shared by all its keys); ${after}.`
+        : `The ${decision.queueClass} queue class is at its request rate limit; ${after}.`,
     headers: rateLimitHeaders(decision),
     bodyExtras: { retry_after_seconds: seconds },
   };

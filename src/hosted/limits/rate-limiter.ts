@@ -15,12 +15,18 @@ export type BackpressureState = (typeof BACKPRESSURE_STATES)[number];
 export const ELEVATED_FILL = 0.5;
 export const SATURATED_FILL = 0.9;
 
-/** Which bucket refused: the API key's own, or the queue class's shared one. */
-export type LimitName = 'key' | 'queue_class';
+/** Which bucket refused: the API key's own, its account's (all its keys and sessions), or the queue class's shared one. */
+export type LimitName = 'key' | 'account' | 'queue_class';
 
 export interface LimitKeys {
   /** The API key's id (not its secret). Any string works, `__proto__` included. */
   keyId: string;
+  /**
+   * The account the key or session belongs to: its bucket is shared by all of the account's keys
+   * and sessions, so minting keys does not multiply its rate. Absent: no account bucket (the
+   * local daemon's developer keys, which have no account here).
+   */
+  accountId?: string | undefined;
   queueClass: QueueClass;
 }
 
@@ -43,8 +49,8 @@ export type LimitDecision =
 export type RefusedDecision = Extract<LimitDecision, { allowed: false }>;
 
 /**
- * The hosted tier's backstop limiter. A request takes one unit from its key's bucket and its
- * queue class's bucket at once: if either refuses, neither is charged.
+ * The hosted tier's backstop limiter. A request takes one unit from its key's bucket, its
+ * account's bucket and its queue class's bucket at once: if any refuses, none is charged.
  */
 export interface RateLimiter {
   /**
@@ -91,23 +97,30 @@ export function backpressureFromFill(fill: number, queueClassRefused: boolean): 
   return 'normal';
 }
 
+/** Each bucket's wait (ms; > WAIT_EPSILON_MS refuses). `account` is 0 when there is no account bucket. */
+export interface StepWaits {
+  key: number;
+  account: number;
+  queueClass: number;
+}
+
 /**
- * Both buckets' verdicts → one decision. When both refuse, the one that waits longer is named
- * (it is what Retry-After reflects); a tie names the key, the limit the caller controls.
+ * The buckets' verdicts → one decision. When several refuse, the one that waits longest is named
+ * (it is what Retry-After reflects); a tie names the key, then the account: the limits the
+ * caller controls.
  */
-export function combineSteps(queueClass: QueueClass, keyWaitMs: number, queueWaitMs: number, queueFill: number, degraded: boolean): LimitDecision {
-  const keyRefused = keyWaitMs > WAIT_EPSILON_MS;
-  const queueRefused = queueWaitMs > WAIT_EPSILON_MS;
+export function combineSteps(queueClass: QueueClass, waits: StepWaits, queueFill: number, degraded: boolean): LimitDecision {
+  const queueRefused = waits.queueClass > WAIT_EPSILON_MS;
   const backpressure: BackpressureState = degraded ? 'degraded' : backpressureFromFill(queueFill, queueRefused);
-  if (!keyRefused && !queueRefused) return { allowed: true, queueClass, backpressure, degraded };
-  const waitMs = Math.max(keyWaitMs, queueWaitMs);
+  const waitMs = Math.max(waits.key, waits.account, waits.queueClass);
+  if (waitMs <= WAIT_EPSILON_MS) return { allowed: true, queueClass, backpressure, degraded };
   return {
     allowed: false,
     queueClass,
     backpressure,
     degraded,
     retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
-    limit: keyRefused && keyWaitMs >= queueWaitMs ? 'key' : 'queue_class',
+    limit: waits.key === waitMs ? 'key' : waits.account === waitMs ? 'account' : 'queue_class',
   };
 }
 

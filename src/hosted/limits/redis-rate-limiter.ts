@@ -31,8 +31,9 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
 
 /**
- * Checks and charges both buckets in one step, on the Redis server's clock, so replicas with
- * different clocks agree and no request is charged to one bucket and refused by the other.
+ * Checks and charges the key's, the queue class's and (when KEYS[3] is given) the account's
+ * buckets in one step, on the Redis server's clock, so replicas with different clocks agree and
+ * no request is charged to one bucket and refused by another.
  * The GCRA here is the same as gcraStep in rate-limiter.ts (times in ms, WAIT_EPSILON_MS = 1e-6). A bucket lives only
  * until its arrival time passes (PX): an expired bucket and an idle one answer the same.
  * Values are returned as strings because Redis truncates Lua numbers to integers.
@@ -53,11 +54,14 @@ local function step(key, interval, tolerance)
 end
 local k_new, k_wait = step(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 local q_new, q_wait, q_fill = step(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
-if k_wait <= 1e-6 and q_wait <= 1e-6 then
+local a_new, a_wait = 0, 0
+if #KEYS > 2 then a_new, a_wait = step(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6])) end
+if k_wait <= 1e-6 and q_wait <= 1e-6 and a_wait <= 1e-6 then
   redis.call('SET', KEYS[1], string.format('%.6f', k_new), 'PX', math.ceil(k_new - now) + 1)
   redis.call('SET', KEYS[2], string.format('%.6f', q_new), 'PX', math.ceil(q_new - now) + 1)
+  if #KEYS > 2 then redis.call('SET', KEYS[3], string.format('%.6f', a_new), 'PX', math.ceil(a_new - now) + 1) end
 end
-return {tostring(k_wait), tostring(q_wait), tostring(q_fill)}
+return {tostring(k_wait), tostring(q_wait), tostring(q_fill), tostring(a_wait)}
 `;
 const TAKE_SHA = createHash('sha1').update(TAKE_SCRIPT).digest('hex');
 
@@ -75,6 +79,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #fallback: MemoryRateLimiter;
   readonly #log: LimiterLog | undefined;
   readonly #keyArgs: [string, string];
+  readonly #accountArgs: [string, string];
   #degraded = false;
 
   private constructor(redis: Redis, limits: ResolvedLimits, options: RedisRateLimiterOptions) {
@@ -84,6 +89,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.#fallback = new MemoryRateLimiter({ limits: this.#limits.config });
     this.#log = options.log;
     this.#keyArgs = [String(this.#limits.key.intervalMs), String(this.#limits.key.toleranceMs)];
+    this.#accountArgs = [String(this.#limits.account.intervalMs), String(this.#limits.account.toleranceMs)];
   }
 
   /**
@@ -133,11 +139,15 @@ export class RedisRateLimiter implements RateLimiter {
     }
     const redisKeys = [`${this.#prefix}k:${boundedKeyId(keys.keyId)}`, `${this.#prefix}q:${keys.queueClass}`];
     const args = [...this.#keyArgs, String(queueParams.intervalMs), String(queueParams.toleranceMs)];
-    let steps: [number, number, number];
+    if (keys.accountId !== undefined) {
+      redisKeys.push(`${this.#prefix}a:${boundedKeyId(keys.accountId)}`);
+      args.push(...this.#accountArgs);
+    }
+    let steps: [number, number, number, number];
     try {
-      const reply: unknown = await this.#redis.evalsha(TAKE_SHA, 2, ...redisKeys, ...args).catch((error: unknown) => {
+      const reply: unknown = await this.#redis.evalsha(TAKE_SHA, redisKeys.length, ...redisKeys, ...args).catch((error: unknown) => {
         // NOSCRIPT: the server has not seen the script yet (or was restarted); send it whole once.
-        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return this.#redis.eval(TAKE_SCRIPT, 2, ...redisKeys, ...args);
+        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return this.#redis.eval(TAKE_SCRIPT, redisKeys.length, ...redisKeys, ...args);
         throw error;
       });
       steps = parseReply(reply);
@@ -145,12 +155,12 @@ export class RedisRateLimiter implements RateLimiter {
       this.#enterDegraded(error);
       return this.#local(keys);
     }
-    const [keyWait, queueWait, queueFill] = steps;
+    const [keyWait, queueWait, queueFill, accountWait] = steps;
     if (this.#degraded) {
       this.#degraded = false;
       this.#log?.info({ limiter: 'redis' }, 'rate limiter: Redis reachable again; limits are shared across replicas');
     }
-    return combineSteps(keys.queueClass, keyWait, queueWait, queueFill, false);
+    return combineSteps(keys.queueClass, { key: keyWait, account: accountWait, queueClass: queueWait }, queueFill, false);
   }
 
   #local(keys: LimitKeys): LimitDecision {
@@ -185,10 +195,10 @@ function parseRedisUrl(text: string): URL {
   return url;
 }
 
-function parseReply(reply: unknown): [number, number, number] {
-  if (Array.isArray(reply) && reply.length === 3) {
+function parseReply(reply: unknown): [number, number, number, number] {
+  if (Array.isArray(reply) && reply.length === 4) {
     const numbers = reply.map((v) => (typeof v === 'string' ? Number(v) : Number.NaN));
-    if (numbers.every(Number.isFinite)) return numbers as [number, number, number];
+    if (numbers.every(Number.isFinite)) return numbers as [number, number, number, number];
   }
   throw new Error('unexpected reply from the rate-limit script');
 }

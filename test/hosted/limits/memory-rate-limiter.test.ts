@@ -91,6 +91,26 @@ describe('MemoryRateLimiter', () => {
     assert.equal(refused(await l.take({ keyId: 'c', queueClass: 'interactive' }, later)).limit, 'key');
   });
 
+  it('an account\'s keys share its bucket: minting keys does not multiply its rate, and a refusal charges no bucket', async () => {
+    const l = limiter({ key: { requests_per_second: 0.001, burst: 2 }, account: { requests_per_second: 0.001, burst: 3 }, queue_classes: { interactive: wide } });
+    const t = (keyId: string, accountId: string) => l.take({ keyId, accountId, queueClass: 'interactive' }, 0);
+    assert.equal((await t('k1', 'acct')).allowed, true);
+    assert.equal((await t('k1', 'acct')).allowed, true);
+    assert.equal((await t('k2', 'acct')).allowed, true);
+    // A fourth key of the same account: its own bucket is full, the account's is spent.
+    const r = refused(await t('k3', 'acct'));
+    assert.equal(r.limit, 'account');
+    assert.match((await import('../../../src/hosted/limits/rate-limit-headers.ts')).rateLimitRefusal(r).message, /account/);
+    // Another account is untouched; account ids like __proto__ are buckets like any other.
+    assert.equal((await t('k4', '__proto__')).allowed, true);
+    assert.equal((await t('k5', 'constructor')).allowed, true);
+    // The refused take charged nothing: k3 still has its whole burst once the account refills.
+    const later = 1e9;
+    assert.equal((await l.take({ keyId: 'k3', accountId: 'acct', queueClass: 'interactive' }, later)).allowed, true);
+    assert.equal((await l.take({ keyId: 'k3', accountId: 'acct', queueClass: 'interactive' }, later)).allowed, true);
+    assert.equal(refused(await l.take({ keyId: 'k3', accountId: 'acct', queueClass: 'interactive' }, later)).limit, 'key');
+  });
+
   it('names the longer wait when both refuse, and reports backpressure from the class bucket', async () => {
     const l = limiter({ key: { requests_per_second: 0.1, burst: 1 }, queue_classes: { interactive: { requests_per_second: 1, burst: 10 } } });
     const states: string[] = [];

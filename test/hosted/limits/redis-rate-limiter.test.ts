@@ -53,6 +53,22 @@ after(async () => {
 });
 
 describe('RedisRateLimiter', () => {
+  it('shares an account\'s bucket among its keys, on every replica, and a refusal charges no bucket', async () => {
+    const prefix = `${RUN_PREFIX}${testNumber++}:`;
+    const limits = { key: { requests_per_second: 0.001, burst: 5 }, account: { requests_per_second: 0.001, burst: 3 }, queue_classes: { interactive: wide } };
+    const a = await open(limits, prefix);
+    const b = await open(limits, prefix);
+    const t = (l: RedisRateLimiter, keyId: string) => l.take({ keyId, accountId: 'acct', queueClass: 'interactive' });
+    assert.equal((await t(a, 'k1')).allowed, true);
+    assert.equal((await t(b, 'k2')).allowed, true);
+    assert.equal((await t(a, 'k3')).allowed, true);
+    assert.equal(refused(await t(b, 'k4')).limit, 'account');
+    // k4's own bucket was not charged by the refusal, nor the queue class's.
+    assert.equal(await admin.exists(`${prefix}k:k4`), 0);
+    // Without an account (the local developer keys) there is no account bucket.
+    assert.equal((await a.take({ keyId: 'k4', queueClass: 'interactive' })).allowed, true);
+  });
+
   it('admits the burst, then refuses with the whole seconds until the next slot', async () => {
     const l = await open({ key: { requests_per_second: 0.5, burst: 3 }, queue_classes: { interactive: wide } });
     for (let i = 0; i < 3; i++) assert.equal((await l.take({ keyId: 'k', queueClass: 'interactive' })).allowed, true);
