@@ -3,7 +3,9 @@
  * at a larger, bounded count against a real `svc serve` process, with large bodies (1–16 MB and
  * one over the limit) mixed in, while a worker thread times /health. Reports requests sent,
  * counts by status, what broke the rules (5xx other than 501/503, non-envelope errors, echoed
- * input, no reply), /health p50/p99/max, the daemon's RSS before/peak/after, and whether it lived.
+ * input, no reply), /health p50/p99/max, the daemon's own event-loop delay histogram and the
+ * stalls over 50 ms it logged (with the requests in flight then), the daemon's RSS before, at its
+ * peak, at the end and 10 s and 30 s after, and whether it lived.
  *
  * Usage: npm run bench:reliability [-- --requests 20000 --seconds 300 --concurrency 8 --seed N --json]
  */
@@ -16,6 +18,7 @@ import { exchangeViolations } from '../test/fuzz/envelope-violations.ts';
 import { percentile, startHealthProbe } from '../test/fuzz/health-probe.ts';
 import { BODY_ROUTES, FRAMING_CASES, bodyRouteRequest, framingRequest, getRouteRequest, unknownRouteRequest, type FramingCase, type HostileRequest } from '../test/fuzz/hostile-requests.ts';
 import { rawExchange, type RawExchange } from '../test/fuzz/raw-exchange.ts';
+import type { EventLoopHealth } from '../src/runtime/event-loop-monitor.ts';
 import { endpointsOf, sendFraming, sendHostile, type Endpoint, type Sent } from '../test/fuzz/send-hostile.ts';
 
 const { values: args } = parseArgs({
@@ -166,10 +169,26 @@ const elapsedS = (performance.now() - started) / 1000;
 const health = await probe.stop();
 clearInterval(rssTimer);
 const rssEnd = rssMb(pid);
+// The daemon's own view of its event loop over the flood, read before the idle wait (memory
+// relief's GC, which runs once idle, is not a request's doing; it shows in the second reading).
+const healthNow = () => rawExchange({ host: at(0).address, port: at(0).port, timeoutMs: 5_000, bytes: Buffer.from(`GET /health HTTP/1.1\r\nHost: ${at(0).host}\r\nConnection: close\r\n\r\n`) });
+const eventLoopOf = (ex: RawExchange): EventLoopHealth | null => {
+  try {
+    return (JSON.parse(ex.responses[0]?.body.toString() ?? '') as { event_loop?: EventLoopHealth }).event_loop ?? null;
+  } catch {
+    return null;
+  }
+};
+const eventLoopFlood = eventLoopOf(await healthNow());
 await new Promise((r) => setTimeout(r, 10_000));
 const rssAfter10s = rssMb(pid);
+await new Promise((r) => setTimeout(r, 20_000));
+const rssAfter30s = rssMb(pid);
 const alive = daemon.child.exitCode === null && daemon.child.signalCode === null;
-const last = await rawExchange({ host: at(0).address, port: at(0).port, timeoutMs: 5_000, bytes: Buffer.from(`GET /health HTTP/1.1\r\nHost: ${at(0).host}\r\nConnection: close\r\n\r\n`) });
+const last = await healthNow();
+const eventLoopAfter = eventLoopOf(last);
+// The daemon logs each stall with the requests in flight (src/runtime/event-loop-monitor.ts).
+const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { stall_ms: number; held_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
 const exitCode = await daemon.stop();
 
 const ms = health.samples.map((s) => s.ms);
@@ -192,7 +211,23 @@ const result = {
     max_ms: +Math.max(...ms).toFixed(1),
     over_2s: ms.filter((m) => m >= 2000).length,
   },
-  rss_mb: { before: Math.round(rssBefore), peak: Math.round(rssPeak), end: Math.round(rssEnd), after_10s_idle: Math.round(rssAfter10s) },
+  event_loop: eventLoopFlood === null
+    ? null
+    : {
+        p50_ms: eventLoopFlood.delay_ms.p50,
+        p99_ms: eventLoopFlood.delay_ms.p99,
+        max_ms: eventLoopFlood.delay_ms.max,
+        stalls_over_50ms: eventLoopFlood.stalls,
+        held_stalls_over_50ms: eventLoopFlood.held_stalls ?? null,
+        longest_held_ms: eventLoopFlood.longest_held_ms ?? null,
+        held_stalls_after_30s_idle: eventLoopAfter?.held_stalls ?? null,
+        longest_held_after_30s_idle_ms: eventLoopAfter?.longest_held_ms ?? null,
+      },
+  stalls: stallLines
+    .sort((a, b) => b.held_ms - a.held_ms)
+    .slice(0, 12)
+    .map((l) => ({ ms: l.stall_ms, held_ms: l.held_ms, gc_ms: l.gc_ms, in_flight: l.in_flight.map((r) => `${r.method} ${r.path.slice(0, 40)}${r.body_bytes === undefined ? '' : ` ${(r.body_bytes / 1024).toFixed(0)} KiB`} (${r.ms} ms)`) })),
+  rss_mb: { before: Math.round(rssBefore), peak: Math.round(rssPeak), end: Math.round(rssEnd), after_10s_idle: Math.round(rssAfter10s), after_30s_idle: Math.round(rssAfter30s) },
   alive,
   health_after: last.responses[0]?.status ?? null,
   exit_code: exitCode,
@@ -207,7 +242,14 @@ if (args.json) {
   console.log(`Requests: ${result.requests} (${sent} generated + ${large.length} large bodies) in ${result.elapsed_s} s (${(sent / elapsedS).toFixed(0)}/s)`);
   console.log(`Statuses: ${Object.entries(result.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
   console.log(`/health during the run: ${result.health.checks} checks, p50 ${result.health.p50_ms} ms, p99 ${result.health.p99_ms} ms, max ${result.health.max_ms} ms, ≥ 2 s: ${result.health.over_2s}, failed: ${result.health.failed}`);
-  console.log(`Daemon RSS: ${result.rss_mb.before} MB before, ${result.rss_mb.peak} MB peak, ${result.rss_mb.end} MB at the end, ${result.rss_mb.after_10s_idle} MB after 10 s idle`);
+  const el = result.event_loop;
+  console.log(
+    el === null
+      ? 'Event loop: the daemon did not report it'
+      : `Event loop (the daemon's histogram over the flood): p50 ${el.p50_ms} ms, p99 ${el.p99_ms} ms, max ${el.max_ms} ms; stalls over 50 ms: ${el.stalls_over_50ms}, of which held by the daemon's own work (not waiting for a core): ${el.held_stalls_over_50ms}, longest held ${el.longest_held_ms} ms (after 30 s idle: ${el.held_stalls_after_30s_idle}, ${el.longest_held_after_30s_idle_ms} ms)`,
+  );
+  for (const st of result.stalls) console.log(`  held ${st.held_ms} ms of a ${st.ms} ms stall (GC ${st.gc_ms} ms); in flight: ${st.in_flight.join(', ') || 'nothing'}`);
+  console.log(`Daemon RSS: ${result.rss_mb.before} MB before, ${result.rss_mb.peak} MB peak, ${result.rss_mb.end} MB at the end, ${result.rss_mb.after_10s_idle} MB after 10 s idle, ${result.rss_mb.after_30s_idle} MB after 30 s`);
   console.log(`Alive throughout: ${alive ? 'yes' : 'NO'}; /health after: ${result.health_after}; exit code on SIGTERM: ${exitCode}\n`);
   console.log('| large body | status | ms | violations |\n|---|---:|---:|---|');
   for (const l of result.large) console.log(`| ${l.label} | ${l.status} | ${l.ms} | ${l.violations.join('; ') || '—'} |`);

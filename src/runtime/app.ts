@@ -10,6 +10,7 @@ import { installCharsetGuard } from './charset-guard.ts';
 import { createHttpServer } from './http-server.ts';
 import { installHttpOptions } from './http-options.ts';
 import { healthRoute, type HealthReporter } from './health-route.ts';
+import { installEventLoopMonitor } from './event-loop-monitor.ts';
 import { installLoopbackGuard } from './loopback-guard.ts';
 import { installMemoryRelief } from './memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
@@ -117,7 +118,9 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   installJsonBodyParser(app, options.offThread);
   await installListenerGuards(app);
 
-  await app.register(healthRoute, { report: options.health });
+  // Every request is seen in flight, so a stall's log line can name the ones that caused it.
+  const eventLoop = installEventLoopMonitor(app);
+  await app.register(healthRoute, { report: async (request) => ({ ...(await options.health(request)), event_loop: eventLoop.health() }) });
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint, spaces: options.spaces };
   await app.register(
     async (v1) => {
