@@ -1,16 +1,24 @@
 import { detectDocumentFormat } from './detect-document-format.ts';
 import { decodeDocumentText, extractText, requireText } from './extract-text.ts';
 import { documentTooLarge, unsupportedDocumentType } from './extraction-errors.ts';
+import { requireBoundedOutput } from './extraction-limits.ts';
 import { sharedExtractionWorker, type ExtractionWorker } from './extraction-worker.ts';
-import type { ExtractedDocument } from './space-document.ts';
+import type { DocumentFormat, ExtractedDocument } from './space-document.ts';
 import { validateUploadFilename } from './upload-filename.ts';
 
 /**
  * An uploaded file to blocks: its size checked, its name checked (a label, never a path), its
  * format detected from its bytes first (detect-document-format.ts), then read by the extractor
- * for that format. PDF and DOCX are read on a worker thread with a time and memory limit
- * (extraction-worker.ts), and so is any text file over IN_PROCESS_TEXT_BYTES; small text files
- * are read here, where starting a thread would cost more than reading them.
+ * for that format, in the extraction process with a time, memory and output limit
+ * (extraction-worker.ts, extraction-limits.ts).
+ *
+ * One case is read here, in the daemon: a plain-text file of at most IN_PROCESS_TEXT_BYTES
+ * (and a JSON body's plain `text`), where a round trip to the process would cost more than the
+ * reading. Its memory is provably a small multiple of its size: decoding, splitting at blank
+ * lines and trimming each make one linear pass and one copy, and its text can only shrink.
+ * Markdown, HTML, CSV and JSON are never read here, however small: their parsers build
+ * structures that can be far larger than the input (a 14 KB markdown table asks marked for 12
+ * million cells, a JSON record repeats its path on every line, nested lists indent every item).
  */
 
 export { extractText } from './extract-text.ts';
@@ -19,7 +27,7 @@ export { extractText } from './extract-text.ts';
 export const DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
 /** The default time one document may take to read: a 32 MiB PDF reads in well under this. */
 export const DEFAULT_EXTRACTION_TIMEOUT_MS = 60_000;
-/** Text files up to this size are read on the calling thread. */
+/** Plain-text files up to this size are read on the calling thread. */
 export const IN_PROCESS_TEXT_BYTES = 256 * 1024;
 
 export interface ExtractDocumentInput {
@@ -45,11 +53,21 @@ export async function extractDocument(input: ExtractDocumentInput): Promise<Extr
   if (filename !== undefined) validateUploadFilename(filename);
   if (bytes.byteLength === 0) return requireText({ format: 'text', blocks: [] });
   const format = await detectDocumentFormat(bytes, { filename, contentType });
-  if (format === 'pdf' || format === 'docx' || bytes.byteLength > IN_PROCESS_TEXT_BYTES) {
-    const worker = input.worker ?? sharedExtractionWorker();
+  const worker = input.worker ?? sharedExtractionWorker();
+  if (format !== 'text' || bytes.byteLength > IN_PROCESS_TEXT_BYTES) {
     return requireText(await worker.run(format, bytes, input.timeoutMs ?? DEFAULT_EXTRACTION_TIMEOUT_MS));
   }
   const text = decodeDocumentText(bytes);
   if (text === null) throw unsupportedDocumentType('The file is binary, not text; spaces read text, markdown, HTML, PDF, DOCX, CSV and JSON.');
-  return extractText(text, format, 'file');
+  return requireBoundedOutput(extractText(text, format, 'file'), worker.maxTextBytes);
+}
+
+/**
+ * Text posted in a JSON body (`{text, format}`): plain text is read here (see above), markdown
+ * in the extraction process, bounded as a file is. Errors name the body's `text` field.
+ */
+export async function extractBodyText(text: string, format: Extract<DocumentFormat, 'text' | 'markdown'>, options: { worker?: ExtractionWorker; timeoutMs?: number } = {}): Promise<ExtractedDocument> {
+  const worker = options.worker ?? sharedExtractionWorker();
+  if (format === 'text') return requireBoundedOutput(extractText(text, format), worker.maxTextBytes, 'text');
+  return requireText(await worker.runText(format, text, options.timeoutMs ?? DEFAULT_EXTRACTION_TIMEOUT_MS), 'text');
 }

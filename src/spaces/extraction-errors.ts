@@ -35,3 +35,12 @@ export function documentTooLarge(message: string, param: string | null = 'file')
 export function documentExpandsTooFar(message: string, param: string | null = 'file'): ApiError {
   return ApiError.tooLarge(message, param, 'document_expands_too_far');
 }
+
+/**
+ * 422: reading the file needs more memory than extraction is allowed (a PDF stream that inflates
+ * to gigabytes, XML with millions of elements, a markdown table of a million empty cells). The
+ * bound covers buffers and native memory, not only the JavaScript heap (extraction-process.ts).
+ */
+export function documentTooComplex(message: string, param: string | null = 'file'): ApiError {
+  return new ApiError({ status: 422, type: 'invalid_request_error', code: 'document_too_complex', message, param });
+}

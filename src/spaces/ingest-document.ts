@@ -1,5 +1,5 @@
 import { chunkBlocks } from './chunk-blocks.ts';
-import { extractDocument, extractText } from './extract-document.ts';
+import { extractBodyText, extractDocument } from './extract-document.ts';
 import type { DocumentFormat, ExtractedDocument } from './space-document.ts';
 import type { DocumentInput } from './space-types.ts';
 
@@ -36,7 +36,7 @@ export async function fileToDocument(file: UploadedFile, fields: DocumentFields,
   return toInput(extracted, { ...fields, source: fields.source ?? file.filename ?? null }, file.filename);
 }
 
-/** Text posted as JSON (plain text or Markdown), chunked like a file of that format. */
-export function textToDocument(text: string, format: Extract<DocumentFormat, 'text' | 'markdown'>, fields: DocumentFields): DocumentInput {
-  return toInput(extractText(text, format), fields, undefined);
+/** Text posted as JSON (plain text or Markdown), chunked like a file of that format (and bounded like one). */
+export async function textToDocument(text: string, format: Extract<DocumentFormat, 'text' | 'markdown'>, fields: DocumentFields): Promise<DocumentInput> {
+  return toInput(await extractBodyText(text, format), fields, undefined);
 }

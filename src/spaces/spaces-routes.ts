@@ -163,7 +163,7 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
       return reply.code(202).header('location', `/api/spaces/${encodeURIComponent(spaceName)}/jobs/${job.id}`).send(job);
     }
     const body = parseWithSchema(addTextDocumentSchema, request.body);
-    const input = textToDocument(body.text, body.format ?? 'text', fieldsOf(body));
+    const input = await textToDocument(body.text, body.format ?? 'text', fieldsOf(body));
     const { document, created } = await library.addDocument(spaceName, input);
     return reply.code(created ? 201 : 200).send(document);
   });
@@ -178,7 +178,7 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
       input = await fileToDocument(upload.files[0]!, upload.fields, options.maxFileBytes);
     } else {
       const body = parseWithSchema(addTextDocumentSchema, request.body);
-      input = textToDocument(body.text, body.format ?? 'text', fieldsOf(body));
+      input = await textToDocument(body.text, body.format ?? 'text', fieldsOf(body));
     }
     return library.replaceDocument(name, id, input);
   });

@@ -9,23 +9,24 @@ import { ExtractionWorker } from '../../src/spaces/extraction-worker.ts';
 
 // A stand-in for a parser fed hostile bytes: the first byte says how it misbehaves.
 const SCRIPT = `
-import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (task) => {
+process.on('message', (task) => {
   const mode = task.bytes[0];
   if (mode === 1) for (;;) {}
   if (mode === 2) { const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random())); }
+  if (mode === 6) { const keep = []; for (;;) keep.push(new Uint8Array(1 << 20).fill(1)); }
   if (mode === 3) setTimeout(() => { throw new Error('parser blew up'); });
   if (mode === 4) process.exit(3);
-  if (mode === 5) { parentPort.postMessage({ id: task.id, ok: false, apiError: { status: 422, type: 'invalid_request_error', code: 'document_unreadable', message: 'bad bytes', param: 'file' }, detail: '' }); return; }
-  if (mode === 0) parentPort.postMessage({ id: task.id, ok: true, value: { format: task.format, blocks: [{ kind: 'paragraph', text: 'read ' + task.bytes.length }] } });
+  if (mode === 5) { process.send({ id: task.id, ok: false, apiError: { status: 422, type: 'invalid_request_error', code: 'document_unreadable', message: 'bad bytes', param: 'file' }, detail: '' }); return; }
+  if (mode === 0) process.send({ id: task.id, ok: true, value: { format: task.format, blocks: [{ kind: 'paragraph', text: 'read ' + task.bytes.length }] } });
 });
+process.on('disconnect', () => process.exit(0));
 `;
 
 let dir: string;
 let script: URL;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-extraction-worker-'));
-  const path = join(dir, 'parser.mjs');
+  const path = join(dir, 'parser.cjs');
   await writeFile(path, SCRIPT);
   script = pathToFileURL(path);
 });
@@ -53,16 +54,18 @@ test('extraction worker: a parser that never yields is stopped at its time limit
   }
 });
 
-test('extraction worker: running out of heap is document_expands_too_far; crashes and exits are document_unreadable', async () => {
-  const worker = new ExtractionWorker({ script, maxHeapMb: 32 });
+test('extraction worker: past its memory (heap or buffers) is document_too_complex; crashes and exits are document_unreadable', async () => {
+  const worker = new ExtractionWorker({ script, memoryMb: 64 });
   try {
-    const oom = await rejection(worker.run('docx', Uint8Array.of(2), 60_000));
-    assert.equal(oom.code, 'document_expands_too_far');
-    assert.equal(oom.status, 413);
-    assert.match(oom.message, /more than 32 MiB/);
+    const heap = await rejection(worker.run('docx', Uint8Array.of(2), 60_000));
+    assert.equal(heap.code, 'document_too_complex');
+    assert.equal(heap.status, 422);
+    assert.match(heap.message, /more than the 64 MiB/);
+    // Buffers live outside V8's heap: on Linux RLIMIT_DATA stops them, elsewhere the RSS sampler.
+    const buffers = await rejection(worker.run('pdf', Uint8Array.of(6), 60_000));
+    assert.equal(buffers.code, 'document_too_complex');
     const crash = await rejection(worker.run('pdf', Uint8Array.of(3), 60_000));
     assert.equal(crash.code, 'document_unreadable');
-    assert.match(crash.message, /parser blew up/);
     const exit = await rejection(worker.run('pdf', Uint8Array.of(4), 60_000));
     assert.equal(exit.code, 'document_unreadable');
     const refused = await rejection(worker.run('pdf', Uint8Array.of(5), 60_000));
