@@ -357,9 +357,14 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         return reply;
       }
 
-      if (sse === undefined) {
+      // Failed with nothing sent yet (a non-streamed request, or every backend given up on after one
+      // did work): billed for what ran, and an ordinary HTTP error naming its evidence.
+      if (sse === undefined || (result.outcome === 'failed' && !opened)) {
         const charged = await charge(chargeInput);
-        if (result.outcome === 'failed') throw result.error ?? new HostedError({ status: 502, type: 'server_error', code: 'upstream_unavailable', message: 'The backend failed.' });
+        if (result.outcome === 'failed') {
+          reply.header('x-svc-evidence-id', charged.entry.evidenceId);
+          throw result.error ?? new HostedError({ status: 502, type: 'server_error', code: 'upstream_unavailable', message: 'The backend failed.' });
+        }
         reply.header('x-svc-evidence-id', charged.entry.evidenceId);
         // A twin with the same Idempotency-Key on another replica was billed first: answer as it did.
         if (charged.duplicate) return replay(reply, charged.entry, input.hash, false);

@@ -4,6 +4,11 @@ import { ApiError } from '../../shared/api-error.ts';
 export interface FailedAttempt {
   backend: string;
   reason: string;
+  /**
+   * Joules of work the backend did before it was given up on: the engine, past the latency
+   * ceiling, had already counted its prompt and evaluates it whatever the abort says. Billed.
+   */
+  joules?: number;
 }
 
 /**

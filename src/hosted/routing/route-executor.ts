@@ -75,6 +75,8 @@ function reasonOf(error: unknown): string {
 
 class LatencyCeiling extends Error {
   override name = 'LatencyCeiling';
+  /** The work the attempt did before it was given up on, when it did some (see FailedAttempt). */
+  joules: number | undefined;
 }
 
 class JouleCeiling extends Error {
@@ -121,13 +123,22 @@ export class RouteExecutor {
       } catch (error) {
         if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
         lastError = error;
-        attempts.push({ backend: candidate.backend.id, reason: error instanceof LatencyCeiling ? 'latency_ceiling' : reasonOf(error) });
+        const joules = error instanceof LatencyCeiling ? error.joules : undefined;
+        attempts.push({ backend: candidate.backend.id, reason: error instanceof LatencyCeiling ? 'latency_ceiling' : reasonOf(error), ...(joules !== undefined && joules > 0 ? { joules } : {}) });
       }
     }
     if (run.signal?.aborted === true) {
       const last = candidates[Math.min(attempts.length, candidates.length - 1)]!;
       return this.#result(last, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
         outcome: 'aborted', attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
+      });
+    }
+    // Every backend was given up on, and some did work first: the request failed, and what ran is
+    // billed (the evidence names the last backend that worked; its estimate is 0, the attempts' work is billable).
+    const worked = attempts.findLastIndex((a) => a.joules !== undefined);
+    if (worked !== -1) {
+      return this.#result(candidates[worked]!, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
+        outcome: 'failed', error: new AllBackendsFailedError(attempts, lastError), attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
       });
     }
     throw new AllBackendsFailedError(attempts, lastError);
@@ -177,6 +188,8 @@ export class RouteExecutor {
     // caps its completion (the engine has no context-size trap: it takes the smaller of the two).
     const ceiling = run.maxJoules;
     const onPromptTokens = !engine ? undefined : (counted: number): number | undefined => {
+      // Given up on (the latency ceiling) or left while it waited: nothing of the prompt is evaluated.
+      if (link.signal.aborted) throw link.signal.reason;
       promptTokens = counted;
       if (ceiling === undefined) return undefined;
       const budget = completionTokenBudget(profile, counted, ceiling);
@@ -217,7 +230,7 @@ export class RouteExecutor {
       clearTimeout(timer);
       link.release();
       measurement?.end();
-      if (stop.signal.reason instanceof LatencyCeiling && !started) throw stop.signal.reason;
+      if (stop.signal.reason instanceof LatencyCeiling && !started) throw this.#givenUp(stop.signal.reason, profile, promptTokens, engine, attemptStart);
       // Nothing reached the caller (no output yet, or a non-streamed request, which sees nothing
       // until the end): the next backend may still answer it whole, and nothing is billed.
       if (!started || run.onPart === undefined) throw error;
@@ -234,7 +247,7 @@ export class RouteExecutor {
     const raw = measurement?.end() ?? null;
     const seconds = (performance.now() - attemptStart) / 1000;
     const reason = stop.signal.reason as unknown;
-    if (reason instanceof LatencyCeiling && !started) throw reason;
+    if (reason instanceof LatencyCeiling && !started) throw this.#givenUp(reason, profile, promptTokens, engine, attemptStart);
     if (reason instanceof JouleCeiling) {
       return this.#result(candidate, run, startedAt, { ...result, finishReason: 'length' }, { outcome: 'stopped_at_joule_ceiling', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw });
     }
@@ -245,6 +258,18 @@ export class RouteExecutor {
     const budgetCap = maxTokens !== run.options.maxTokens ? maxTokens : engineCap;
     const joulesCut = result.finishReason === 'length' && budgetCap !== undefined && result.usage.completionTokens >= budgetCap;
     return this.#result(candidate, run, startedAt, result, { outcome: joulesCut ? 'stopped_at_joule_ceiling' : 'completed', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw });
+  }
+
+  /**
+   * An attempt given up at the latency ceiling, with its work when it did some: the engine had
+   * counted its prompt (it evaluates it once begun, whatever the abort says) and ran until it let
+   * go, which the executor waited for. An upstream's work is the upstream's: not billed here.
+   */
+  #givenUp(ceiling: LatencyCeiling, profile: Candidate['backend']['energy'], promptTokens: number | undefined, engine: boolean, attemptStart: number): LatencyCeiling {
+    if (engine && promptTokens !== undefined) {
+      ceiling.joules = estimateJoules(profile, { promptTokens, completionTokens: 0, seconds: (performance.now() - attemptStart) / 1000 });
+    }
+    return ceiling;
   }
 
   #result(
@@ -264,6 +289,8 @@ export class RouteExecutor {
     const completionTokens = result.usage.completionTokens > 0 ? result.usage.completionTokens : how.counted;
     const estimated = estimateJoules(backend.energy, { promptTokens, completionTokens, seconds: how.seconds });
     const raw = how.raw === null ? null : roundMillijoules(how.raw);
+    // Backends given up on after they worked (FailedAttempt.joules) are billed with the one that answered.
+    const abandoned = how.attempts.reduce((sum, a) => sum + (a.joules ?? 0), 0);
     return {
       ...result,
       usage: { promptTokens, completionTokens },
@@ -281,7 +308,7 @@ export class RouteExecutor {
         latency_ms: Math.round(performance.now() - startedAt),
         raw_joules: raw,
         estimated_joules: estimated,
-        billable_joules: billableJoules({ raw, estimated }),
+        billable_joules: roundMillijoules(billableJoules({ raw, estimated }) + abandoned),
         fallback: how.attempts.length > 0,
         fallback_reason: how.attempts.length > 0 ? how.attempts.map((a) => a.reason).join(',') : null,
       },

@@ -303,3 +303,56 @@ describe('RouteExecutor when the caller goes away mid-answer', () => {
     assert.equal(ceilingResult.outcome, 'aborted');
   });
 });
+
+describe('RouteExecutor when the latency ceiling passes while the engine works on the prompt', () => {
+  /** An engine that counts its prompt, then evaluates it for `evalMs` whatever the abort says (as llama.cpp does once begun). */
+  function slowPromptEngine(promptTokens: number, evalMs: number, countAfterMs = 0) {
+    let counted = false;
+    const model = {
+      id: 'fake',
+      chat: async (_messages: unknown, options: { signal?: AbortSignal; onStarted?: () => void; onPromptTokens?: (n: number) => number | undefined }) => {
+        options.onStarted?.();
+        await sleep(countAfterMs);
+        options.onPromptTokens?.(promptTokens);
+        counted = true;
+        await sleep(evalMs);
+        options.signal?.throwIfAborted();
+        return { text: 'late', toolCalls: [], finishReason: 'stop' as const, usage: { promptTokens, completionTokens: 1 } };
+      },
+    };
+    return { registry: { list: () => [{ id: 'fake', capabilities: ['chat'] }], model: (id: string) => (id === 'fake' ? model : undefined) }, wasCounted: () => counted };
+  }
+  const config = checkRouteConfig(routeConfigSchema.parse({
+    default_policy: 'supercomputer-fast',
+    models: [{ id: 'chat', family: 'chat' }],
+    backends: [{ id: 'engine', kind: 'engine', sharing: 'dedicated', execution_plane: 'supercomputer', provider: 'svc-llama.cpp', models: { chat: 'fake' }, energy }],
+    routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['engine'] }],
+  }));
+  const plan = () => planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } });
+
+  it('bills the prompt the engine had begun (a failed request with evidence), not nothing', async () => {
+    const engine = slowPromptEngine(1000, 80);
+    const result = await new RouteExecutor({ engine: engine.registry as never }).execute({
+      plan: plan(), messages: [{ role: 'user', content: 'Hi' }], options: {}, maxLatencyMs: 20, onPart: () => {},
+    });
+    assert.equal(result.outcome, 'failed');
+    assert.ok(result.error instanceof AllBackendsFailedError);
+    assert.equal(result.error.status, 503);
+    // 1000 prompt tokens × 0.01 J (this profile has no per-second term).
+    assert.deepEqual(result.attempts, [{ backend: 'engine', reason: 'latency_ceiling', joules: 10 }]);
+    assert.equal(result.route.billable_joules, 10);
+    assert.equal(result.route.fallback_reason, 'latency_ceiling');
+  });
+
+  it('bills nothing when the ceiling passed before the engine counted its prompt: it is never evaluated', async () => {
+    const engine = slowPromptEngine(1000, 0, 60);
+    await assert.rejects(new RouteExecutor({ engine: engine.registry as never }).execute({
+      plan: plan(), messages: [{ role: 'user', content: 'Hi' }], options: {}, maxLatencyMs: 20, onPart: () => {},
+    }), (error: unknown) => {
+      assert.ok(error instanceof AllBackendsFailedError);
+      assert.deepEqual(error.attempts, [{ backend: 'engine', reason: 'latency_ceiling' }]);
+      return true;
+    });
+    assert.equal(engine.wasCounted(), false);
+  });
+});
