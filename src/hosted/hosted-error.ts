@@ -27,6 +27,7 @@ export const HOSTED_DOCS_PATH = '/docs/hosted';
 export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: string }> = new Map([
   ['svc_api_key_required', { status: 401, type: 'authentication_error' }],
   ['svc_api_key_revoked', { status: 401, type: 'authentication_error' }],
+  ['svc_account_disabled', { status: 401, type: 'authentication_error' }],
   ['session_required', { status: 401, type: 'authentication_error' }],
   ['sign_in_link_invalid', { status: 401, type: 'authentication_error' }],
   ['insufficient_quota', { status: 402, type: 'insufficient_quota' }],
@@ -47,6 +48,7 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['evidence_not_found', { status: 404, type: 'invalid_request_error' }],
   ['invalid_idempotency_key', { status: 400, type: 'invalid_request_error' }],
   ['idempotency_key_in_progress', { status: 409, type: 'invalid_request_error' }],
+  ['key_limit_reached', { status: 409, type: 'invalid_request_error' }],
   ['idempotency_key_reused', { status: 422, type: 'invalid_request_error' }],
   ['method_not_allowed', { status: 405, type: 'invalid_request_error' }],
   // Route planning's refusals (routing/route-refused-error.ts) and the limiter's second code.

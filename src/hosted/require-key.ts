@@ -43,7 +43,9 @@ export interface RequireKeyOptions {
 /**
  * A preHandler for the routes that need a key, used per route or in one encapsulated plugin so
  * it never runs on routes that do not (the local daemon's, the public descriptors).
- * Missing or unknown key → 401 `svc_api_key_required`; revoked → 401 `svc_api_key_revoked`.
+ * Missing or unknown key → 401 `svc_api_key_required`; revoked → 401 `svc_api_key_revoked`;
+ * a key of a disabled account → 401 `svc_account_disabled`. Once the key is known, the
+ * request's log lines (its request line too) carry `account_id` and `key_id`, never the secret.
  */
 export function requireKey(store: HostedStore, options: RequireKeyOptions = {}): preHandlerAsyncHookHandler {
   return async function checkKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
@@ -59,8 +61,13 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
       request.log.error({ err: error }, 'checking an API key failed: the hosted store did not answer');
       throw new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The account and ledger store is unavailable right now; nothing was run. Retry shortly.', retryAfterSeconds: 1 });
     }
+    // Attribution for every known key, refused ones too (abuse with a revoked key is worth seeing).
+    if (check.status !== 'unknown') request.log = request.log.child({ account_id: check.key.accountId, key_id: check.key.id });
     if (check.status === 'revoked') {
       throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_revoked', message: 'This API key was revoked; issue a new one at /settings/api-keys.' });
+    }
+    if (check.status === 'account_disabled') {
+      throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_account_disabled', message: 'The account of this API key is disabled; its keys are refused until the operator enables it again.' });
     }
     if (check.status !== 'valid') throw keyRequired('The API key is not valid.');
     if (options.enterprise === true && !check.account.plan.enterprise) {

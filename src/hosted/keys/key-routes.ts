@@ -2,9 +2,12 @@ import cookie from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { HostedContext, HostedPlugin } from '../hosted-app.ts';
-import type { ApiKeyRecord } from '../hosted-store.ts';
+import type { ApiKeyRecord, HostedStore, IssuedKey, KeyScope } from '../hosted-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { requireSession } from '../sessions/require-session.ts';
+import { installSmallJsonParser } from '../sessions/small-json-parser.ts';
+import { AccountDisabledError } from '../store/account-disabled-error.ts';
+import { KeyLimitReachedError } from '../store/key-limit-reached-error.ts';
 
 /** The same rule as the `x-svc-project-id` header (routing/route-headers.ts), so a key's project can be sent as one. */
 const PROJECT_ID = /^[\x21-\x7e]{1,128}$/;
@@ -65,9 +68,27 @@ function revokeTarget(request: FastifyRequest): string {
   return id;
 }
 
+/** The store's issue under the plan's key cap, its refusals as hosted errors. */
+async function issueWithinCap(store: HostedStore, accountId: string, input: { scope: KeyScope; name: string | null; project: string | null }): Promise<IssuedKey> {
+  try {
+    return await store.issueKeyWithinCap(accountId, input);
+  } catch (error) {
+    if (error instanceof KeyLimitReachedError) {
+      throw new HostedError({
+        status: 409, type: 'invalid_request_error', code: 'key_limit_reached',
+        message: `This account already has ${error.maxActiveKeys} active keys, as many as its plan allows. Revoke one you no longer use (DELETE /api/keys), or ask your operator for a larger plan.`,
+      });
+    }
+    // Disabled while this session was being checked (disabling ends its sessions too).
+    if (error instanceof AccountDisabledError) throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_account_disabled', message: 'This account is disabled; ask your operator.' });
+    throw error;
+  }
+}
+
 /** `/api/keys`: issue, list and revoke the signed-in account's keys (session auth, never an API key). */
 export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins }: HostedContext) => {
   await scope.register(cookie);
+  installSmallJsonParser(scope);
   scope.decorateRequest('hostedSession', undefined);
   scope.addHook('preHandler', requireSession(store, publicOrigins));
   const noStore = { 'cache-control': 'no-store' };
@@ -80,7 +101,7 @@ export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins }: H
     if (keyScope === 'supercomputer' && !account.plan.hostedEntitlement) {
       throw new HostedError({ status: 402, type: 'insufficient_quota', code: 'hosted_entitlement_required', message: 'A supercomputer key needs a paid hosted-compute entitlement; this account has none. A developer_runtime key needs none.' });
     }
-    const issued = await store.issueKey(account.id, { scope: keyScope, name: name ?? null, project: project ?? null });
+    const issued = await issueWithinCap(store, account.id, { scope: keyScope, name: name ?? null, project: project ?? null });
     return reply.code(201).headers(noStore).send({ ...keyMetadata(issued.key), secret: issued.secret });
   });
 

@@ -58,16 +58,25 @@ function ownHost(scheme: string, host: string): string | undefined {
   }
 }
 
+/** No body at all: no Transfer-Encoding, and no Content-Length or a zero one. */
+export function hasNoBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
 /**
  * CSRF defence for requests a browser may send on its own with the cookie. SameSite=Strict keeps
  * the cookie off cross-site requests already; on top, a mutating request must be JSON (a plain
  * HTML form cannot send application/json, and a cross-origin fetch of it needs a CORS preflight)
  * and, when the browser names its Origin, that origin must be this host. The scheme is not
  * compared when the request arrived over plain HTTP, because TLS may end at a proxy in front.
+ * A DELETE without a body (`DELETE /api/keys?id=…`) need not name a type: no form can send a
+ * DELETE, and a cross-origin fetch of one always needs a preflight, which /api never grants with
+ * credentials; the Origin check still applies.
  */
 export function assertSameOriginJson(request: FastifyRequest, publicOrigins: readonly string[] = []): void {
   if (!MUTATING.has(request.method)) return;
-  if (mediaType(request) !== 'application/json') {
+  if (mediaType(request) !== 'application/json' && !(request.method === 'DELETE' && hasNoBody(request))) {
     throw new HostedError({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: 'Send this request with Content-Type: application/json (a JSON body, {} if there is nothing else to say).' });
   }
   const origin = request.headers.origin;
@@ -98,6 +107,7 @@ export function requireSession(store: HostedStore, publicOrigins: readonly strin
     if (presented === undefined) throw sessionRequired('Sign in first: open a sign-in link from your operator (svc admin sign-in-link).');
     const found = await store.checkSession(presented.token);
     if (found === undefined) throw sessionRequired('The session is not valid or has expired; sign in again.');
+    request.log = request.log.child({ account_id: found.account.id });
     if (presented.via === 'cookie') assertSameOriginJson(request, publicOrigins);
     request.hostedSession = { session: found.session, account: found.account, via: presented.via };
   };

@@ -5,6 +5,7 @@ import type { HostedContext, HostedPlugin } from '../hosted-app.ts';
 import { HostedError } from '../hosted-error.ts';
 import { PAGE_HEADERS, readPage } from '../pages/page-assets.ts';
 import { assertSameOriginJson, presentedSession, SESSION_COOKIE } from './require-session.ts';
+import { installSmallJsonParser } from './small-json-parser.ts';
 
 export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -35,6 +36,7 @@ export function sessionRoutes(options: SessionRoutesOptions = {}): HostedPlugin 
   const signInPage = readPage('sign-in.html');
   return async (scope, { store, publicOrigins }: HostedContext) => {
     await scope.register(cookie);
+    installSmallJsonParser(scope);
 
     scope.get('/session/sign-in', async (_request, reply: FastifyReply) => reply.headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(signInPage));
 

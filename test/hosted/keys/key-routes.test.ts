@@ -155,3 +155,82 @@ test('no secret (key or session) reaches the log', async (t) => {
   assert.match(log, /\/api\/keys/);
   for (const secret of [issued.secret!, me.sessionToken, token, me.sessionToken.slice(8)]) assert.ok(!log.includes(secret), 'a secret was logged');
 });
+
+test('POST /api/keys past the plan\'s cap on active keys is 409 key_limit_reached; revoking one frees a place', async (t) => {
+  const { app, store } = await buildTestHostedApp(t);
+  const me = await signIn(app, store);
+  const post = () => app.inject({ method: 'POST', url: '/api/keys', headers: { cookie: me.cookie }, payload: { scope: 'developer_runtime' } });
+  // A free account's default cap.
+  const issued: KeyBody[] = [];
+  for (let i = 0; i < 10; i++) {
+    const res = await post();
+    assert.equal(res.statusCode, 201, res.body);
+    issued.push(res.json<KeyBody>());
+  }
+  const refused = await post();
+  assert.equal(refused.statusCode, 409, refused.body);
+  const { error } = refused.json<Envelope>();
+  assert.deepEqual([error.type, error.code, error.docs_url], ['invalid_request_error', 'key_limit_reached', '/docs/hosted#key_limit_reached']);
+  assert.match(error.message, /10 active keys/);
+  assert.equal((await store.listKeys(me.account.id)).length, 10, 'nothing was issued');
+
+  assert.equal((await app.inject({ method: 'DELETE', url: `/api/keys?id=${issued[0]!.id}`, headers: { cookie: me.cookie } })).statusCode, 200);
+  assert.equal((await post()).statusCode, 201, 'a revoked key does not count');
+  assert.equal((await post()).statusCode, 409);
+
+  // The operator's plan setting counts at once.
+  await store.setPlan(me.account.id, { maxActiveKeys: 11 });
+  assert.equal((await post()).statusCode, 201);
+  assert.equal((await post()).statusCode, 409);
+});
+
+test('concurrent POST /api/keys never pass the cap together', async (t) => {
+  const { app, store } = await buildTestHostedApp(t);
+  const me = await signIn(app, store);
+  await store.setPlan(me.account.id, { maxActiveKeys: 3 });
+  const results = await Promise.all(Array.from({ length: 20 }, () =>
+    app.inject({ method: 'POST', url: '/api/keys', headers: { authorization: `Bearer ${me.sessionToken}` }, payload: { scope: 'developer_runtime' } })));
+  assert.deepEqual(results.map((r) => r.statusCode).sort(), [...Array<number>(3).fill(201), ...Array<number>(17).fill(409)]);
+  assert.equal((await store.listKeys(me.account.id)).length, 3);
+});
+
+test('a query-only DELETE /api/keys?id= works from the key page\'s session: no body, with or without a JSON content type', async (t) => {
+  const { app, store } = await buildTestHostedApp(t);
+  const me = await signIn(app, store);
+  const issue = async () => (await app.inject({ method: 'POST', url: '/api/keys', headers: { cookie: me.cookie }, payload: { scope: 'developer_runtime' } })).json<KeyBody>();
+  const cases: { what: string; headers: Record<string, string>; payload?: string }[] = [
+    { what: 'cookie, no content type, no body', headers: { cookie: me.cookie } },
+    { what: 'cookie, JSON content type, empty body', headers: { cookie: me.cookie, ...json }, payload: '' },
+    { what: 'cookie, JSON content type with charset, empty body, same origin', headers: { cookie: me.cookie, 'content-type': 'application/json; charset=utf-8', origin: 'http://svc.example:8080', host: 'svc.example:8080' }, payload: '' },
+    { what: 'bearer session, JSON content type, empty body', headers: { authorization: `Bearer ${me.sessionToken}`, ...json }, payload: '' },
+    { what: 'bearer session, no content type, no body', headers: { authorization: `Bearer ${me.sessionToken}` } },
+  ];
+  for (const c of cases) {
+    const key = await issue();
+    const res = await app.inject({ method: 'DELETE', url: `/api/keys?id=${key.id}`, headers: c.headers, ...(c.payload === undefined ? {} : { payload: c.payload }) });
+    assert.equal(res.statusCode, 200, `${c.what}: ${res.body}`);
+    assert.equal(res.json<KeyBody>().id, key.id);
+    assert.ok(res.json<KeyBody>().revoked_at !== null, c.what);
+  }
+
+  // What stays refused: a body that is not JSON, malformed JSON, another origin, and a key that is not listed.
+  const live = await issue();
+  const notJson = await app.inject({ method: 'DELETE', url: `/api/keys?id=${live.id}`, headers: { cookie: me.cookie, 'content-type': 'text/plain' }, payload: 'x' });
+  assert.equal(notJson.statusCode, 415);
+  const malformed = await app.inject({ method: 'DELETE', url: `/api/keys?id=${live.id}`, headers: { cookie: me.cookie, ...json }, payload: '{' });
+  assert.equal(malformed.statusCode, 400);
+  assert.equal(malformed.json<Envelope>().error.code, 'invalid_json');
+  const cross = await app.inject({ method: 'DELETE', url: `/api/keys?id=${live.id}`, headers: { cookie: me.cookie, origin: 'https://evil.example' } });
+  assert.equal(cross.statusCode, 403);
+  assert.equal(cross.json<Envelope>().error.code, 'cross_origin_request_refused');
+  const tooBig = await app.inject({ method: 'DELETE', url: `/api/keys?id=${live.id}`, headers: { cookie: me.cookie, ...json }, payload: JSON.stringify({ id: live.id, pad: 'x'.repeat(100_000) }) });
+  assert.equal(tooBig.statusCode, 413);
+  assert.equal((await store.listKeys(me.account.id)).find((k) => k.id === live.id)?.revokedAt, null, 'nothing refused was done');
+  const missing = await app.inject({ method: 'DELETE', url: '/api/keys?id=key_nope', headers: { cookie: me.cookie } });
+  assert.equal(missing.statusCode, 404);
+
+  // Signing out the same way: a JSON content type with no body is no body.
+  const out = await app.inject({ method: 'DELETE', url: '/api/session', headers: { cookie: me.cookie, ...json }, payload: '' });
+  assert.equal(out.statusCode, 200, out.body);
+  assert.equal(await store.checkSession(me.sessionToken), undefined);
+});

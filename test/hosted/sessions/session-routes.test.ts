@@ -105,8 +105,13 @@ test('cookie-borne mutations must be JSON and same-origin; bearer ones are not C
   const cross = await app.inject({ method: 'POST', url: '/api/keys', headers: { cookie: me.cookie, origin: 'https://evil.example' }, payload: { scope: 'developer_runtime' } });
   assert.equal(cross.statusCode, 403);
   assert.equal(cross.json<Envelope>().error.code, 'cross_origin_request_refused');
+  // A DELETE without a body needs no type (no form can send a DELETE); one with a body that is not JSON does.
   const bodiless = await app.inject({ method: 'DELETE', url: '/api/keys?id=key_x', headers: { cookie: me.cookie } });
-  assert.equal(bodiless.statusCode, 415);
+  assert.equal(bodiless.statusCode, 404, 'the bodiless cookie request reaches the route');
+  const textBody = await app.inject({ method: 'DELETE', url: '/api/keys?id=key_x', headers: { cookie: me.cookie, 'content-type': 'text/plain' }, payload: '{"id":"key_x"}' });
+  assert.equal(textBody.statusCode, 415);
+  const chunked = await app.inject({ method: 'DELETE', url: '/api/keys?id=key_x', headers: { cookie: me.cookie, 'transfer-encoding': 'chunked' }, payload: 'x' });
+  assert.equal(chunked.statusCode, 415, 'a chunked body with no type is a body');
   const signOutCross = await app.inject({ method: 'DELETE', url: '/api/session', headers: { cookie: me.cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, payload: '{}' });
   assert.equal(signOutCross.statusCode, 403);
   assert.equal((await store.listKeys(me.account.id)).length, 0, 'nothing refused was done');
