@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import type { Account, HostedStore, Plan } from '../hosted/hosted-store.ts';
+import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf, type Account, type HostedStore, type Plan } from '../hosted/hosted-store.ts';
+import { AccountDisabledError } from '../hosted/store/account-disabled-error.ts';
 import { ConfigError, parseDuration } from '../runtime/runtime-config.ts';
 import { UserError } from '../shared/user-error.ts';
 import { DEFAULT_HOSTED_PORT } from './hosted-command.ts';
@@ -43,6 +44,15 @@ function parseTtl(value: string): number {
   return ms;
 }
 
+/** `--max-keys`: a whole number of keys, or `default` for the plan's own default. */
+function parseMaxKeys(value: string): number | null {
+  const text = value.trim();
+  if (text === 'default') return null;
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n > MAX_ACTIVE_KEYS_LIMIT) throw new ConfigError(`--max-keys: '${value}' is not a number of keys from 0 to ${MAX_ACTIVE_KEYS_LIMIT}, or 'default'.`);
+  return n;
+}
+
 async function requireAccount(store: HostedStore, id: string): Promise<Account> {
   const account = await store.getAccount(id);
   if (account === undefined) throw new UserError(`no account '${id.slice(0, 80)}' (svc admin accounts list shows the ids)`);
@@ -53,14 +63,20 @@ function accountJson(account: Account) {
   return {
     id: account.id,
     name: account.name,
-    plan: { monthly_joule_allowance: account.plan.monthlyJouleAllowance, hosted_entitlement: account.plan.hostedEntitlement, enterprise: account.plan.enterprise },
+    plan: {
+      monthly_joule_allowance: account.plan.monthlyJouleAllowance, hosted_entitlement: account.plan.hostedEntitlement, enterprise: account.plan.enterprise,
+      // The cap in force: the plan's own, or its default (max_active_keys_default says which).
+      max_active_keys: maxActiveKeysOf(account.plan), max_active_keys_default: account.plan.maxActiveKeys === undefined || account.plan.maxActiveKeys === null,
+    },
     created_at: account.createdAt.toISOString(),
+    disabled_at: account.disabledAt?.toISOString() ?? null,
   };
 }
 
 function accountLine(account: Account): string {
   const { plan } = account;
-  return `${account.id}  ${JSON.stringify(account.name)}  allowance ${plan.monthlyJouleAllowance} J/month  entitlement ${plan.hostedEntitlement ? 'yes' : 'no'}  enterprise ${plan.enterprise ? 'yes' : 'no'}`;
+  const disabled = account.disabledAt === null ? '' : `  DISABLED since ${account.disabledAt.toISOString()}`;
+  return `${account.id}  ${JSON.stringify(account.name)}  allowance ${plan.monthlyJouleAllowance} J/month  entitlement ${plan.hostedEntitlement ? 'yes' : 'no'}  enterprise ${plan.enterprise ? 'yes' : 'no'}  max keys ${maxActiveKeysOf(plan)}${disabled}`;
 }
 
 function print(json: boolean | undefined, value: unknown, text: string): void {
@@ -69,22 +85,24 @@ function print(json: boolean | undefined, value: unknown, text: string): void {
 
 /** `svc admin`: operators manage accounts, plans and sign-in links in the hosted store directly. */
 export function registerAdminCommand(program: Command): void {
-  const admin = program.command('admin').description('operate the hosted tier: accounts, plans, usage, sign-in links, developer-key export (opens its store directly)');
-  const accounts = admin.command('accounts').description('create and list accounts');
+  const admin = program.command('admin').description('operate the hosted tier: accounts, plans, sessions, usage, sign-in links, developer-key export (opens its store directly)');
+  const accounts = admin.command('accounts').description('create, list, disable and enable accounts');
 
   storeOptions(accounts.command('create').description('create an account'))
     .requiredOption('--name <name>', 'the account name')
     .option('--allowance <joules>', 'monthly Joule allowance [default: 0]')
     .option('--entitlement', 'paid hosted-compute entitlement (supercomputer keys, hosted chat)')
     .option('--enterprise', 'enterprise plan (the /v1 fleet API, enterprise policies)')
+    .option('--max-keys <n>', 'most unrevoked keys the account may issue itself [default: 10 free, 100 entitled, 1000 enterprise]')
     .option('--json', 'print JSON')
-    .action(async (options: StoreOptions & { name: string; allowance?: string; entitlement?: boolean; enterprise?: boolean; json?: boolean }) => {
+    .action(async (options: StoreOptions & { name: string; allowance?: string; entitlement?: boolean; enterprise?: boolean; maxKeys?: string; json?: boolean }) => {
       const name = options.name.trim();
       if (name === '' || name.length > MAX_ACCOUNT_NAME_CHARS) throw new ConfigError(`--name: give a name of 1 to ${MAX_ACCOUNT_NAME_CHARS} characters.`);
       const plan: Plan = {
         monthlyJouleAllowance: options.allowance === undefined ? 0 : parseJoules(options.allowance, '--allowance'),
         hostedEntitlement: options.entitlement === true,
         enterprise: options.enterprise === true,
+        maxActiveKeys: options.maxKeys === undefined ? null : parseMaxKeys(options.maxKeys),
       };
       const account = await withStore(options, (store) => store.createAccount({ name, plan }));
       print(options.json, accountJson(account), accountLine(account));
@@ -103,13 +121,15 @@ export function registerAdminCommand(program: Command): void {
     .addOption(new Option('--no-entitlement', 'withdraw it'))
     .addOption(new Option('--enterprise', 'put the account on the enterprise plan'))
     .addOption(new Option('--no-enterprise', 'take it off'))
+    .option('--max-keys <n|default>', "most unrevoked keys the account may issue itself; 'default' for the plan's default")
     .option('--json', 'print JSON')
-    .action(async (id: string, options: StoreOptions & { allowance?: string; entitlement?: boolean; enterprise?: boolean; json?: boolean }) => {
+    .action(async (id: string, options: StoreOptions & { allowance?: string; entitlement?: boolean; enterprise?: boolean; maxKeys?: string; json?: boolean }) => {
       const change: Partial<Plan> = {};
       if (options.allowance !== undefined) change.monthlyJouleAllowance = parseJoules(options.allowance, '--allowance');
       if (options.entitlement !== undefined) change.hostedEntitlement = options.entitlement;
       if (options.enterprise !== undefined) change.enterprise = options.enterprise;
-      if (Object.keys(change).length === 0) throw new ConfigError('plan set: say what to change (--allowance, --entitlement/--no-entitlement, --enterprise/--no-enterprise).');
+      if (options.maxKeys !== undefined) change.maxActiveKeys = parseMaxKeys(options.maxKeys);
+      if (Object.keys(change).length === 0) throw new ConfigError('plan set: say what to change (--allowance, --entitlement/--no-entitlement, --enterprise/--no-enterprise, --max-keys).');
       const account = await withStore(options, async (store) => {
         await requireAccount(store, id);
         return (await store.setPlan(id, change)) ?? requireAccount(store, id);
@@ -157,10 +177,43 @@ export function registerAdminCommand(program: Command): void {
       const ttlMs = parseTtl(options.ttl ?? '15m');
       const { token, expiresAt } = await withStore(options, async (store) => {
         await requireAccount(store, id);
-        return store.createSignInToken(id, ttlMs);
+        try {
+          return await store.createSignInToken(id, ttlMs);
+        } catch (error) {
+          if (error instanceof AccountDisabledError) throw new UserError(`account '${id.slice(0, 80)}' is disabled: it cannot sign in (svc admin accounts enable ${id.slice(0, 80)})`);
+          throw error;
+        }
       });
       const link = `${base}/api/session/sign-in?token=${token}`;
       print(options.json, { account: id, link, expires_at: expiresAt.toISOString() }, link);
     });
+  registerLifecycle(admin, accounts);
   registerKeysExport(admin);
+}
+
+/** `accounts disable|enable` and `sessions revoke`: operators cut an account's access and restore it. */
+function registerLifecycle(admin: Command, accounts: Command): void {
+  storeOptions(accounts.command('disable').argument('<account>', 'account id').description('refuse its keys, end its sessions and sign-in links, until enabled'))
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { json?: boolean }) => {
+      const account = await withStore(options, async (store) => (await store.disableAccount(id)) ?? requireAccount(store, id));
+      print(options.json, accountJson(account), accountLine(account));
+    });
+
+  storeOptions(accounts.command('enable').argument('<account>', 'account id').description('accept its keys again (ended sessions stay ended)'))
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { json?: boolean }) => {
+      const account = await withStore(options, async (store) => (await store.enableAccount(id)) ?? requireAccount(store, id));
+      print(options.json, accountJson(account), accountLine(account));
+    });
+
+  storeOptions(admin.command('sessions').description("end accounts' sign-in sessions").command('revoke').argument('<account>', 'account id').description('end every sign-in session of the account and void its unused sign-in links'))
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: StoreOptions & { json?: boolean }) => {
+      const ended = await withStore(options, async (store) => {
+        await requireAccount(store, id);
+        return store.revokeSessions(id);
+      });
+      print(options.json, { account: id, sessions_ended: ended.sessions, sign_in_links_voided: ended.signInLinks }, `${id}: ended ${ended.sessions} session(s), voided ${ended.signInLinks} unused sign-in link(s)`);
+    });
 }

@@ -8,7 +8,7 @@ import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';
 
-interface AccountJson { id: string; name: string; plan: { monthly_joule_allowance: number; hosted_entitlement: boolean; enterprise: boolean } }
+interface AccountJson { id: string; name: string; plan: { monthly_joule_allowance: number; hosted_entitlement: boolean; enterprise: boolean; max_active_keys: number; max_active_keys_default: boolean }; disabled_at: string | null }
 
 describe('svc admin (as a process, on the embedded store)', () => {
   let dataDir: string;
@@ -21,18 +21,19 @@ describe('svc admin (as a process, on the embedded store)', () => {
     assert.equal(created.code, 0, created.stderr);
     const account = JSON.parse(created.stdout) as AccountJson;
     assert.match(account.id, /^acct_/);
-    assert.deepEqual(account.plan, { monthly_joule_allowance: 250000, hosted_entitlement: true, enterprise: false });
+    assert.deepEqual(account.plan, { monthly_joule_allowance: 250000, hosted_entitlement: true, enterprise: false, max_active_keys: 100, max_active_keys_default: true });
+    assert.equal(account.disabled_at, null);
 
     const plain = await admin('accounts', 'create', '--name', 'Free');
     assert.equal(plain.code, 0, plain.stderr);
-    assert.match(plain.stdout, /^acct_\S+ {2}"Free" {2}allowance 0 J\/month {2}entitlement no {2}enterprise no\n$/);
+    assert.match(plain.stdout, /^acct_\S+ {2}"Free" {2}allowance 0 J\/month {2}entitlement no {2}enterprise no {2}max keys 10\n$/);
 
     const list = await admin('accounts', 'list', '--json');
     assert.deepEqual((JSON.parse(list.stdout) as { data: AccountJson[] }).data.map((a) => a.name), ['Ada Labs', 'Free']);
 
     const planned = await admin('plan', 'set', account.id, '--no-entitlement', '--enterprise', '--allowance', '1000', '--json');
     assert.equal(planned.code, 0, planned.stderr);
-    assert.deepEqual((JSON.parse(planned.stdout) as AccountJson).plan, { monthly_joule_allowance: 1000, hosted_entitlement: false, enterprise: true });
+    assert.deepEqual((JSON.parse(planned.stdout) as AccountJson).plan, { monthly_joule_allowance: 1000, hosted_entitlement: false, enterprise: true, max_active_keys: 1000, max_active_keys_default: true });
 
     // Usage comes from the ledger: charge through the store, read it back through the CLI.
     const store = await openHostedStore({ dataDir });
@@ -74,6 +75,62 @@ describe('svc admin (as a process, on the embedded store)', () => {
     }
   });
 
+  it('disables and enables accounts, ends sessions, and sets the key cap', async () => {
+    const created = await admin('accounts', 'create', '--name', 'Lifecycle', '--max-keys', '2', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    const account = JSON.parse(created.stdout) as AccountJson;
+    assert.deepEqual([account.plan.max_active_keys, account.plan.max_active_keys_default], [2, false]);
+
+    const store = await openHostedStore({ dataDir });
+    let secret: string;
+    try {
+      await store.issueKeyWithinCap(account.id, { scope: 'developer_runtime' });
+      secret = (await store.issueKeyWithinCap(account.id, { scope: 'developer_runtime' })).secret;
+      await assert.rejects(store.issueKeyWithinCap(account.id, { scope: 'developer_runtime' }), /active keys/);
+      for (let i = 0; i < 2; i++) {
+        const { token } = await store.createSignInToken(account.id, 60_000);
+        assert.ok((await store.redeemSignInToken(token, 60_000)) !== undefined);
+      }
+      await store.createSignInToken(account.id, 60_000);
+    } finally {
+      await store.close();
+    }
+
+    const revoked = await admin('sessions', 'revoke', account.id);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, `${account.id}: ended 2 session(s), voided 1 unused sign-in link(s)\n`);
+    const again = await admin('sessions', 'revoke', account.id, '--json');
+    assert.deepEqual(JSON.parse(again.stdout), { account: account.id, sessions_ended: 0, sign_in_links_voided: 0 });
+
+    const disabled = await admin('accounts', 'disable', account.id);
+    assert.equal(disabled.code, 0, disabled.stderr);
+    assert.match(disabled.stdout, /max keys 2 {2}DISABLED since \d{4}-\d\d-\d\dT/);
+    const listed = JSON.parse((await admin('accounts', 'list', '--json')).stdout) as { data: AccountJson[] };
+    assert.ok(listed.data.find((a) => a.id === account.id)?.disabled_at !== null);
+    const link = await admin('sign-in-link', account.id);
+    assert.equal(link.code, 1);
+    assert.match(link.stderr, /is disabled: it cannot sign in \(svc admin accounts enable/);
+    const check = async () => {
+      const s = await openHostedStore({ dataDir });
+      try {
+        return (await s.checkKey(secret)).status;
+      } finally {
+        await s.close();
+      }
+    };
+    assert.equal(await check(), 'account_disabled');
+
+    const enabled = await admin('accounts', 'enable', account.id, '--json');
+    assert.equal(enabled.code, 0, enabled.stderr);
+    assert.equal((JSON.parse(enabled.stdout) as AccountJson).disabled_at, null);
+    assert.equal(await check(), 'valid');
+
+    const raised = await admin('plan', 'set', account.id, '--max-keys', 'default', '--json');
+    assert.deepEqual([(JSON.parse(raised.stdout) as AccountJson).plan.max_active_keys, (JSON.parse(raised.stdout) as AccountJson).plan.max_active_keys_default], [10, true]);
+    const zero = await admin('plan', 'set', account.id, '--max-keys', '0', '--json');
+    assert.equal((JSON.parse(zero.stdout) as AccountJson).plan.max_active_keys, 0);
+  });
+
   it('answers every mistake with one line on stderr and a non-zero exit', async () => {
     const cases: { args: string[]; pattern: RegExp }[] = [
       { args: ['accounts', 'create', '--name', ' '], pattern: /--name: give a name/ },
@@ -88,6 +145,12 @@ describe('svc admin (as a process, on the embedded store)', () => {
       { args: ['sign-in-link', 'acct_nope', '--ttl', 'soon'], pattern: /--ttl: 'soon' is not a duration/ },
       { args: ['sign-in-link', 'acct_nope', '--ttl', '30d'], pattern: /is not a duration|between 1s and 7d/ },
       { args: ['sign-in-link', 'acct_nope', '--base-url', 'ftp://x'], pattern: /--base-url: 'ftp:\/\/x' must be/ },
+      { args: ['accounts', 'disable', 'acct_nope'], pattern: /no account 'acct_nope'/ },
+      { args: ['accounts', 'enable', 'acct_nope'], pattern: /no account 'acct_nope'/ },
+      { args: ['sessions', 'revoke', 'acct_nope'], pattern: /no account 'acct_nope'/ },
+      { args: ['plan', 'set', 'acct_nope', '--max-keys', '-1'], pattern: /--max-keys: '-1' is not a number of keys/ },
+      { args: ['plan', 'set', 'acct_nope', '--max-keys', 'lots'], pattern: /--max-keys: 'lots' is not a number of keys/ },
+      { args: ['accounts', 'create', '--name', 'x', '--max-keys', '2000000'], pattern: /--max-keys: '2000000' is not a number of keys/ },
     ];
     for (const c of cases) {
       const run = await admin(...c.args);
