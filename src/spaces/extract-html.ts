@@ -1,5 +1,6 @@
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { collapseLines, collapseWhitespace, pushBlock, tidyLines } from './block-text.ts';
+import { headingOrParagraph } from './extraction-limits.ts';
 import type { DocumentBlock, ExtractedDocument } from './space-document.ts';
 
 /**
@@ -69,7 +70,7 @@ export function htmlToBlocks(nodes: HtmlNode[]): DocumentBlock[] {
     const heading = HEADING.exec(name);
     if (heading !== null) {
       flush();
-      pushBlock(blocks, { kind: 'heading', level: Number(heading[1]), text: inlineText(node) });
+      pushBlock(blocks, headingOrParagraph(Number(heading[1]), inlineText(node)));
       return;
     }
     if (name === 'ul' || name === 'ol') {

@@ -3,6 +3,7 @@ import { parseDocument } from 'htmlparser2';
 import { marked, type Token, type Tokens } from 'marked';
 import { collapseLines, collapseWhitespace, pushBlock, tidyLines } from './block-text.ts';
 import { htmlToBlocks } from './extract-html.ts';
+import { headingOrParagraph, MAX_HEADING_CHARS } from './extraction-limits.ts';
 import type { DocumentBlock, ExtractedDocument } from './space-document.ts';
 
 /**
@@ -15,7 +16,8 @@ export function extractMarkdown(markdown: string): ExtractedDocument {
   const blocks: DocumentBlock[] = [];
   for (const token of tokens) tokenBlocks(token, blocks);
   const first = tokens.find((t) => t.type !== 'space');
-  const title = first?.type === 'heading' && (first as Tokens.Heading).depth === 1 ? collapseWhitespace(inlineText((first as Tokens.Heading).tokens)) : '';
+  const heading = first?.type === 'heading' && (first as Tokens.Heading).depth === 1 ? collapseWhitespace(inlineText((first as Tokens.Heading).tokens)) : '';
+  const title = heading.length <= MAX_HEADING_CHARS ? heading : '';
   return { format: 'markdown', ...(title === '' ? {} : { title }), blocks };
 }
 
@@ -23,7 +25,7 @@ function tokenBlocks(token: Token, blocks: DocumentBlock[]): void {
   switch (token.type) {
     case 'heading': {
       const heading = token as Tokens.Heading;
-      pushBlock(blocks, { kind: 'heading', level: heading.depth, text: collapseWhitespace(inlineText(heading.tokens)) });
+      pushBlock(blocks, headingOrParagraph(heading.depth, collapseWhitespace(inlineText(heading.tokens))));
       return;
     }
     case 'paragraph':

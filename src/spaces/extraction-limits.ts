@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { documentExpandsTooFar } from './extraction-errors.ts';
-import type { ExtractedDocument } from './space-document.ts';
+import type { DocumentBlock, ExtractedDocument } from './space-document.ts';
 
 /**
  * The bounds one document's extraction runs under (docs/spaces.md, "Extraction bounds"):
@@ -24,6 +24,18 @@ export const DEFAULT_EXTRACTION_MEMORY_MB = 512;
 export const DEFAULT_MAX_EXTRACTED_TEXT_BYTES = 64 * 1024 * 1024;
 /** What each block costs beyond its text: its object, its kind, its place in the arrays that hold it. */
 export const BLOCK_OVERHEAD_BYTES = 64;
+
+/**
+ * Headings longer than this are read as paragraphs. A heading is repeated in the heading path of
+ * every passage under it (chunk-blocks.ts), so the output bound alone would let a 1 MB "heading"
+ * over 2 MB of text become 2 GB of stored passages; real headings are a line.
+ */
+export const MAX_HEADING_CHARS = 500;
+
+/** A heading block, or a paragraph when `text` is too long to be a heading. */
+export function headingOrParagraph(level: number, text: string): DocumentBlock {
+  return text.length <= MAX_HEADING_CHARS ? { kind: 'heading', level, text } : { kind: 'paragraph', text };
+}
 
 export interface ExtractionLimits {
   memoryMb: number;

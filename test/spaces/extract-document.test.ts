@@ -252,3 +252,18 @@ test('refused uploads: empty, blank, images, executables, archives, oversized, b
   assert.deepEqual(texts(await extract(utf8('Quoting a header: %PDF-1.7 is how PDFs start.'), 'about.md')), ['Quoting a header: %PDF-1.7 is how PDFs start.']);
   assert.throws(() => extractText('%PDF-1.7', 'pdf'), (e: unknown) => e instanceof ApiError && e.code === 'unsupported_document_type');
 });
+
+test('a heading too long to be one (markdown, HTML, DOCX through HTML) is a paragraph, so no passage repeats it in its heading path', () => {
+  const long = 'long heading words '.repeat(2_000).trim();
+  const body = 'Body sentence here. '.repeat(5_000);
+  for (const [text, format] of [[`# ${long}\n\n${body}`, 'markdown'], [`<h1>${long}</h1><p>${body}</p>`, 'html']] as const) {
+    const document = extractText(text, format);
+    assert.equal(document.blocks[0]!.kind, 'paragraph', format);
+    assert.equal(document.title, undefined, format);
+    const chunks = chunkBlocks(document.blocks);
+    const stored = chunks.reduce((sum, c) => sum + c.text.length + c.headingPath.join('').length, 0);
+    // Today's text, stored about once: a 38 KB heading over every passage would be ~100 times that.
+    assert.ok(stored < 2 * (long.length + body.length), `${format}: ${stored} characters stored for ${long.length + body.length}`);
+  }
+  assert.equal(extractText(`# ${'short '.repeat(80).trim()}\n\ntext`, 'markdown').blocks[0]!.kind, 'heading');
+});
