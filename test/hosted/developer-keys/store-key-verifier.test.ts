@@ -75,6 +75,28 @@ for (const { kind, open } of hostedStoreKinds) {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+
+    it('refuses the keys of a disabled account, live and in a new export; enabling lets them through again', async () => {
+      const { store } = fixture;
+      const account = await store.createAccount({ name: 'Paused', plan: FREE });
+      const other = await store.createAccount({ name: 'Running', plan: FREE });
+      const issued = await store.issueKey(account.id, { scope: 'developer_runtime' });
+      const kept = await store.issueKey(other.id, { scope: 'developer_runtime' });
+      const verifier = new StoreKeyVerifier(await openHostedStore(fixture.options));
+      try {
+        await store.disableAccount(account.id);
+        assert.equal((await verifier.verify(issued.secret)).status, 'unknown', 'not valid (and not revoked: it may work again)');
+        for (const exported of [await exportDeveloperKeys(store, account.id), await exportDeveloperKeys(store)]) {
+          assert.equal(exported.keys.some((k) => k.id === issued.key.id), false, 'a disabled account\'s key is left out of the export');
+        }
+        assert.ok((await exportDeveloperKeys(store)).keys.some((k) => k.id === kept.key.id));
+        await store.enableAccount(account.id);
+        assert.equal((await verifier.verify(issued.secret)).status, 'valid');
+        assert.ok((await exportDeveloperKeys(store, account.id)).keys.some((k) => k.id === issued.key.id));
+      } finally {
+        await verifier.close();
+      }
+    });
   });
 }
 
