@@ -75,7 +75,7 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
     }
     request.hostedIdentity = { account: check.account, key: check.key, allowance: check.allowance };
     if (options.limiter !== undefined) {
-      const decision = await options.limiter.take({ keyId: check.key.id, queueClass: 'interactive' });
+      const decision = await options.limiter.take({ keyId: check.key.id, accountId: check.account.id, queueClass: 'interactive' });
       if (!decision.allowed) throw new RateLimitedError(decision);
     }
   };

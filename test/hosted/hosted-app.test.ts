@@ -73,11 +73,11 @@ test('descriptors are built from the live route config, with the contract non-cl
   assert.deepEqual(after.queue_classes.find((q) => q.name === 'enterprise')!.policies, []);
 });
 
-test('GET /api/v1/evidence lists the twelve svc_route fields with types and the five request headers', async (t) => {
+test('GET /api/v1/evidence lists the twelve svc_route fields and key_id with types and the five request headers', async (t) => {
   const { app } = await build(t);
   const body = (await app.inject({ url: '/api/v1/evidence' })).json<{ svc_route: { fields: { name: string; type: string; unit: string | null }[] }; request_headers: { name: string }[] }>();
   assert.deepEqual(body.svc_route.fields.map((f) => f.name), [
-    'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_joules', 'estimated_joules', 'billable_joules', 'fallback', 'fallback_reason', 'evidence_id',
+    'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_joules', 'estimated_joules', 'billable_joules', 'fallback', 'fallback_reason', 'key_id', 'evidence_id',
   ]);
   assert.equal(body.svc_route.fields.length, SVC_ROUTE_FIELDS.length);
   assert.equal(body.svc_route.fields.find((f) => f.name === 'latency_ms')!.unit, 'milliseconds');

@@ -62,7 +62,7 @@ export async function acceptSessions(scope: FastifyInstance, context: HostedCont
     request.hostedSession = { session: found.session, account: found.account, via: bearer === undefined ? 'cookie' : 'bearer' };
     request.log = request.log.child({ account_id: found.account.id });
     if (context.limiter !== undefined) {
-      const decision = await context.limiter.take({ keyId: `session:${found.session.id}`, queueClass: 'interactive' });
+      const decision = await context.limiter.take({ keyId: `session:${found.session.id}`, accountId: found.account.id, queueClass: 'interactive' });
       if (!decision.allowed) throw new RateLimitedError(decision);
     }
   };
