@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { preparePrivateDatabase } from '../shared/private-files.ts';
 import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkDraft, DocumentFormat } from './space-document.ts';
 import { foldedWords } from './word-tokens.ts';
@@ -193,7 +192,8 @@ export class SpaceStore {
     // Vectors are stored as the raw bytes of Float32Arrays, which are little-endian on every
     // platform Node supports; refuse to write anything else into a file another machine may read.
     if (endianness() !== 'LE') throw new Error('space store: big-endian machines are not supported');
-    mkdirSync(dirname(path), { recursive: true });
+    // The user's documents: the file (so its -wal and -shm too) 0600, in a 0700 folder.
+    preparePrivateDatabase(path);
     const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
     try {
       // WAL + synchronous=NORMAL: a commit is in the WAL before it returns, so a killed process

@@ -123,7 +123,7 @@ export function loadTransportIdentity(options: { dataDir: string; algorithm: MlD
     const notAfter = new Date(notBefore.getTime() + CERTIFICATE_YEARS * 365.25 * 86_400_000);
     certificatePem = selfSignedCertificate({ privateKey, publicKey, commonName: 'svc daemon', names: options.names, notBefore, notAfter });
     const temp = `${certificatePath}.${process.pid}.tmp`;
-    writeFileSync(temp, certificatePem, { mode: 0o644 });
+    writeFileSync(temp, certificatePem, { mode: 0o600 });
     renameSync(temp, certificatePath);
   }
   return {
