@@ -19,7 +19,10 @@ import type { SpaceChanges } from './space-changes.ts';
  *
  * Sessions are the SDK's: `initialize` without a session id opens one (its id comes back in
  * `Mcp-Session-Id`), later requests carry it, `GET` opens the server-to-client SSE stream,
- * `DELETE` ends it; an unknown id is 404, as the spec asks, so the client starts over. Sessions
+ * `DELETE` ends it; an unknown id is 404, as the spec asks, so the client starts over. A session
+ * belongs to the caller that opened it (its developer key, or none): a request on it made as
+ * anyone else is answered 404 as if the id did not exist, so holding another's session id
+ * neither uses, ends nor confirms that session. Sessions
  * idle past `sessionIdleMs` are closed; at `maxSessions` a new one is refused (503). In
  * stateless mode each POST gets a fresh server and transport, and GET/DELETE are 405.
  *
@@ -47,7 +50,18 @@ const INVALID_REQUEST = -32600;
 const SERVER_ERROR = -32000;
 const SESSION_NOT_FOUND = -32001;
 
+/**
+ * The identity a request is made as: the verified developer key's id (never the secret), or
+ * undefined without one (anonymous: no key, `none`, another tool's key, on a daemon that
+ * does not require keys). Not a string for anonymous, so no key id can ever equal it.
+ */
+function callerOf(request: FastifyRequest): string | undefined {
+  return request.developerKey?.keyId;
+}
+
 interface Session {
+  /** Who opened it (callerOf): only the same caller may use or end it (sessionOf). */
+  owner: string | undefined;
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastSeen: number;
@@ -165,7 +179,11 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     if (header === undefined) return undefined;
     const id = Array.isArray(header) ? header[0] ?? '' : header;
     const session = sessions.get(id);
-    if (session === undefined) throw new JsonRpcHttpError(404, SESSION_NOT_FOUND, 'Session not found: it ended or never existed; initialize a new one.');
+    // Another caller's session answers exactly as an unknown id: a session id seen in a log or
+    // a shared proxy gives no way into it, and not even the knowledge that it is live.
+    if (session === undefined || session.owner !== callerOf(request)) {
+      throw new JsonRpcHttpError(404, SESSION_NOT_FOUND, 'Session not found: it ended or never existed; initialize a new one.');
+    }
     return [id, session];
   };
 
@@ -203,6 +221,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     };
     const server = newServer();
     const session: Session = {
+      owner: callerOf(request),
       server,
       lastSeen: performance.now(),
       active: 0,
