@@ -29,7 +29,7 @@ async function serve(t: { after: (fn: () => Promise<unknown>) => void }): Promis
   return daemon;
 }
 
-async function ok(daemon: DaemonProcess, method: string, path: string, body?: BodyInit, headers: Record<string, string> = {}): Promise<unknown> {
+async function ok(daemon: DaemonProcess, method: string, path: string, body?: RequestInit['body'], headers: Record<string, string> = {}): Promise<unknown> {
   const response = await fetch(`${daemon.url}${path}`, { method, body, headers });
   const text = await response.text();
   assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
