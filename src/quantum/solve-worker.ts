@@ -4,6 +4,7 @@
  * an opaque failure whose message is for the log only).
  */
 import { parentPort } from 'node:worker_threads';
+import { lowerThreadPriority } from '../shared/lower-thread-priority.ts';
 import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
 import { reviveProblem, type SerializedProblem } from './solve-intake.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
@@ -18,6 +19,9 @@ export interface WorkerRequest {
 export type WorkerReply =
   | { id: number; ok: true; result: ReturnType<typeof runValidated> }
   | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
+
+// Below the event loop: a simulation must not keep the daemon from answering (lower-thread-priority.ts).
+lowerThreadPriority();
 
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;

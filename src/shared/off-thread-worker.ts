@@ -3,6 +3,7 @@
  * result, an ApiError by value, or (anything else) a detail for the log.
  */
 import { parentPort } from 'node:worker_threads';
+import { lowerThreadPriority } from './lower-thread-priority.ts';
 import { ApiError } from './api-error.ts';
 import { transferListOf, type OffThreadReply } from './off-thread.ts';
 
@@ -12,6 +13,9 @@ interface TaskMessage {
   exportName: string;
   args: unknown[];
 }
+
+// Below the event loop: parsing a client's 16 MB body must not keep others from being answered.
+lowerThreadPriority();
 
 parentPort!.on('message', (task: TaskMessage) => {
   void (async () => {

@@ -3,6 +3,7 @@
  * claims chunks of each pass in lock-step with the caller through the shared counter and barrier.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../shared/lower-thread-priority.ts';
 import { CTL_READY, raiseTeamError, teamSync } from './barrier.ts';
 import { runQaoaShare } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
@@ -11,6 +12,9 @@ interface TeamMessage {
   job: QaoaJob;
   threads: number;
 }
+
+// As the solve worker that leads the team (lower-thread-priority.ts).
+lowerThreadPriority();
 
 const { ctl } = workerData as { ctl: Int32Array };
 

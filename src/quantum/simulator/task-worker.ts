@@ -3,6 +3,7 @@
  * arguments, and posts back the (structured-cloned) result or a serialised error.
  */
 import { parentPort } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../shared/lower-thread-priority.ts';
 import { serializeError } from './worker-errors.ts';
 
 interface TaskMessage {
@@ -11,6 +12,9 @@ interface TaskMessage {
   exportName: string;
   args: unknown[];
 }
+
+// Simulation work, below the event loop (lower-thread-priority.ts).
+lowerThreadPriority();
 
 parentPort!.on('message', (msg: TaskMessage) => {
   void (async () => {
