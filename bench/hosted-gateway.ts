@@ -23,8 +23,14 @@
  * beside latency the bench reports each gateway process's CPU time per request (from /proc, all
  * its threads, warm-up included), which another process's load moves far less.
  *
+ * `--baseline <dir>` adds a side `svc-before`: `svc hosted` from another checkout (a git worktree
+ * of an earlier commit, its node_modules linked), set up by that checkout's own store code, so a
+ * change is measured against the code before it in the same run. `--database-url <postgres url>`
+ * runs every svc side on PostgreSQL (a schema of its own, dropped at the end) instead of the
+ * embedded store.
+ *
  * Usage: npm run bench:hosted [-- --seconds 5 --rounds 2 --connections 1,64,256 --rate 1000
- *        --sides direct,floor,portkey,svc --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
+ *        --sides direct,floor,portkey,svc --baseline <dir> --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +42,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { openLoop } from './open-loop-load.ts';
 import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
 import { freePort } from '../test/helpers/free-port.ts';
@@ -47,6 +54,8 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '1,64,256' },
     rate: { type: 'string', default: '1000' },
     sides: { type: 'string', default: 'direct,floor,portkey,svc' },
+    baseline: { type: 'string' },
+    'database-url': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -142,9 +151,13 @@ async function startFloor(mockUrl: string): Promise<Side> {
   return { name: 'floor', url, headers, pid: child.pid, stop: async () => { child.kill('SIGTERM'); } };
 }
 
-async function startSvc(mockUrl: string): Promise<Side> {
+async function startSvc(mockUrl: string, root = ROOT, name = 'svc'): Promise<Side> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-hosted-'));
-  const store = await openHostedStore({ dataDir });
+  // The checkout's own store code: its schema is the one its server expects.
+  const open = root === ROOT ? openHostedStore : (await import(join(root, 'src/hosted/store/open-hosted-store.ts')) as { openHostedStore: typeof openHostedStore }).openHostedStore;
+  const databaseUrl = flags['database-url'];
+  const schema = databaseUrl === undefined ? undefined : `svc_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
+  const store = await open({ dataDir, ...(databaseUrl !== undefined ? { databaseUrl, schema } : {}) });
   const account = await store.createAccount({ name: 'bench', plan: { monthlyJouleAllowance: 1e12, hostedEntitlement: true, enterprise: false } });
   const { secret } = await store.issueKey(account.id, { scope: 'supercomputer', name: 'bench' });
   await store.close();
@@ -165,22 +178,30 @@ async function startSvc(mockUrl: string): Promise<Side> {
     // measurement (each request is still taken from both buckets).
     limits: {
       key: { requests_per_second: 1_000_000, burst: 1_000_000 },
+      // A baseline from before the account bucket existed refuses the field (its schema is strict).
+      ...(root === ROOT ? { account: { requests_per_second: 1_000_000, burst: 1_000_000 } } : {}),
       queue_classes: { interactive: { requests_per_second: 1_000_000, burst: 1_000_000 } },
     },
   }));
   const port = await freePort();
   // SVC_BENCH_CPU_PROF=<dir>: svc hosted writes a V8 CPU profile there when it stops.
   const profile = process.env.SVC_BENCH_CPU_PROF;
-  const child = spawn(process.execPath, [...(profile !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), join(ROOT, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...(profile !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), join(root, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn',
+    ...(databaseUrl !== undefined ? ['--database-url', `${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schema!}`)}`] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}/api/v1/chat/completions`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
-  await waitFor(url, { method: 'POST', headers, body: body() }, child, 'svc hosted');
+  await waitFor(url, { method: 'POST', headers, body: body() }, child, name);
   return {
-    name: 'svc', url, headers, pid: child.pid,
+    name, url, headers, pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
       rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl !== undefined) {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema!} cascade`).finally(() => client.end());
+      }
     },
   };
 }
@@ -254,6 +275,7 @@ progress('starting the gateways…');
 if (SIDES.includes('floor')) sides.push(await startFloor(mock.url));
 if (SIDES.includes('portkey')) sides.push(await startPortkey(mock.url));
 if (SIDES.includes('svc')) sides.push(await startSvc(mock.url));
+if (flags.baseline !== undefined) sides.push(await startSvc(mock.url, flags.baseline, 'svc-before'));
 
 const load0 = loadavg().map((l) => l.toFixed(2)).join(' ');
 const scenarios: { label: string; connections: number; rate?: number }[] = [
@@ -293,7 +315,7 @@ const summary = [...results].map(([label, bySide]) => {
       }),
     };
   };
-  return { label, direct: of('direct'), floor: of('floor'), portkey: of('portkey'), svc: of('svc') };
+  return { label, direct: of('direct'), floor: of('floor'), portkey: of('portkey'), svc: of('svc'), svcBefore: of('svc-before') };
 });
 
 if (flags.json) {
@@ -316,6 +338,16 @@ if (flags.json) {
     return parts.length === 0 ? [] : [`${row.label}: ${parts.join(', ')}`];
   });
   if (cpu.length > 0) log(`\nGateway CPU time per request, µs (all its threads, warm-up included): ${cpu.join('; ')}.`);
+  if (flags.baseline !== undefined) {
+    log('\n| load | svc req/s | svc-before req/s | ratio | svc p50 / p99 | svc-before p50 / p99 | svc / svc-before CPU µs per request |');
+    log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const row of summary) {
+      const now = row.svc;
+      const before = row.svcBefore;
+      if (now === undefined || before === undefined) continue;
+      log(`| ${row.label} | ${f(now.rps, 0)} | ${f(before.rps, 0)} | **${f(now.rps / before.rps)}** | ${f(now.p50)} / ${f(now.p99)} | ${f(before.p50)} / ${f(before.p99)} | ${f(now.cpuPerRequest, 0)} / ${f(before.cpuPerRequest, 0)} |`);
+    }
+  }
   for (const row of summary) {
     const held = (['direct', 'floor', 'svc', 'portkey'] as const).flatMap((name) => {
       const s = row[name];

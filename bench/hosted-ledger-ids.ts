@@ -72,7 +72,7 @@ async function measure(mode: Mode, batch: number): Promise<Result> {
       evidence_id: '', account_id: account.id, key_id: key.id, project_id: null, idempotency_key: null, created_at: 0,
       month: '2026-11', day: '2026-11-27', execution_plane: 'supercomputer', policy: 'supercomputer-fast', privacy_tier: 'standard',
       model: 'bench-chat', provider: 'mock', latency_ms: 1.25, raw_mj: null, estimated_mj: 4140, billable_mj: 4140, fallback: 0,
-      fallback_reason: null, outcome: 'completed', prompt_tokens: 9, completion_tokens: 6, response: null, route_key_id: key.id,
+      fallback_reason: null, outcome: 'completed', prompt_tokens: 9, completion_tokens: 6, response: null, route_key_id: key.id, reservation_id: null,
       signature_alg: null, signing_key_id: null, signature: null,
     };
     // One row a millisecond of simulated time: the time-ordered ids' prefix moves as it does in use.

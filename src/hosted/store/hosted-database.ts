@@ -79,6 +79,8 @@ export interface LedgerRow {
   signature: string | null;
   /** The key id as the route evidence carries it (and signs it); null on rows from before it did. */
   route_key_id: string | null;
+  /** The Joule reservation this row settled (PostgreSQL: its insert trigger releases it); null on the embedded store. */
+  reservation_id: string | null;
 }
 
 export interface UsageCounterRow {

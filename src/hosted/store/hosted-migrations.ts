@@ -16,9 +16,11 @@ type StoreKind = 'sqlite' | 'postgres';
  * its trigger, no transaction to open and commit around two statements): a third of a hosted
  * request's time went to that transaction, and on PostgreSQL it was four round trips.
  */
-async function counterTrigger(db: Kysely<unknown>, kind: StoreKind): Promise<void> {
-  const upsert = sql`insert into usage_counters (account_id, month, used_mj) values (new.account_id, new.month, new.billable_mj)
+const counterUpsert = sql`insert into usage_counters (account_id, month, used_mj) values (new.account_id, new.month, new.billable_mj)
     on conflict (account_id, month) do update set used_mj = usage_counters.used_mj + excluded.used_mj`;
+
+async function counterTrigger(db: Kysely<unknown>, kind: StoreKind): Promise<void> {
+  const upsert = counterUpsert;
   if (kind === 'sqlite') {
     await sql`create trigger ledger_counts_usage after insert on ledger begin ${upsert}; end`.execute(db);
     return;
@@ -29,6 +31,63 @@ async function counterTrigger(db: Kysely<unknown>, kind: StoreKind): Promise<voi
       return null;
     end $$`.execute(db);
   await sql`create trigger ledger_counts_usage after insert on ledger for each row execute function ledger_counts_usage()`.execute(db);
+}
+
+/**
+ * PostgreSQL's Joule reservations (0005): one function call to reserve, so grants of one account
+ * are serialized across replicas for one statement, not across the round trips of a transaction.
+ *
+ * The lock is the account's row, taken FOR NO KEY UPDATE: that conflicts with another grant but
+ * not with the key-share locks ledger inserts take on it (their foreign key), so a grant never
+ * waits for a charge's commit. After the lock, each statement sees what committed before it: the
+ * month's use (the counter the ledger trigger moves) and the unexpired reservations. A charge
+ * moves the counter and deletes its reservation in one statement (the ledger trigger below), so
+ * every snapshot counts a request once, as held or as used. A reservation its replica never
+ * settled simply stops counting when it expires.
+ *
+ * Reservation commits do not wait for the disk (synchronous_commit off, for those transactions
+ * only): a reservation lost in a server crash only frees what it held. The ledger row, the bill,
+ * is written durably as before.
+ */
+async function reservationFunctions(db: Kysely<unknown>): Promise<void> {
+  await sql`create function svc_reserve_joules(p_account text, p_month text, p_want bigint, p_id text, p_now bigint, p_expires bigint)
+    returns table (allowance_mj bigint, used_mj bigint, held_mj bigint, granted_mj bigint) language plpgsql as $$
+    declare
+      v_allowance bigint;
+      v_used bigint;
+      v_held bigint;
+      v_granted bigint;
+    begin
+      perform set_config('synchronous_commit', 'off', true);
+      select a.monthly_allowance_mj into v_allowance from accounts a where a.id = p_account for no key update;
+      if v_allowance is null then
+        return query select 0::bigint, 0::bigint, 0::bigint, 0::bigint;
+        return;
+      end if;
+      select coalesce((select c.used_mj from usage_counters c where c.account_id = p_account and c.month = p_month), 0) into v_used;
+      select coalesce(sum(j.reserved_mj), 0) into v_held from joule_reservations j where j.account_id = p_account and j.month = p_month and j.expires_at > p_now;
+      v_granted := least(p_want, greatest(0, v_allowance - v_used - v_held));
+      if v_granted > 0 then
+        insert into joule_reservations (id, account_id, month, reserved_mj, expires_at) values (p_id, p_account, p_month, v_granted, p_expires);
+      end if;
+      return query select v_allowance, v_used, v_held, v_granted;
+    end $$`.execute(db);
+  // Deletes a reservation (its request failed before a charge); its commit does not wait for the disk either.
+  await sql`create function svc_release_joules(p_id text) returns void language plpgsql as $$
+    begin
+      perform set_config('synchronous_commit', 'off', true);
+      delete from joule_reservations where id = p_id;
+    end $$`.execute(db);
+  // A ledger row that settles a reservation deletes it in its own statement (its trigger), with the
+  // counter's move: a charge is still one round trip.
+  await sql`create or replace function ledger_counts_usage() returns trigger language plpgsql as $$
+    begin
+      ${counterUpsert};
+      if new.reservation_id is not null then
+        delete from joule_reservations where id = new.reservation_id;
+      end if;
+      return null;
+    end $$`.execute(db);
 }
 
 function migrationsFor(kind: StoreKind): Record<string, Migration> {
@@ -151,6 +210,9 @@ function migrationsFor(kind: StoreKind): Record<string, Migration> {
       await db.schema.createIndex('joule_reservations_account').on('joule_reservations').columns(['account_id', 'month', 'expires_at']).execute();
       // svc_route now names (and signs) the key that made the request.
       await db.schema.alterTable('ledger').addColumn('route_key_id', 'text').execute();
+      // The reservation a row settled (PostgreSQL's trigger releases it; null on the embedded store).
+      await db.schema.alterTable('ledger').addColumn('reservation_id', 'text').execute();
+      if (kind === 'postgres') await reservationFunctions(db);
     },
   },
   };

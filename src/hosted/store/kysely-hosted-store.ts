@@ -34,7 +34,7 @@ import { KeyLimitReachedError } from './key-limit-reached-error.ts';
 
 /** How long a reservation its replica never settled keeps counting (longer than any request runs). */
 const DEFAULT_RESERVATION_TTL_MS = 60 * 60_000;
-/** How often expired reservations are deleted (they stop counting at once; deleting is housekeeping). */
+/** How often a store deletes expired reservations (housekeeping: they stop counting when they expire). */
 const RESERVATION_SWEEP_MS = 60_000;
 
 /** last_used_at is coarse on purpose: one write per key per minute, not one per request. */
@@ -167,7 +167,7 @@ export const LEDGER_COLUMNS = [
   'evidence_id', 'account_id', 'key_id', 'project_id', 'idempotency_key', 'created_at', 'month', 'day',
   'execution_plane', 'policy', 'privacy_tier', 'model', 'provider', 'latency_ms', 'raw_mj', 'estimated_mj',
   'billable_mj', 'fallback', 'fallback_reason', 'outcome', 'prompt_tokens', 'completion_tokens', 'response',
-  'signature_alg', 'signing_key_id', 'signature', 'route_key_id',
+  'signature_alg', 'signing_key_id', 'signature', 'route_key_id', 'reservation_id',
 ] as const satisfies readonly (keyof LedgerRow)[];
 // A column added to LedgerRow and not listed above is a compile error here, not a missing value.
 const ledgerColumnsComplete: [Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -516,24 +516,15 @@ export class KyselyHostedStore implements HostedStore {
       }
     }
     this.#sweepReservations(at.getTime());
-    // PostgreSQL: the account's row is locked first, so reservations of one account are granted one
-    // at a time across replicas; the sums are read after the lock (each statement of a READ
-    // COMMITTED transaction sees what committed before it began), so none is missed.
-    const now = at.getTime();
-    return this.#db.transaction().execute(async (trx) => {
-      const account = await trx.selectFrom('accounts').select('monthly_allowance_mj').where('id', '=', input.accountId).forUpdate().executeTakeFirst();
-      const sums = await trx
-        .selectNoFrom((eb) => [
-          eb.selectFrom('usage_counters').select('used_mj').where('account_id', '=', input.accountId).where('month', '=', month).as('used_mj'),
-          eb.selectFrom('joule_reservations').select((e) => e.fn.sum<number>('reserved_mj').as('held'))
-            .where('account_id', '=', input.accountId).where('month', '=', month).where('expires_at', '>', now).as('held_mj'),
-        ])
-        .executeTakeFirstOrThrow();
-      const { grantedMj, allowance } = grant(account === undefined ? 0 : Number(account.monthly_allowance_mj), Number(sums.used_mj ?? 0), Number(sums.held_mj ?? 0));
-      if (grantedMj <= 0) return { reservation: undefined, allowance };
-      await trx.insertInto('joule_reservations').values({ id, account_id: input.accountId, month, reserved_mj: grantedMj, expires_at: now + ttlMs }).execute();
-      return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
-    });
+    // PostgreSQL: one call (hosted-migrations.ts, svc_reserve_joules) locks the account's row,
+    // grants from what its allowance has free after use and other unexpired reservations, and
+    // records the reservation; grants of one account are serialized across replicas by that lock.
+    const { rows } = await sql<{ allowance_mj: string; used_mj: string; held_mj: string; granted_mj: string }>`select * from svc_reserve_joules(${input.accountId}, ${month}, ${askedMj}, ${id}, ${at.getTime()}, ${at.getTime() + ttlMs})`.execute(this.#db);
+    const row = rows[0];
+    const { allowance } = grant(Number(row?.allowance_mj ?? 0), Number(row?.used_mj ?? 0), Number(row?.held_mj ?? 0));
+    const grantedMj = Number(row?.granted_mj ?? 0);
+    if (grantedMj <= 0) return { reservation: undefined, allowance };
+    return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
   }
 
   async releaseReservation(reservation: JouleReservation): Promise<void> {
@@ -541,10 +532,10 @@ export class KyselyHostedStore implements HostedStore {
       this.#held.release(reservation.id);
       return;
     }
-    await this.#db.deleteFrom('joule_reservations').where('id', '=', reservation.id).execute();
+    await sql`select svc_release_joules(${reservation.id})`.execute(this.#db);
   }
 
-  /** Deletes lapsed reservations now and then; they stopped counting when they lapsed. */
+  /** Deletes lapsed reservations (their replica never settled them) now and then: they stopped counting when they lapsed. */
   #sweepReservations(now: number): void {
     if (now - this.#lastReservationSweep < RESERVATION_SWEEP_MS) return;
     this.#lastReservationSweep = now;
@@ -552,11 +543,15 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async recordCharge(input: ChargeInput): Promise<ChargeResult> {
+    let released = false;
     try {
-      return await this.#recordCharge(input);
+      const result = await this.#recordCharge(input);
+      // PostgreSQL: the row's insert trigger released it, in the same statement.
+      released = result.status === 'recorded' && this.#held === undefined;
+      return result;
     } finally {
       // Stored (its Joules count in the month's use now) or not stored (nothing to hold for).
-      if (input.reservation !== undefined) await this.releaseReservation(input.reservation).catch(() => {});
+      if (input.reservation !== undefined && !released) await this.releaseReservation(input.reservation).catch(() => {});
     }
   }
 
@@ -623,6 +618,8 @@ export class KyselyHostedStore implements HostedStore {
       signing_key_id: route.signing_key_id ?? null,
       signature: route.signature ?? null,
       route_key_id: route.key_id ?? null,
+      // PostgreSQL's insert trigger releases it with the row; the embedded store releases its own.
+      reservation_id: this.#held === undefined ? (input.reservation?.id ?? null) : null,
     };
   }
 
