@@ -19,8 +19,6 @@ const N = Number(process.env.SVC_SCALE_OUT_N ?? 2000);
 const IN_FLIGHT = Number(process.env.SVC_SCALE_OUT_INFLIGHT ?? 64);
 const MODEL = 'svc-chat-small';
 const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** What one request costs on the mock: 10 prompt tokens × 0.01 J + 2 completion tokens × 0.5 J. */
-const JOULES_PER_REQUEST = 1.1;
 
 /** An OpenAI-shaped upstream that answers every chat stream at once with two words and usage. */
 async function startMock(t: TestContext): Promise<string> {

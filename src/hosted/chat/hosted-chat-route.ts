@@ -239,7 +239,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
 
     async function run(request: FastifyRequest, reply: FastifyReply, input: RunInput): Promise<unknown> {
       const identity = request.hostedIdentity!;
-      const { headers, body, stream } = input;
+      const { headers, body } = input;
       const plan = planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
       reply.header('x-svc-queue-class', plan.queueClass);
 
