@@ -20,6 +20,8 @@ export const INLINE_JSON_BYTES = 64 * 1024;
 export interface JsonLimits {
   /** Most values (objects, arrays, strings, numbers…) accepted; default unlimited. */
   maxValues?: number;
+  /** Most objects and arrays accepted (they cost most to parse, clone and validate); default unlimited. */
+  maxContainers?: number;
 }
 
 function invalidJson(message: string): ApiError {
@@ -64,10 +66,11 @@ const BACKSLASH = 0x5c;
  * Malformed text is not detected here; JSON.parse refuses it afterwards, and the bounds found
  * here are what keep that parse cheap.
  */
-export function scanJson(bytes: Uint8Array): { depth: number; values: number } {
+export function scanJson(bytes: Uint8Array): { depth: number; values: number; containers: number } {
   let depth = 0;
   let deepest = 0;
   let values = 1;
+  let containers = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
@@ -84,6 +87,7 @@ export function scanJson(bytes: Uint8Array): { depth: number; values: number } {
       case OPEN_BRACE:
         depth++;
         values++;
+        containers++;
         if (depth > deepest) deepest = depth;
         break;
       case CLOSE_BRACKET:
@@ -95,7 +99,7 @@ export function scanJson(bytes: Uint8Array): { depth: number; values: number } {
         break;
     }
   }
-  return { depth: deepest, values };
+  return { depth: deepest, values, containers };
 }
 
 /**
@@ -104,9 +108,11 @@ export function scanJson(bytes: Uint8Array): { depth: number; values: number } {
  * clients send. Returns the bytes, so their memory can be handed back rather than copied.
  */
 export function checkJsonBody(bytes: Uint8Array, limits: JsonLimits): Uint8Array {
-  const { depth, values } = scanJson(bytes);
+  const { depth, values, containers } = scanJson(bytes);
   if (depth > MAX_JSON_DEPTH) throw tooComplex(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   const maxValues = limits.maxValues ?? Number.POSITIVE_INFINITY;
   if (values > maxValues) throw tooComplex(`The JSON body holds more than ${maxValues} values, more than this endpoint accepts.`);
+  const maxContainers = limits.maxContainers ?? Number.POSITIVE_INFINITY;
+  if (containers > maxContainers) throw tooComplex(`The JSON body holds more than ${maxContainers} objects and arrays, more than this endpoint accepts.`);
   return bytes;
 }

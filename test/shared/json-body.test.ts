@@ -31,10 +31,10 @@ test('bounds nesting depth and the number of values', () => {
 
 test('scanJson reads depth and an upper bound on values from the bytes, ignoring strings', () => {
   const scan = (text: string) => scanJson(Buffer.from(text));
-  assert.deepEqual(scan('{"a":[1,2,3],"b":{"c":null}}'), { depth: 2, values: 7 });
+  assert.deepEqual(scan('{"a":[1,2,3],"b":{"c":null}}'), { depth: 2, values: 7, containers: 3 });
   // Brackets, braces, commas and escaped quotes inside strings are text.
-  assert.deepEqual(scan('["[[[,,,{{{", "a\\"[[,"]'), { depth: 1, values: 3 });
-  assert.deepEqual(scan('3'), { depth: 0, values: 1 });
+  assert.deepEqual(scan('["[[[,,,{{{", "a\\"[[,"]'), { depth: 1, values: 3, containers: 1 });
+  assert.deepEqual(scan('3'), { depth: 0, values: 1, containers: 0 });
   for (const text of ['[]', '[1,[2,{}]]', '{"k":[[],[[1]]]}', JSON.stringify({ messages: [{ role: 'user', content: 'x, y' }] })]) {
     let real = 0;
     const walk = (v: unknown): void => {
@@ -47,4 +47,7 @@ test('scanJson reads depth and an upper bound on values from the bytes, ignoring
   assert.throws(() => checkJsonBody(Buffer.from('['.repeat(MAX_JSON_DEPTH + 1)), {}), refusedWith('json_too_complex'));
   assert.throws(() => checkJsonBody(Buffer.from('[1,2,3,4]'), { maxValues: 4 }), refusedWith('json_too_complex'));
   assert.doesNotThrow(() => checkJsonBody(Buffer.from('[1,2,3,4]'), { maxValues: 5 }));
+  // Objects and arrays are bounded apart from values: they cost most to parse and clone.
+  assert.throws(() => checkJsonBody(Buffer.from('[{},[],{"a":[]}]'), { maxContainers: 4 }), refusedWith('json_too_complex'));
+  assert.doesNotThrow(() => checkJsonBody(Buffer.from('[{},[],{"a":[]}]'), { maxContainers: 5 }));
 });
