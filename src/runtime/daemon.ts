@@ -15,6 +15,7 @@ import { isLoopbackHostname } from './loopback-guard.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 import { OffThread } from '../shared/off-thread.ts';
+import { OffThreadEmbeddingRegistry } from './off-thread-embeddings.ts';
 import { openDeveloperKeyVerifier } from '../hosted/developer-keys/open-developer-key-verifier.ts';
 import { DeveloperKeyFileError } from '../hosted/developer-keys/file-key-verifier.ts';
 import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
@@ -139,10 +140,11 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     await Promise.all([engine.close(), upstreams.close(), telemetry.close()]);
     throw error instanceof SpacesEmbedderError ? new ConfigError(error.message) : error;
   }
-  // The built-in embedder is a model too (last: a served model with the same id would win).
-  const registry = new MergedModelRegistry([served, spaces.models]);
   // One intake worker parses every large body, for the OpenAI routes and the solve endpoints.
   const offThread = new OffThread();
+  // The built-in embedder is a model too (last: a served model with the same id would win); its
+  // /v1/embeddings work runs on the intake worker (off-thread-embeddings.ts).
+  const registry = new MergedModelRegistry([served, new OffThreadEmbeddingRegistry(spaces.models, offThread)]);
   // vendor-eagle: a provider only when --quantum-provider is set (no outbound traffic otherwise).
   const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
   if (config.hardware !== undefined) log.info({ quantumProvider: new URL(config.hardware.providerUrl).origin, quantumBackend: config.hardware.backend }, `substrate vendor-eagle: ${config.hardware.backend} at ${new URL(config.hardware.providerUrl).origin}`);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
+import { stringifyInSlices } from '../shared/json-in-slices.ts';
 import { abortOnDisconnect } from './abort-on-disconnect.ts';
 import { refuseLocalContext } from './local-context-guard.ts';
 import { markedLocalContext } from './local-context-marker.ts';
@@ -42,7 +43,7 @@ export async function embeddingsRoute(app: FastifyInstance, options: { models: M
       );
     }
     const base64 = body.encoding_format === 'base64';
-    return {
+    const answer = {
       object: 'list',
       data: result.vectors.map((vector, index) => ({
         object: 'embedding',
@@ -52,5 +53,7 @@ export async function embeddingsRoute(app: FastifyInstance, options: { models: M
       model: model.id,
       usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
     };
+    // 2,048 vectors are megabytes of JSON: written a slice at a time, not in one call.
+    return reply.header('content-type', 'application/json; charset=utf-8').send(await stringifyInSlices(answer, 'data'));
   });
 }
