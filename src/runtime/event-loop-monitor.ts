@@ -8,9 +8,8 @@ import type { FastifyInstance } from 'fastify';
  * Two instruments, both cheap: node:perf_hooks' event-loop delay histogram (a libuv timer in
  * C++ every `resolutionMs`, so its percentiles cost no JavaScript) for the distribution since
  * start, and a JavaScript timer every `resolutionMs` that notices when it fired late by more
- * than `stallMs`: a stall. Each stall is counted, kept in a short list with when it ended
- * (`recent`, for a client that wants to know whether its own request held the loop) and logged
- * at warn with the requests that were in flight, which is what names the culprit.
+ * than `stallMs`: a stall. Each stall is counted and logged with the requests that were in
+ * flight, which is what names the culprit.
  *
  * A late timer has two causes: the thread was busy (JavaScript, a GC, a synchronous call: the
  * daemon's own doing) or it was ready but waited for a core that other processes or threads
@@ -18,18 +17,21 @@ import type { FastifyInstance } from 'fastify';
  * while the event loop ran 7 ms a second. So each stall also says how long the thread waited
  * in the kernel's run queue then (Linux: /proc/thread-self/schedstat) and how much CPU it used;
  * `held_ms` is the stall less the run-queue wait (elsewhere: the CPU time), and a stall whose
- * held time passes `stallMs` is counted apart (`held_stalls`): those are the ones a request
- * can cause.
+ * held time passes `stallMs` is counted apart (`held_stalls`), logged at warn and kept in a
+ * short list with when it ended (`recent_held_stalls`, for a client that wants to know whether
+ * its own request held the loop): those are the ones a request can cause.
  */
 export interface EventLoopMonitorOptions {
   /** A delay over this is a stall, ms; default 50 (the daemon's bound, docs/runtime.md). */
   stallMs?: number;
   /** Sampling interval of both instruments, ms; default 10. */
   resolutionMs?: number;
-  /** How many of the latest stalls `/health` lists; default 20. */
+  /** How many of the latest held stalls `/health` lists; default 20. */
   recent?: number;
-  /** Told of each stall as soon as the loop is free again. */
-  onStall?: (stall: EventLoopStall) => void;
+  /** Told of each stall as soon as the loop is free again, with what `snapshot` returned then. */
+  onStall?: (stall: EventLoopStall, snapshot: unknown) => void;
+  /** Called the moment a stall is noticed (before anything else runs), for onStall. */
+  snapshot?: () => unknown;
 }
 
 export interface EventLoopStall {
@@ -54,7 +56,8 @@ export interface EventLoopHealth {
   /** Stalls whose held time passed the threshold: the daemon's own work held the loop. */
   held_stalls: number;
   longest_held_ms: number;
-  recent_stalls: EventLoopStall[];
+  /** The latest of those, oldest first. */
+  recent_held_stalls: EventLoopStall[];
 }
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
@@ -64,7 +67,8 @@ export class EventLoopMonitor {
   readonly #stallMs: number;
   readonly #resolutionMs: number;
   readonly #recentCap: number;
-  readonly #onStall: ((stall: EventLoopStall) => void) | undefined;
+  readonly #onStall: ((stall: EventLoopStall, snapshot: unknown) => void) | undefined;
+  readonly #snapshot: (() => unknown) | undefined;
   readonly #recent: EventLoopStall[] = [];
   #stalls = 0;
   #longest = 0;
@@ -86,6 +90,7 @@ export class EventLoopMonitor {
     this.#resolutionMs = options.resolutionMs ?? 10;
     this.#recentCap = options.recent ?? 20;
     this.#onStall = options.onStall;
+    this.#snapshot = options.snapshot;
     this.#histogram = monitorEventLoopDelay({ resolution: this.#resolutionMs });
   }
 
@@ -150,21 +155,25 @@ export class EventLoopMonitor {
     const cpu = this.#cpuAt - cpuWas;
     const waited = this.#waitAt - waitWas;
     const held = this.#schedstat === undefined ? Math.min(late, cpu) : Math.max(0, late - waited);
+    // What was in flight is taken now: the request that held the loop may be answered within this turn.
+    const snapshot = this.#snapshot?.();
     // Recorded one turn later: the GC entries of the stall reach the observer by then.
-    setImmediate(() => this.#record(now - late, now, held, cpu));
+    setImmediate(() => this.#record(now - late, now, held, cpu, snapshot));
   }
 
-  #record(from: number, to: number, held: number, cpu: number): void {
+  #record(from: number, to: number, held: number, cpu: number, snapshot: unknown): void {
     let gc = 0;
     for (const [start, end] of this.#gcPauses) gc += Math.max(0, Math.min(end, to) - Math.max(start, from));
     const stall: EventLoopStall = { ended_at_ms: Math.round(performance.timeOrigin + to), ms: Math.round(to - from), held_ms: Math.round(held), cpu_ms: Math.round(cpu), gc_ms: Math.round(gc) };
     this.#stalls++;
     this.#longest = Math.max(this.#longest, stall.ms);
-    if (held > this.#stallMs) this.#heldStalls++;
     this.#longestHeld = Math.max(this.#longestHeld, stall.held_ms);
-    this.#recent.push(stall);
-    if (this.#recent.length > this.#recentCap) this.#recent.shift();
-    this.#onStall?.(stall);
+    if (held > this.#stallMs) {
+      this.#heldStalls++;
+      this.#recent.push(stall);
+      if (this.#recent.length > this.#recentCap) this.#recent.shift();
+    }
+    this.#onStall?.(stall, snapshot);
   }
 
   health(): EventLoopHealth {
@@ -180,7 +189,7 @@ export class EventLoopMonitor {
       longest_stall_ms: this.#longest,
       held_stalls: this.#heldStalls,
       longest_held_ms: this.#longestHeld,
-      recent_stalls: [...this.#recent],
+      recent_held_stalls: [...this.#recent],
     };
   }
 }
@@ -198,16 +207,19 @@ interface InFlight {
  * path without its query, declared body size, how long each had been running): a request that
  * holds the loop is among them. Stops when the app closes.
  */
-export function installEventLoopMonitor(app: FastifyInstance, options: Omit<EventLoopMonitorOptions, 'onStall'> = {}): EventLoopMonitor {
+export function installEventLoopMonitor(app: FastifyInstance, options: Omit<EventLoopMonitorOptions, 'onStall' | 'snapshot'> = {}): EventLoopMonitor {
   const inFlight = new Set<InFlight>();
   const monitorStallMs = options.stallMs ?? 50;
   const monitor = new EventLoopMonitor({
     ...options,
-    onStall: (stall) => {
+    snapshot: () => {
       const now = performance.now();
+      return [...inFlight].slice(0, 16).map((r) => ({ method: r.method, path: r.path, body_bytes: r.bodyBytes, ms: Math.round(now - r.since) }));
+    },
+    onStall: (stall, inFlightThen) => {
       // Warn only for a held loop: waiting for a core is the machine's doing, not a request's.
       app.log[stall.held_ms > monitorStallMs ? 'warn' : 'debug'](
-        { stall_ms: stall.ms, held_ms: stall.held_ms, cpu_ms: stall.cpu_ms, gc_ms: stall.gc_ms, in_flight: [...inFlight].slice(0, 16).map((r) => ({ method: r.method, path: r.path, body_bytes: r.bodyBytes, ms: Math.round(now - r.since) })) },
+        { stall_ms: stall.ms, held_ms: stall.held_ms, cpu_ms: stall.cpu_ms, gc_ms: stall.gc_ms, in_flight: inFlightThen },
         `event loop stalled ${stall.ms} ms (held ${stall.held_ms} ms, the rest waiting for a core)`,
       );
     },
