@@ -49,6 +49,8 @@ test('load and unload through the API, /v1/models following; refusals in the env
     { path: '/api/models/load', body: '[]', status: 400, code: 'invalid_request' },
     { path: '/api/models/load', body: '{"model":', status: 400, code: 'invalid_json' },
     { path: '/api/models/load', body: 'model=tiny', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
+    // A body far past what `{"model": id}` needs is refused as it arrives, never parsed.
+    { path: '/api/models/unload', body: { model: 'tiny', padding: 'x'.repeat(70_000) }, status: 413, code: 'request_too_large' },
   ];
   for (const r of refusals) {
     const { status, json } = await post(r.path, r.body, r.contentType);
