@@ -119,6 +119,9 @@ function record(group: string, label: string, s: Sent): void {
   }
 }
 
+// The monitor's histogram and counts run from the daemon's start (its start-up and the warm-up
+// above are in them); the stalls it logs carry their time, so the flood's own are told apart.
+const floodStartedAt = Date.now();
 const probe = startHealthProbe(daemon.urls);
 const rssTimer = setInterval(() => {
   rssPeak = Math.max(rssPeak, rssMb(pid));
@@ -166,6 +169,7 @@ await Promise.all(
 );
 await largeLane;
 const elapsedS = (performance.now() - started) / 1000;
+const floodEndedAt = Date.now();
 const health = await probe.stop();
 clearInterval(rssTimer);
 const rssEnd = rssMb(pid);
@@ -188,7 +192,7 @@ const alive = daemon.child.exitCode === null && daemon.child.signalCode === null
 const last = await healthNow();
 const eventLoopAfter = eventLoopOf(last);
 // The daemon logs each stall with the requests in flight (src/runtime/event-loop-monitor.ts).
-const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { stall_ms: number; held_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
+const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { time: number; stall_ms: number; held_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
 const exitCode = await daemon.stop();
 
 const ms = health.samples.map((s) => s.ms);
@@ -223,6 +227,9 @@ const result = {
         held_stalls_after_30s_idle: eventLoopAfter?.held_stalls ?? null,
         longest_held_after_30s_idle_ms: eventLoopAfter?.longest_held_ms ?? null,
       },
+  // Held stalls over 50 ms logged while the flood ran (start-up and warm-up excluded), and in the 30 s after it.
+  flood_held_stalls: stallLines.filter((l) => l.time >= floodStartedAt && l.time <= floodEndedAt).map((l) => l.held_ms).sort((a, b) => b - a),
+  idle_held_stalls: stallLines.filter((l) => l.time > floodEndedAt).map((l) => l.held_ms).sort((a, b) => b - a),
   stalls: stallLines
     .sort((a, b) => b.held_ms - a.held_ms)
     .slice(0, 12)
@@ -248,6 +255,7 @@ if (args.json) {
       ? 'Event loop: the daemon did not report it'
       : `Event loop (the daemon's histogram over the flood): p50 ${el.p50_ms} ms, p99 ${el.p99_ms} ms, max ${el.max_ms} ms; stalls over 50 ms: ${el.stalls_over_50ms}, of which held by the daemon's own work (not waiting for a core): ${el.held_stalls_over_50ms}, longest held ${el.longest_held_ms} ms (after 30 s idle: ${el.held_stalls_after_30s_idle}, ${el.longest_held_after_30s_idle_ms} ms)`,
   );
+  console.log(`Held stalls over 50 ms during the flood: ${result.flood_held_stalls.length}${result.flood_held_stalls.length > 0 ? ` (${result.flood_held_stalls.join(', ')} ms)` : ''}; in the 30 s after it: ${result.idle_held_stalls.length}${result.idle_held_stalls.length > 0 ? ` (${result.idle_held_stalls.join(', ')} ms)` : ''}`);
   for (const st of result.stalls) console.log(`  held ${st.held_ms} ms of a ${st.ms} ms stall (GC ${st.gc_ms} ms); in flight: ${st.in_flight.join(', ') || 'nothing'}`);
   console.log(`Daemon RSS: ${result.rss_mb.before} MB before, ${result.rss_mb.peak} MB peak, ${result.rss_mb.end} MB at the end, ${result.rss_mb.after_10s_idle} MB after 10 s idle, ${result.rss_mb.after_30s_idle} MB after 30 s`);
   console.log(`Alive throughout: ${alive ? 'yes' : 'NO'}; /health after: ${result.health_after}; exit code on SIGTERM: ${exitCode}\n`);
