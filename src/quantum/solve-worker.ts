@@ -5,9 +5,11 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority } from '../shared/lower-thread-priority.ts';
+import { reduceMemoryWhenIdle } from '../shared/memory-reducing-gc.ts';
 import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
 import { reviveProblem, type SerializedProblem } from './solve-intake.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
+import { SIMULATOR_IDLE_RELEASE_MS } from './simulator/idle-release.ts';
 
 export interface WorkerRequest {
   id: number;
@@ -23,6 +25,15 @@ export type WorkerReply =
 // Below the event loop: a simulation must not keep the daemon from answering (lower-thread-priority.ts).
 lowerThreadPriority();
 
+/**
+ * Memory back once idle, on this thread: a finished solve's state vectors (256 MB at 24 qubits)
+ * are garbage that an idle worker's V8 never collects (a daemon stayed at 1.8 GB after ten
+ * 24-qubit solves). Once 2 s after the last job, and again just after the simulator lets go of
+ * its per-thread buffers (20 s, simulator/idle-release.ts).
+ */
+const releaseSoon = reduceMemoryWhenIdle(2_000);
+const releaseLater = reduceMemoryWhenIdle(SIMULATOR_IDLE_RELEASE_MS + 1_000);
+
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
@@ -31,4 +42,6 @@ parentPort?.on('message', (request: WorkerRequest) => {
     reply = { id: request.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
   parentPort?.postMessage(reply);
+  releaseSoon.touch();
+  releaseLater.touch();
 });

@@ -1,6 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
+import { memoryReducingGcFunction } from '../shared/memory-reducing-gc.ts';
 
 /**
  * Gives memory back once the daemon goes idle after a burst (large bodies, big prompts).
@@ -25,34 +24,6 @@ export interface MemoryReliefOptions {
   growthBytes?: number;
   /** Least time between two reliefs, ms (bounds the GC time a bursty client can cause). */
   minIntervalMs?: number;
-}
-
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
-type Gc = (options: GcOptions) => void;
-let memoryReducingGc: Gc | null | undefined;
-
-/**
- * V8's gc() without starting the process with --expose-gc: a context created while the flag is
- * set gets the function; the flag is then cleared, so no other context (worker threads, the
- * main one) gains a global `gc`. `flavor: 'last-resort'` is V8's CollectAllAvailableGarbage:
- * full GCs that reduce the footprint (shrink the new space, free the page pool).
- * Null where the runtime refuses (relief is then off: memory stays as V8 leaves it).
- */
-function gcFunction(): Gc | null {
-  const exposed = (globalThis as { gc?: unknown }).gc;
-  if (typeof exposed === 'function') return exposed as Gc; // started with --expose-gc: leave the flag alone
-  if (memoryReducingGc === undefined) {
-    try {
-      setFlagsFromString('--expose-gc');
-      const gc: unknown = runInNewContext('typeof gc === "function" ? gc : null');
-      memoryReducingGc = typeof gc === 'function' ? (gc as Gc) : null;
-    } catch {
-      memoryReducingGc = null;
-    } finally {
-      setFlagsFromString('--no-expose-gc');
-    }
-  }
-  return memoryReducingGc;
 }
 
 export function installMemoryRelief(app: FastifyInstance, options: MemoryReliefOptions = {}): void {
@@ -82,7 +53,7 @@ export function installMemoryRelief(app: FastifyInstance, options: MemoryReliefO
     const before = rss();
     settled = Math.min(settled, before);
     if (before - settled < growthBytes) return;
-    const gc = gcFunction();
+    const gc = memoryReducingGcFunction();
     if (gc === null) return;
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     lastRelief = performance.now();

@@ -3,6 +3,9 @@
  * buffers (the scratch state, the WebAssembly arena and its instance) after a quiet spell. The
  * timer is unref'd, so it never keeps a process alive; `release` should call cancel().
  */
+/** How long the simulator keeps its per-thread buffers after their last use, ms. */
+export const SIMULATOR_IDLE_RELEASE_MS = 20_000;
+
 export class IdleRelease {
   readonly #ms: number;
   readonly #release: () => void;

@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { lowerThreadPriority } from '../../shared/lower-thread-priority.ts';
+import { reduceMemoryWhenIdle } from '../../shared/memory-reducing-gc.ts';
 import { CTL_READY, raiseTeamError, teamSync } from './barrier.ts';
 import { runQaoaShare } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
@@ -15,12 +16,15 @@ interface TeamMessage {
 
 // As the solve worker that leads the team (lower-thread-priority.ts).
 lowerThreadPriority();
+// A job's shared state vectors stay allocated while any thread's heap still holds them: give them back once idle.
+const releaseWhenIdle = reduceMemoryWhenIdle(2_000);
 
 const { ctl } = workerData as { ctl: Int32Array };
 
 parentPort!.on('message', (msg: TeamMessage) => {
   try {
     runQaoaShare(msg.job, teamSync(ctl, msg.threads));
+    releaseWhenIdle.touch();
   } catch (err) {
     raiseTeamError(ctl);
     if (!(err instanceof Error && err.name === 'TeamFailedError')) throw err;

@@ -6,7 +6,7 @@ import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
-import { IdleRelease } from './idle-release.ts';
+import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 import { StateVector } from './state-vector.ts';
 import { arenaJob, releaseArena } from './wasm-arena.ts';
 
@@ -211,7 +211,7 @@ function tableScratch(length: number, shared: boolean): Float64Array {
 // does not keep a large vector alive after a solve.
 let scratch: StateVector | null = null;
 // the timer drops only the scratch state: the arena keeps its own clock (wasm-arena.ts)
-const scratchIdle = new IdleRelease(20_000, () => {
+const scratchIdle = new IdleRelease(SIMULATOR_IDLE_RELEASE_MS, () => {
   scratch = null;
   scratchIdle.cancel();
 });

@@ -4,7 +4,9 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority } from '../../shared/lower-thread-priority.ts';
+import { reduceMemoryWhenIdle } from '../../shared/memory-reducing-gc.ts';
 import { serializeError } from './worker-errors.ts';
+import { SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 
 interface TaskMessage {
   id: number;
@@ -15,6 +17,9 @@ interface TaskMessage {
 
 // Simulation work, below the event loop (lower-thread-priority.ts).
 lowerThreadPriority();
+// What a task left (state vectors) given back once idle, after the simulator's own idle release too.
+const releaseSoon = reduceMemoryWhenIdle(2_000);
+const releaseLater = reduceMemoryWhenIdle(SIMULATOR_IDLE_RELEASE_MS + 1_000);
 
 parentPort!.on('message', (msg: TaskMessage) => {
   void (async () => {
@@ -27,5 +32,7 @@ parentPort!.on('message', (msg: TaskMessage) => {
     } catch (err) {
       parentPort!.postMessage({ id: msg.id, ok: false, error: serializeError(err) });
     }
+    releaseSoon.touch();
+    releaseLater.touch();
   })();
 });

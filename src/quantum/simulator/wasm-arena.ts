@@ -1,4 +1,4 @@
-import { IdleRelease } from './idle-release.ts';
+import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 import { assertFits, SimulatorCapacityError } from './memory-guard.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import type { WasmJobLayout } from './qaoa-kernel.ts';
@@ -36,7 +36,7 @@ interface Arena {
 
 let arena: Arena | null = null;
 let nextId = 1;
-const idle = new IdleRelease(20_000, releaseArena);
+const idle = new IdleRelease(SIMULATOR_IDLE_RELEASE_MS, releaseArena);
 
 /** Byte offsets of an n-qubit job with `values` distinct costs in an arena, and its end. */
 function layoutOf(n: number, values: number): { re: number; im: number; index: number; table: number; values: number; end: number } {

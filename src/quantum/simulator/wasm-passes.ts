@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { IdleRelease } from './idle-release.ts';
+import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 
 /**
  * The QAOA kernel's passes compiled to WebAssembly SIMD (wasm/qaoa-passes.as.ts, built into
@@ -38,7 +38,7 @@ export function wasmPassesModule(): WebAssembly.Module | null {
 
 let instanceFor: { id: number; passes: WasmPasses } | null = null;
 /** An instance keeps its arena's memory alive: dropped after 20 s unused, as arenas are. */
-const idle = new IdleRelease(20_000, forgetWasmPasses);
+const idle = new IdleRelease(SIMULATOR_IDLE_RELEASE_MS, forgetWasmPasses);
 
 /** Drops this thread's instance (and with it its hold on an arena's memory). */
 export function forgetWasmPasses(): void {
