@@ -46,3 +46,14 @@ export function blobs(centers: Record<string, number[]>, perClass: number, sprea
   const gauss = (): number => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
   return Object.entries(centers).flatMap(([label, c]) => Array.from({ length: perClass }, () => ({ label, features: c.map((v) => v + spread * gauss()) })));
 }
+
+/** A seeded portfolio of n assets: one qubit each, so up to the solver's 24-asset ceiling it is a QAOA on n qubits. */
+export function portfolioOf(n: number, seed: number): Record<string, unknown> {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s + 0.5) / 4294967296;
+  };
+  const assets = Array.from({ length: n }, (_, i) => ({ id: `A${i}`, expected_return: 0.02 + 0.15 * rand(), risk: 0.05 + 0.3 * rand() }));
+  return { type: 'portfolio_allocation', assets, constraints: { max_assets: Math.ceil(n / 3), max_risk: 0.2, min_return: 0.06 } };
+}

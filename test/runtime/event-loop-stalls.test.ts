@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { portfolioOf } from '../quantum/fixtures.ts';
 
 const HELD_BOUND_MS = 250;
 const MB = 1024 * 1024;
@@ -49,17 +50,6 @@ function filledTo(bytes: number, template: object, fill: string): string {
   const empty = JSON.stringify(template);
   const room = bytes - Buffer.byteLength(empty);
   return empty.replace('""', `"${fill.repeat(Math.floor(room / fill.length))}${'x'.repeat(room % fill.length)}"`);
-}
-
-/** A portfolio of n assets: one qubit each, solved by QAOA up to the solver's 24-asset ceiling. */
-function portfolio(n: number, seed: number): object {
-  let s = seed >>> 0;
-  const rand = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 4294967296;
-  };
-  const assets = Array.from({ length: n }, (_, i) => ({ id: `A${i}`, expected_return: 0.02 + 0.15 * rand(), risk: 0.05 + 0.3 * rand() }));
-  return { type: 'portfolio_allocation', assets, constraints: { max_assets: Math.ceil(n / 3), max_risk: 0.2, min_return: 0.06 } };
 }
 
 /**
@@ -105,7 +95,7 @@ describe('the largest legal requests do not hold the event loop', { timeout: 600
     {
       name: 'a batch of ten 24-qubit solves (QAOA portfolios of 24 assets)',
       path: '/api/solve/batch',
-      body: () => JSON.stringify({ solver: 'qubo', problems: Array.from({ length: 10 }, (_, i) => portfolio(24, i + 1)) }),
+      body: () => JSON.stringify({ solver: 'qubo', problems: Array.from({ length: 10 }, (_, i) => portfolioOf(24, i + 1)) }),
       status: 200,
     },
     {

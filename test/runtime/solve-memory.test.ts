@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { startDaemon } from '../helpers/daemon-process.ts';
+import { portfolioOf } from '../quantum/fixtures.ts';
 
 const MB = 1024 * 1024;
 /** How far above its start the daemon's RSS may stay once idle (the issue's bound). */
@@ -17,17 +18,6 @@ const SETTLED_WITHIN_BYTES = 150 * MB;
 function rssBytes(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(kb?.[1] ?? Number.NaN) * 1024;
-}
-
-/** A portfolio of n assets: one qubit each, solved by QAOA up to the solver's 24-asset ceiling. */
-function portfolio(n: number, seed: number): object {
-  let s = seed >>> 0;
-  const rand = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 4294967296;
-  };
-  const assets = Array.from({ length: n }, (_, i) => ({ id: `A${i}`, expected_return: 0.02 + 0.15 * rand(), risk: 0.05 + 0.3 * rand() }));
-  return { type: 'portfolio_allocation', assets, constraints: { max_assets: Math.ceil(n / 3), max_risk: 0.2, min_return: 0.06 } };
 }
 
 test('after 24-qubit solves the daemon settles back near its start', { timeout: 180_000, skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
@@ -41,7 +31,7 @@ test('after 24-qubit solves the daemon settles back near its start', { timeout: 
   const start = rssBytes(pid);
   let peak = start;
   const sampler = setInterval(() => { peak = Math.max(peak, rssBytes(pid)); }, 250);
-  const answer = await post('/api/solve/batch', { solver: 'qubo', problems: [portfolio(24, 1), portfolio(24, 2)] });
+  const answer = await post('/api/solve/batch', { solver: 'qubo', problems: [portfolioOf(24, 1), portfolioOf(24, 2)] });
   assert.equal(answer.status, 200, await answer.clone().text());
   assert.equal(((await answer.json()) as { request_counts: { completed: number } }).request_counts.completed, 2);
   clearInterval(sampler);
