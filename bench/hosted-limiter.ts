@@ -1,8 +1,10 @@
 /**
  * What one `take()` of the hosted backstop limiter costs: the in-process limiter, and the Redis
  * one against the machine's Redis (one round trip running the Lua script), sequential (latency)
- * and with 64 takes in flight (throughput). Keys are spread over 10,000 ids so the Map and
- * Redis both hold many buckets; limits are wide so every take is admitted and charged.
+ * and with 64 takes in flight (throughput). Keys are spread over 10,000 ids and accounts over
+ * 1,000 (each take charges its key's, its account's and its queue class's buckets, as the hosted
+ * routes do), so the Map and Redis both hold many buckets; limits are wide so every take is
+ * admitted and charged.
  *
  * Usage: npm run bench:hosted-limiter [-- --takes 20000 --redis redis://127.0.0.1:6379]
  */
@@ -22,7 +24,7 @@ const { values: flags } = parseArgs({
 });
 const TAKES = Number(flags.takes);
 const wide = { requests_per_second: 1_000_000, burst: 1_000_000 };
-const limits = { key: wide, queue_classes: { interactive: wide, deep: wide, enterprise: wide } };
+const limits = { key: wide, account: wide, queue_classes: { interactive: wide, deep: wide, enterprise: wide } };
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
@@ -32,7 +34,7 @@ async function sequential(l: RateLimiter): Promise<{ p50: number; p99: number }>
   const times: number[] = [];
   for (let i = 0; i < TAKES; i++) {
     const t0 = performance.now();
-    const d = await l.take({ keyId: `key-${i % 10_000}`, queueClass: 'interactive' });
+    const d = await l.take({ keyId: `key-${i % 10_000}`, accountId: `acct-${i % 1000}`, queueClass: 'interactive' });
     times.push(performance.now() - t0);
     if (!d.allowed || d.degraded) throw new Error('bench limits should admit every take');
   }
@@ -46,7 +48,7 @@ async function concurrent(l: RateLimiter, inFlight: number): Promise<number> {
   await Promise.all(Array.from({ length: inFlight }, async () => {
     while (next < TAKES) {
       const i = next++;
-      await l.take({ keyId: `key-${i % 10_000}`, queueClass: 'interactive' });
+      await l.take({ keyId: `key-${i % 10_000}`, accountId: `acct-${i % 1000}`, queueClass: 'interactive' });
     }
   }));
   return TAKES / ((performance.now() - t0) / 1000);
