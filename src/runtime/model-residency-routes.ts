@@ -5,7 +5,7 @@ import type { LoadOutcome } from '../inference/llama-engine.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import { modelNotFound } from './model-lookup.ts';
+import { MAX_MODEL_ID_LENGTH, modelNotFound } from './model-lookup.ts';
 import { toOpenAIModel } from './models-routes.ts';
 
 /** What loads and unloads models: the llama.cpp engine (src/inference/llama-engine.ts). */
@@ -20,7 +20,7 @@ export interface ModelResidency {
 }
 
 /** Model ids are at most a path and a tag long; a longer one names no model. */
-export const modelResidencyBodySchema = z.strictObject({ model: z.string().min(1).max(2048) });
+export const modelResidencyBodySchema = z.strictObject({ model: z.string().min(1).max(MAX_MODEL_ID_LENGTH) });
 
 /**
  * `{"model": id}` is under 3 KB: a larger body is refused (413) as it arrives, instead of being
