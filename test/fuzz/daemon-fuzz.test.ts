@@ -37,6 +37,13 @@ const REPLAY_PATH = process.env.FUZZ_PATH;
  * would); on a busy 2-core machine a healthy answer takes milliseconds, a stall seconds.
  */
 const HEALTH_BOUND_MS = 2_000;
+/**
+ * The coarse bound on how long any request may hold the daemon's event loop, read from its own
+ * monitor (`/health` `event_loop`, the held time: a stall less its wait for a core). The
+ * daemon's bound is 50 ms; bench:reliability measures that strictly, this guards against the
+ * stalls of hundreds of ms there were (test/runtime/event-loop-stalls.test.ts says more).
+ */
+const HELD_BOUND_MS = 250;
 /** Requests the daemon should answer long before this; none may hang. */
 const ANSWER_TIMEOUT_MS = 20_000;
 /** The daemon's --request-timeout here, so stalled uploads get their 408 within the test. */
@@ -53,6 +60,8 @@ let daemon: DaemonProcess;
 let endpoints: Endpoint[];
 let probe: HealthProbe;
 let exchanges = 0;
+/** When the fuzz traffic began (after the warm-up), ms since the Unix epoch. */
+let fuzzStartedAt = 0;
 
 async function sendRequest(req: HostileRequest, at: Endpoint): Promise<string[]> {
   exchanges++;
@@ -92,6 +101,10 @@ describe('daemon fuzz: hostile requests from the route schemas', { timeout: 300_
   before(async () => {
     daemon = await startDaemon({ args: ['--parallel', '2', '--context-size', '256', '--request-timeout', REQUEST_TIMEOUT] });
     endpoints = endpointsOf(daemon.urls);
+    // Once per model, not per request: the first chat resolves the chat template (docs/runtime.md, "Event loop").
+    const warm = await fetch(`${daemon.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    assert.equal(warm.status, 200);
+    fuzzStartedAt = Date.now();
     probe = startHealthProbe(daemon.urls);
   });
 
@@ -165,6 +178,11 @@ describe('daemon fuzz: hostile requests from the route schemas', { timeout: 300_
     assert.equal(daemon.child.signalCode, null, 'the daemon process is alive');
     const last = await rawExchange({ host: endpoints[0]!.address, port: endpoints[0]!.port, timeoutMs: 5_000, bytes: Buffer.from(`GET /health HTTP/1.1\r\nHost: ${endpoints[0]!.host}\r\nConnection: close\r\n\r\n`) });
     assert.equal(last.responses[0]?.status, 200);
+    // The daemon's own account of its event loop: no request held it past the coarse bound.
+    const { event_loop: loop } = JSON.parse(last.responses[0]!.body.toString()) as { event_loop: { delay_ms: { p99: number; max: number }; stalls: number; held_stalls: number; recent_held_stalls: { ended_at_ms: number; held_ms: number }[] } };
+    const held = loop.recent_held_stalls.filter((s) => s.ended_at_ms >= fuzzStartedAt);
+    t.diagnostic(`event loop since start: delay p99 ${loop.delay_ms.p99} ms, max ${loop.delay_ms.max} ms; ${loop.stalls} stalls over 50 ms, ${loop.held_stalls} of them held; held during the fuzz: ${held.map((s) => `${s.held_ms} ms`).join(', ') || 'none'}`);
+    assert.deepEqual(held.filter((s) => s.held_ms >= HELD_BOUND_MS), [], `a request held the event loop ${HELD_BOUND_MS} ms or more`);
     assert.equal(await daemon.stop(), 0, 'and shuts down cleanly');
   });
 });
