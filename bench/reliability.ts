@@ -192,7 +192,7 @@ const alive = daemon.child.exitCode === null && daemon.child.signalCode === null
 const last = await healthNow();
 const eventLoopAfter = eventLoopOf(last);
 // The daemon logs each stall with the requests in flight (src/runtime/event-loop-monitor.ts).
-const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { time: number; stall_ms: number; held_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
+const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { time: number; stall_ms: number; held_ms: number; cpu_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
 const exitCode = await daemon.stop();
 
 const ms = health.samples.map((s) => s.ms);
@@ -233,7 +233,7 @@ const result = {
   stalls: stallLines
     .sort((a, b) => b.held_ms - a.held_ms)
     .slice(0, 12)
-    .map((l) => ({ ms: l.stall_ms, held_ms: l.held_ms, gc_ms: l.gc_ms, in_flight: l.in_flight.map((r) => `${r.method} ${r.path.slice(0, 40)}${r.body_bytes === undefined ? '' : ` ${(r.body_bytes / 1024).toFixed(0)} KiB`} (${r.ms} ms)`) })),
+    .map((l) => ({ ms: l.stall_ms, held_ms: l.held_ms, cpu_ms: l.cpu_ms, gc_ms: l.gc_ms, in_flight: l.in_flight.map((r) => `${r.method} ${r.path.slice(0, 40)}${r.body_bytes === undefined ? '' : ` ${(r.body_bytes / 1024).toFixed(0)} KiB`} (${r.ms} ms)`) })),
   rss_mb: { before: Math.round(rssBefore), peak: Math.round(rssPeak), end: Math.round(rssEnd), after_10s_idle: Math.round(rssAfter10s), after_30s_idle: Math.round(rssAfter30s) },
   alive,
   health_after: last.responses[0]?.status ?? null,
@@ -256,7 +256,7 @@ if (args.json) {
       : `Event loop (the daemon's histogram over the flood): p50 ${el.p50_ms} ms, p99 ${el.p99_ms} ms, max ${el.max_ms} ms; stalls over 50 ms: ${el.stalls_over_50ms}, of which held by the daemon's own work (not waiting for a core): ${el.held_stalls_over_50ms}, longest held ${el.longest_held_ms} ms (after 30 s idle: ${el.held_stalls_after_30s_idle}, ${el.longest_held_after_30s_idle_ms} ms)`,
   );
   console.log(`Held stalls over 50 ms during the flood: ${result.flood_held_stalls.length}${result.flood_held_stalls.length > 0 ? ` (${result.flood_held_stalls.join(', ')} ms)` : ''}; in the 30 s after it: ${result.idle_held_stalls.length}${result.idle_held_stalls.length > 0 ? ` (${result.idle_held_stalls.join(', ')} ms)` : ''}`);
-  for (const st of result.stalls) console.log(`  held ${st.held_ms} ms of a ${st.ms} ms stall (GC ${st.gc_ms} ms); in flight: ${st.in_flight.join(', ') || 'nothing'}`);
+  for (const st of result.stalls) console.log(`  held ${st.held_ms} ms of a ${st.ms} ms stall (CPU ${st.cpu_ms} ms, GC ${st.gc_ms} ms); in flight: ${st.in_flight.join(', ') || 'nothing'}`);
   console.log(`Daemon RSS: ${result.rss_mb.before} MB before, ${result.rss_mb.peak} MB peak, ${result.rss_mb.end} MB at the end, ${result.rss_mb.after_10s_idle} MB after 10 s idle, ${result.rss_mb.after_30s_idle} MB after 30 s`);
   console.log(`Alive throughout: ${alive ? 'yes' : 'NO'}; /health after: ${result.health_after}; exit code on SIGTERM: ${exitCode}\n`);
   console.log('| large body | status | ms | violations |\n|---|---:|---:|---|');
