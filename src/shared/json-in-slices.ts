@@ -10,10 +10,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * give the same text JSON.stringify would (key order kept), so the answer is still one string
  * with a length and a digest (response signatures need both).
  */
-export async function stringifyInSlices(value: Readonly<Record<string, unknown>>, key: string, sliceBytes = 64 * 1024): Promise<string> {
-  const items = value[key];
-  if (!Array.isArray(items)) return JSON.stringify(value);
+export async function stringifyInSlices(value: object, key: string, sliceBytes = 64 * 1024): Promise<string> {
   const entries = Object.entries(value);
+  const items: unknown = entries.find(([k]) => k === key)?.[1];
+  if (!Array.isArray(items)) return JSON.stringify(value);
   const at = entries.findIndex(([k]) => k === key);
   // `{"a":1,` before the array and `,"b":2}` after it, as JSON.stringify writes them.
   const before = JSON.stringify(Object.fromEntries(entries.slice(0, at)));
