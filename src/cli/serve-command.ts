@@ -81,8 +81,8 @@ export function registerServeCommand(program: Command): void {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
       const { config, configFile } = loadServeConfig(parsed, command);
       // Imported here so `svc --help` and other commands start without the server stack.
-      const [{ default: pino }, { startDaemon }] = await Promise.all([import('pino'), import('../runtime/daemon.ts')]);
-      const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
+      const [{ default: pino }, { startDaemon }, { stdoutLogDestination }] = await Promise.all([import('pino'), import('../runtime/daemon.ts'), import('../runtime/stdout-log-destination.ts')]);
+      const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, stdoutLogDestination());
       if (configFile !== undefined) log.info({ configFile }, `config file: ${configFile}`);
       await runServer(() => startDaemon(config, log), log, (e) => `a port is already in use (${e.message}); is another svc running? choose one with --port`);
     });
