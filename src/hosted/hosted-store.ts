@@ -167,6 +167,12 @@ export interface ReserveInput {
   /** A reservation never settled (its replica died) stops counting after this long; default 1 hour. */
   ttlMs?: number | undefined;
   at?: Date | undefined;
+  /**
+   * The allowance this store's `checkKey` read for the request, moments ago: the embedded store
+   * uses it instead of reading again when nothing was released since (any charge stored after
+   * it is then still held). Other stores, and a stale one, read afresh.
+   */
+  seen?: Allowance | undefined;
 }
 
 export interface ReserveResult {

@@ -3,6 +3,7 @@ import type { Account, Allowance, ApiKeyRecord, HostedStore } from './hosted-sto
 import { HostedError } from './hosted-error.ts';
 import { RateLimitedError } from './limits/rate-limited-error.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
+import { bindRequestLog } from './bind-request-log.ts';
 
 /** Who a hosted request is made as, once `requireKey` has let it through. */
 export interface HostedIdentity {
@@ -62,7 +63,7 @@ export function requireKey(store: HostedStore, options: RequireKeyOptions = {}):
       throw new HostedError({ status: 503, type: 'server_error', code: 'ledger_unavailable', message: 'The account and ledger store is unavailable right now; nothing was run. Retry shortly.', retryAfterSeconds: 1 });
     }
     // Attribution for every known key, refused ones too (abuse with a revoked key is worth seeing).
-    if (check.status !== 'unknown') request.log = request.log.child({ account_id: check.key.accountId, key_id: check.key.id });
+    if (check.status !== 'unknown') bindRequestLog(request, { account_id: check.key.accountId, key_id: check.key.id });
     if (check.status === 'revoked') {
       throw new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_revoked', message: 'This API key was revoked; issue a new one at /settings/api-keys.' });
     }

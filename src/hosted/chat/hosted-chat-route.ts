@@ -253,7 +253,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const wanted = headers.maxJoules ?? reservationJoules(plan.candidates.map((c) => c.backend.energy), promptTokenBound(input.messages, sampling), maxTokens);
       let reserved;
       try {
-        reserved = await store.reserveJoules({ accountId: identity.account.id, joules: wanted });
+        reserved = await store.reserveJoules({ accountId: identity.account.id, joules: wanted, seen: identity.allowance });
       } catch (error) {
         request.log.error({ err: error }, 'reserving Joules failed: the hosted store did not answer');
         throw ledgerUnavailable();

@@ -6,6 +6,7 @@ import { RateLimitedError } from '../limits/rate-limited-error.ts';
 import { bearerToken } from '../require-key.ts';
 import { SESSION_TOKEN_PREFIX } from '../store/store-secrets.ts';
 import { SESSION_COOKIE, sessionRequired } from './require-session.ts';
+import { bindRequestLog } from '../bind-request-log.ts';
 
 /**
  * Makes `scope`'s read-only routes answer a signed-in person as well as an API key (the usage
@@ -60,7 +61,7 @@ export async function acceptSessions(scope: FastifyInstance, context: HostedCont
       });
     }
     request.hostedSession = { session: found.session, account: found.account, via: bearer === undefined ? 'cookie' : 'bearer' };
-    request.log = request.log.child({ account_id: found.account.id });
+    bindRequestLog(request, { account_id: found.account.id });
     if (context.limiter !== undefined) {
       const decision = await context.limiter.take({ keyId: `session:${found.session.id}`, accountId: found.account.id, queueClass: 'interactive' });
       if (!decision.allowed) throw new RateLimitedError(decision);

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { Account, HostedStore, Session } from '../hosted-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { bearerToken } from '../require-key.ts';
+import { bindRequestLog } from '../bind-request-log.ts';
 
 /** The session cookie: HttpOnly, SameSite=Strict, Path=/ (see session-routes.ts). */
 export const SESSION_COOKIE = 'svc_session';
@@ -107,7 +108,7 @@ export function requireSession(store: HostedStore, publicOrigins: readonly strin
     if (presented === undefined) throw sessionRequired('Sign in first: open a sign-in link from your operator (svc admin sign-in-link).');
     const found = await store.checkSession(presented.token);
     if (found === undefined) throw sessionRequired('The session is not valid or has expired; sign in again.');
-    request.log = request.log.child({ account_id: found.account.id });
+    bindRequestLog(request, { account_id: found.account.id });
     if (presented.via === 'cookie') assertSameOriginJson(request, publicOrigins);
     request.hostedSession = { session: found.session, account: found.account, via: presented.via };
   };

@@ -251,6 +251,8 @@ export class KyselyHostedStore implements HostedStore {
   readonly #allowanceQuery: ReturnType<typeof allowanceQuery>;
   /** The embedded store's reservations (one process serves it); PostgreSQL keeps them in joule_reservations. */
   readonly #held: HeldJoules | undefined;
+  /** Allowances checkKey read (embedded store): their figures and the release count they were read at. */
+  readonly #allowanceReads = new WeakMap<Allowance, { accountId: string; allowanceMj: number; usedMj: number; releases: number }>();
   #lastReservationSweep = 0;
 
   constructor(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', options: KyselyHostedStoreOptions = {}) {
@@ -362,7 +364,11 @@ export class KyselyHostedStore implements HostedStore {
     // Refused before it counts as use: a disabled account's key is not used.
     if (account.disabledAt !== null) return { status: 'account_disabled', key, account };
     key.lastUsedAt = await this.#touch(key.id, key.lastUsedAt);
-    return { status: 'valid', key, account, allowance: allowanceOf(month, Number(row.monthly_allowance_mj), row.used_mj === null ? 0 : Number(row.used_mj)) };
+    const allowanceMj = Number(row.monthly_allowance_mj);
+    const usedMj = row.used_mj === null ? 0 : Number(row.used_mj);
+    const allowance = allowanceOf(month, allowanceMj, usedMj);
+    if (this.#held !== undefined) this.#allowanceReads.set(allowance, { accountId: account.id, allowanceMj, usedMj, releases: this.#held.releases });
+    return { status: 'valid', key, account, allowance };
   }
 
   /** Records use at most once a minute per key, across replicas too (the update is conditional). */
@@ -502,14 +508,23 @@ export class KyselyHostedStore implements HostedStore {
     };
     const held = this.#held;
     if (held !== undefined) {
-      // Read the month's use and hold in one synchronous step where the read is synchronous (the hot
-      // path). Where it had to wait, a charge may have been stored and its reservation released while
-      // it did: a read that saw a release is taken again, so no Joule is counted by neither.
+      // The month's use as read with the key, when nothing was released since: a charge stored after
+      // that read is still held, so it is counted. Otherwise read it, and hold in the same
+      // synchronous step where the read is synchronous (the hot path). Where the read had to wait, a
+      // charge may have been stored and its reservation released meanwhile: a read that saw a
+      // release is taken again, so no Joule is counted by neither.
+      const seen = input.seen === undefined ? undefined : this.#allowanceReads.get(input.seen);
       for (;;) {
         const releases = held.releases;
-        const row = (await this.#rows(this.#allowanceQuery.bind([month, input.accountId])))[0];
-        if (held.releases !== releases) continue;
-        const { grantedMj, allowance } = grant(row === undefined ? 0 : Number(row.monthly_allowance_mj), row?.used_mj == null ? 0 : Number(row.used_mj), held.held(input.accountId, month));
+        let figures: { allowanceMj: number; usedMj: number };
+        if (seen !== undefined && seen.releases === releases && seen.accountId === input.accountId && input.seen!.month === month) {
+          figures = seen;
+        } else {
+          const row = (await this.#rows(this.#allowanceQuery.bind([month, input.accountId])))[0];
+          if (held.releases !== releases) continue;
+          figures = { allowanceMj: row === undefined ? 0 : Number(row.monthly_allowance_mj), usedMj: row?.used_mj == null ? 0 : Number(row.used_mj) };
+        }
+        const { grantedMj, allowance } = grant(figures.allowanceMj, figures.usedMj, held.held(input.accountId, month));
         if (grantedMj <= 0) return { reservation: undefined, allowance };
         held.hold(id, input.accountId, month, grantedMj);
         return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
@@ -543,15 +558,20 @@ export class KyselyHostedStore implements HostedStore {
   }
 
   async recordCharge(input: ChargeInput): Promise<ChargeResult> {
-    let released = false;
+    const { reservation } = input;
+    if (reservation === undefined) return this.#recordCharge(input);
+    // Stored (its Joules count in the month's use now) or not stored (nothing to hold for): given back
+    // either way. The embedded store's is in memory; PostgreSQL's goes with the row (its insert
+    // trigger), and only a row not stored leaves it to release here.
+    const held = this.#held;
+    let released = held !== undefined;
     try {
       const result = await this.#recordCharge(input);
-      // PostgreSQL: the row's insert trigger released it, in the same statement.
-      released = result.status === 'recorded' && this.#held === undefined;
+      released ||= result.status === 'recorded';
       return result;
     } finally {
-      // Stored (its Joules count in the month's use now) or not stored (nothing to hold for).
-      if (input.reservation !== undefined && !released) await this.releaseReservation(input.reservation).catch(() => {});
+      if (held !== undefined) held.release(reservation.id);
+      else if (!released) await this.releaseReservation(reservation).catch(() => {});
     }
   }
 

@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CompiledQuery } from 'kysely';
 
 /**
@@ -14,6 +14,12 @@ import type { CompiledQuery } from 'kysely';
  */
 export class SqliteHotPath {
   readonly #db: DatabaseSync;
+  /**
+   * Each SQL text's compiled statement, kept: compiling one (`prepare`) cost as much as running
+   * it for the hot path's short queries. Their texts are the few prepared queries of the store,
+   * so the cache stays small; it is bounded all the same.
+   */
+  readonly #statements = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -22,6 +28,14 @@ export class SqliteHotPath {
   /** The query's rows, or undefined while a transaction is open on the connection (use Kysely then). */
   all<Row>(query: CompiledQuery<Row>): Row[] | undefined {
     if (this.#db.isTransaction) return undefined;
-    return this.#db.prepare(query.sql).all(...(query.parameters as never[])) as Row[];
+    let statement = this.#statements.get(query.sql);
+    if (statement === undefined) {
+      if (this.#statements.size >= MAX_CACHED_STATEMENTS) this.#statements.clear();
+      statement = this.#db.prepare(query.sql);
+      this.#statements.set(query.sql, statement);
+    }
+    return statement.all(...(query.parameters as never[])) as Row[];
   }
 }
+
+const MAX_CACHED_STATEMENTS = 64;

@@ -85,6 +85,28 @@ for (const kind of hostedStoreKinds) {
   });
 }
 
+describe('[sqlite] the allowance read with the key', () => {
+  it('stands for a fresh read only while nothing was released since: a charge stored after it is counted', async (t) => {
+    const f = await hostedStoreKinds.find((k) => k.kind === 'sqlite')!.open();
+    t.after(() => f.cleanup());
+    const account = await f.store.createAccount({ name: 'seen', plan: PAID(10) });
+    const { key, secret } = await f.store.issueKey(account.id, { scope: 'supercomputer' });
+    const check = await f.store.checkKey(secret);
+    assert.equal(check.status, 'valid');
+    const seen = check.status === 'valid' ? check.allowance : undefined;
+    // Another request reserves, runs and is charged 5 J after that read.
+    const other = (await f.store.reserveJoules({ accountId: account.id, joules: 6 })).reservation!;
+    await f.store.recordCharge({ ...charge(account.id, key.id, 5), reservation: other });
+    // The read said 0 J used; 5 J are: only 5 J are free.
+    assert.equal((await f.store.reserveJoules({ accountId: account.id, joules: 10, seen })).reservation?.joules, 5);
+    // Read again with nothing released since: it stands (and still counts what is held).
+    const fresh = await f.store.checkKey(secret);
+    const again = await f.store.reserveJoules({ accountId: account.id, joules: 10, seen: fresh.status === 'valid' ? fresh.allowance : undefined });
+    assert.equal(again.reservation, undefined, 'the 5 J granted above are held');
+    assert.equal(again.allowance.usedJoules, 5);
+  });
+});
+
 describe('[postgres] a reservation its replica never settled', () => {
   it('stops counting once it has expired, on every replica; live ones still count', async (t) => {
     const f = await hostedStoreKinds.find((k) => k.kind === 'postgres')!.open();
