@@ -4,6 +4,9 @@ import type { OffThread } from '../shared/off-thread.ts';
 
 const MODULE = new URL(import.meta.url);
 
+/** Texts up to this many characters in all are embedded on the event loop (about 1 ms of hashing). */
+const INLINE_EMBED_CHARS = 16 * 1024;
+
 /**
  * `/v1/embeddings` for svc's built-in hashed embedders, computed on the intake worker.
  *
@@ -40,8 +43,12 @@ export class OffThreadEmbeddingRegistry implements ModelRegistry {
   }
 
   async #embed(model: LanguageModel, version: HashedEmbedderVersion, inputs: readonly (string | readonly number[])[]): Promise<EmbedResult> {
-    // Token ids are refused by the model itself (it has no vocabulary): nothing to compute.
+    // Token ids are refused by the model itself (it has no vocabulary): nothing to compute. Small
+    // texts are embedded here, in well under a millisecond, without waiting behind large bodies.
     if (!inputs.every((input) => typeof input === 'string')) return model.embed(inputs);
+    let chars = 0;
+    for (const input of inputs) chars += input.length;
+    if (chars <= INLINE_EMBED_CHARS) return model.embed(inputs);
     const { vectors, dimensions, promptTokens } = await this.#offThread.run<OffThreadEmbedding>(MODULE, 'embedWithHashedEmbedder', [version, inputs]);
     return { vectors: Array.from({ length: inputs.length }, (_, i) => Array.from(vectors.subarray(i * dimensions, (i + 1) * dimensions))), promptTokens };
   }
