@@ -56,6 +56,7 @@ const { values: flags } = parseArgs({
     sides: { type: 'string', default: 'direct,floor,portkey,svc' },
     baseline: { type: 'string' },
     'database-url': { type: 'string' },
+    'database-pool-size': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -187,7 +188,9 @@ async function startSvc(mockUrl: string, root = ROOT, name = 'svc'): Promise<Sid
   // SVC_BENCH_CPU_PROF=<dir>: svc hosted writes a V8 CPU profile there when it stops.
   const profile = process.env.SVC_BENCH_CPU_PROF;
   const child = spawn(process.execPath, [...(profile !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profile] : []), join(root, 'src/cli/main.ts'), 'hosted', '--port', String(port), '--data-dir', dataDir, '--routes', routes, '--log-level', 'warn',
-    ...(databaseUrl !== undefined ? ['--database-url', `${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schema!}`)}`] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
+    ...(databaseUrl !== undefined ? ['--database-url', `${databaseUrl}?options=${encodeURIComponent(`-c search_path=${schema!}`)}`] : []),
+    // A baseline from before the option existed keeps its own pool size.
+    ...(flags['database-pool-size'] !== undefined && root === ROOT ? ['--database-pool-size', flags['database-pool-size']] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}/api/v1/chat/completions`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   await waitFor(url, { method: 'POST', headers, body: body() }, child, name);

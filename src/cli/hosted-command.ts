@@ -20,6 +20,7 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
   databaseUrl?: string;
   redisUrl?: string;
   redisKeyPrefix?: string;
+  databasePoolSize?: string;
   routes?: string;
   enterprise?: boolean;
   corsOrigin?: string[];
@@ -35,6 +36,13 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 /** Origins as the flags give them (repeatable, or comma-separated), each checked: scheme://host[:port]. */
+function databasePoolSizeFrom(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const size = z.coerce.number().int().min(1).max(1000).safeParse(value);
+  if (!size.success) throw new ConfigError(`--database-pool-size: '${value}' must be a whole number from 1 to 1000.`);
+  return size.data;
+}
+
 /** A Redis key prefix: printable, no spaces, short (it starts every key the limiter writes). */
 function redisKeyPrefixFrom(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -75,6 +83,7 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     databaseUrl: raw.databaseUrl,
     redisUrl: raw.redisUrl,
     redisKeyPrefix: redisKeyPrefixFrom(raw.redisKeyPrefix),
+    databasePoolSize: databasePoolSizeFrom(raw.databasePoolSize),
     routesFile: raw.routes,
     enterprise: raw.enterprise === true,
     corsOrigins: origins,
@@ -105,6 +114,7 @@ export function registerHostedCommand(program: Command): void {
   for (const option of hardwareOptions()) hosted.addOption(option);
   hosted
     .addOption(new Option('--database-url <url>', 'PostgreSQL URL: share accounts, keys and the ledger between replicas').env('SVC_DATABASE_URL'))
+    .addOption(new Option('--database-pool-size <n>', 'PostgreSQL connections this replica may hold [default: 10]').env('SVC_DATABASE_POOL_SIZE'))
     .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter\'s buckets, shared by every replica on it').env('SVC_REDIS_URL'))
     .addOption(new Option('--redis-key-prefix <prefix>', `prefix of every Redis key the limiter writes; deployments sharing one Redis each need their own [default: ${DEFAULT_KEY_PREFIX}]`).env('SVC_REDIS_KEY_PREFIX'))
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))

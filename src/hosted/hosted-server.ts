@@ -29,6 +29,8 @@ export interface HostedServerConfig {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** PostgreSQL connections this replica may hold; default 10. */
+  databasePoolSize?: number | undefined;
   /** Prefix of the limiter's Redis keys; default `svc:rl:`. */
   redisKeyPrefix?: string | undefined;
   routesFile: string | undefined;
@@ -68,7 +70,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
     // The names clients reach it by: the listen address and the public origins' hosts.
     hosts: [config.host, ...(config.publicOrigins ?? []).map((o) => new URL(o).hostname.replace(/^\[|\]$/g, ''))],
   });
-  const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const store = await openHostedStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
   const offThread = new OffThread();
   const draining = new AbortController();
   // Aborted when the grace period ends: running generations stop, open streams end with an error event.

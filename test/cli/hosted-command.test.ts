@@ -48,6 +48,12 @@ test('svc hosted takes the engine flags of svc serve, checked the same way', () 
   assert.throws(() => resolveHostedConfig({ discover: 'winamp' }, {}), /--discover/);
 });
 
+test('svc hosted --database-pool-size: a whole number from 1 to 1000', () => {
+  assert.equal(resolveHostedConfig({}, {}).databasePoolSize, undefined);
+  assert.equal(resolveHostedConfig({ databasePoolSize: '24' }, {}).databasePoolSize, 24);
+  for (const bad of ['0', '1001', '2.5', 'many']) assert.throws(() => resolveHostedConfig({ databasePoolSize: bad }, {}), ConfigError, bad);
+});
+
 test('svc hosted --redis-key-prefix: two deployments on one Redis keep their limits apart; a bad prefix is refused', () => {
   assert.equal(resolveHostedConfig({}, {}).redisKeyPrefix, undefined);
   assert.equal(resolveHostedConfig({ redisKeyPrefix: 'staging:rl:' }, {}).redisKeyPrefix, 'staging:rl:');

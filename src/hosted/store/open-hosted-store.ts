@@ -22,6 +22,12 @@ export interface OpenHostedStoreOptions {
   databaseUrl?: string | undefined;
   /** PostgreSQL schema to keep every table in (created if missing); default `public`. */
   schema?: string | undefined;
+  /**
+   * PostgreSQL connections this process may hold; default 10 (pg's own default). A hosted chat
+   * request makes three queries (key check, Joule reservation, ledger row); every replica's pool
+   * counts against the server's max_connections.
+   */
+  poolSize?: number | undefined;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -34,14 +40,16 @@ const POSTGRES_POOL_SIZE = 10;
  * Rejects with a clear message on a URL that is not PostgreSQL's or a schema name that is not a
  * plain lower-case identifier (it goes into `search_path`, so it is never quoted user text).
  */
-export async function openHostedStore(options: { dataDir: string; databaseUrl?: string | undefined; schema?: string | undefined }): Promise<HostedStore> {
+export async function openHostedStore(options: OpenHostedStoreOptions): Promise<HostedStore> {
   const url = options.databaseUrl;
   if (url === undefined || url === '') return openSqlite(options.dataDir);
   if (!POSTGRES_URL.test(url)) throw new TypeError('the hosted database URL must start with postgres:// or postgresql://');
   if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
     throw new TypeError('the hosted database schema must be a lower-case identifier (letters, digits, underscores)');
   }
-  return openPostgres(url, options.schema);
+  const poolSize = options.poolSize ?? POSTGRES_POOL_SIZE;
+  if (!Number.isSafeInteger(poolSize) || poolSize < 1 || poolSize > 1000) throw new RangeError('poolSize must be a whole number from 1 to 1000');
+  return openPostgres(url, options.schema, poolSize);
 }
 
 async function openSqlite(dataDir: string): Promise<HostedStore> {
@@ -87,10 +95,10 @@ const pgTypes = {
   },
 };
 
-async function openPostgres(url: string, schema: string | undefined): Promise<HostedStore> {
+async function openPostgres(url: string, schema: string | undefined, poolSize: number): Promise<HostedStore> {
   const pool = new pg.Pool({
     connectionString: url,
-    max: POSTGRES_POOL_SIZE,
+    max: poolSize,
     // Per-connection search_path keeps every query unqualified and lets tests isolate in a schema.
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
     types: pgTypes as pg.CustomTypesConfig,
