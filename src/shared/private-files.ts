@@ -34,14 +34,33 @@ function madeFolders(dir: string, first: string | undefined): string[] {
  * home or a shared mount, not svc's to change.
  */
 export function makePrivateDirSync(dir: string): void {
-  const first = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  let first: string | undefined;
+  try {
+    first = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    throw notADirectory(error, dir);
+  }
   if (POSIX) for (const folder of madeFolders(dir, first)) chmodSync(folder, PRIVATE_DIR_MODE);
 }
 
 /** makePrivateDirSync, off the event loop (for folders made while requests are served). */
 export async function makePrivateDir(dir: string): Promise<void> {
-  const first = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  let first: string | undefined;
+  try {
+    first = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    throw notADirectory(error, dir);
+  }
   if (POSIX) for (const folder of madeFolders(dir, first)) await chmod(folder, PRIVATE_DIR_MODE);
+}
+
+/**
+ * A recursive mkdir of a path that is a file fails with EEXIST ("file already exists"), which
+ * reads as if nothing were wrong; it is said as what it is, ENOTDIR, as a mkdir inside it would.
+ */
+function notADirectory(error: unknown, dir: string): unknown {
+  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== 'EEXIST') return error;
+  return Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`, { cause: error }), { code: 'ENOTDIR', syscall: 'mkdir', path: dir });
 }
 
 /** Sets 0600 on an open file (one just created, or one an older svc wrote with another mode). */
