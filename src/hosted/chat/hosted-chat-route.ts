@@ -247,10 +247,15 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       if (identity.allowance.remainingJoules <= 0) throw allowanceExhausted(identity.allowance, 'it is used up');
       const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
       const sampling = { ...samplingFrom(body, maxTokens), ...input.chatOptions };
+      // x-svc-max-joules: 0 fits nothing, whatever the prompt: refused as the executor would, before a reservation.
+      if (headers.maxJoules === 0) throw new RouteRefusedError('joule_ceiling_too_low', 'x-svc-max-joules 0 cannot cover any request: its prompt and one completion token cost more. Nothing was run.', 'x-svc-max-joules');
       // The request's Joules are held before it runs, atomically with every other request of the
       // account (on every replica): concurrent requests cannot each spend what is left. What it holds
-      // is its ceiling: x-svc-max-joules, or what its prompt bound, max_tokens and load can cost.
-      const wanted = headers.maxJoules ?? reservationJoules(plan.candidates.map((c) => c.backend.energy), promptTokenBound(input.messages, sampling), maxTokens);
+      // is its ceiling: x-svc-max-joules, or what its prompt bound, max_tokens and load can cost;
+      // never more than the whole allowance (no grant could be larger, and a ceiling of 10^14 J is
+      // a valid header, not a number the store should see).
+      const ceiling = headers.maxJoules ?? reservationJoules(plan.candidates.map((c) => c.backend.energy), promptTokenBound(input.messages, sampling), maxTokens);
+      const wanted = Math.min(ceiling, identity.allowance.allowanceJoules);
       let reserved;
       try {
         reserved = await store.reserveJoules({ accountId: identity.account.id, joules: wanted, seen: identity.allowance });
@@ -264,7 +269,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       }
       let charging = false;
       try {
-        return await runReserved(request, reply, input, plan, sampling, reservation, allowance, wanted, () => { charging = true; });
+        return await runReserved(request, reply, input, plan, sampling, reservation, allowance, ceiling, () => { charging = true; });
       } finally {
         // A request that never reached its charge gives its Joules back (a charge gives them back itself).
         if (!charging) await store.releaseReservation(reservation).catch((error: unknown) => request.log.error({ err: error }, 'releasing a Joule reservation failed'));
@@ -273,7 +278,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
 
     async function runReserved(
       request: FastifyRequest, reply: FastifyReply, input: RunInput, plan: ReturnType<typeof planRoute>, sampling: ReturnType<typeof samplingFrom>,
-      reservation: JouleReservation, allowance: Allowance, wanted: number, charging: () => void,
+      reservation: JouleReservation, allowance: Allowance, ceiling: number, charging: () => void,
     ): Promise<unknown> {
       const identity = request.hostedIdentity!;
       const { headers, stream } = input;
@@ -305,7 +310,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       const { shutdownSignal } = options;
       // The reservation is the ceiling: the request stops before a token would cross it. It binds
       // (rather than x-svc-max-joules) when less was free than the request asked for.
-      const allowanceBinds = reservation.joules < wanted;
+      const allowanceBinds = reservation.joules < ceiling;
       const maxJoules = reservation.joules;
       // The run stops when the client leaves or when shutdown's grace period ends.
       const runAbort = linkedAbort([controller.signal, shutdownSignal]);
@@ -348,11 +353,15 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
         svc_outcome: result.outcome,
       };
       const chargeInput: Charge = { store, request, result, projectId: headers.projectId ?? identity.key.project ?? undefined, idempotencyKey: input.idempotencyKey, completion, hash: input.hash, stream, alone: running === 1, reservation };
-      charging();
+      // The charge gives the reservation back, whatever becomes of it; until it is called, run() does.
+      const chargeNow = (): ReturnType<typeof charge> => {
+        charging();
+        return charge(chargeInput);
+      };
 
       if (result.outcome === 'aborted') {
         // Nobody is listening; what ran is still billed.
-        await charge(chargeInput).catch(() => undefined);
+        await chargeNow().catch(() => undefined);
         if (sse === undefined || !opened) reply.hijack();
         return reply;
       }
@@ -360,7 +369,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       // Failed with nothing sent yet (a non-streamed request, or every backend given up on after one
       // did work): billed for what ran, and an ordinary HTTP error naming its evidence.
       if (sse === undefined || (result.outcome === 'failed' && !opened)) {
-        const charged = await charge(chargeInput);
+        const charged = await chargeNow();
         if (result.outcome === 'failed') {
           reply.header('x-svc-evidence-id', charged.entry.evidenceId);
           throw result.error ?? new HostedError({ status: 502, type: 'server_error', code: 'upstream_unavailable', message: 'The backend failed.' });
@@ -374,7 +383,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       if (result.outcome === 'failed') {
         open();
         let charged = true;
-        await charge(chargeInput).catch(() => {
+        await chargeNow().catch(() => {
           charged = false;
         });
         if (charged) sse.send({ ...head, object: 'chat.completion.chunk', choices: [], usage, svc_route: svcRoute, svc_outcome: result.outcome });
@@ -386,7 +395,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       sse.send(chunk({ delta: {}, finish_reason: finishReason }));
       let charged: Awaited<ReturnType<typeof charge>>;
       try {
-        charged = await charge(chargeInput);
+        charged = await chargeNow();
       } catch (error) {
         sse.send(hostedErrorBody(toHostedError(error)));
         sse.done();

@@ -116,11 +116,18 @@ export class RouteExecutor {
     }
     const attempts: FailedAttempt[] = [];
     let lastError: unknown;
+    /** The first backend that counted a prompt too large for the ceiling (a cheaper one may still fit it). */
+    let refusal: RouteRefusedError | undefined;
     for (const candidate of candidates) {
       if (run.signal?.aborted === true) break;
       try {
         return await this.#attempt(candidate, run, startedAt, promptBound, attempts);
       } catch (error) {
+        if (error instanceof RouteRefusedError && error.code === 'joule_ceiling_too_low') {
+          refusal ??= error;
+          attempts.push({ backend: candidate.backend.id, reason: 'joule_ceiling' });
+          continue;
+        }
         if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
         lastError = error;
         const joules = error instanceof LatencyCeiling ? error.joules : undefined;
@@ -141,6 +148,8 @@ export class RouteExecutor {
         outcome: 'failed', error: new AllBackendsFailedError(attempts, lastError), attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
       });
     }
+    // Nothing ran: when every backend counted a prompt too large for the ceiling, that is the answer.
+    if (refusal !== undefined && attempts.every((a) => a.reason === 'joule_ceiling')) throw refusal;
     throw new AllBackendsFailedError(attempts, lastError);
   }
 
@@ -175,25 +184,53 @@ export class RouteExecutor {
       }, Math.min(run.maxLatencyMs, 2 ** 31 - 1));
     }
 
+    // The ceiling this attempt works under: what is left of x-svc-max-joules after the work of
+    // backends given up on before it (billed with this one).
+    const ceiling = run.maxJoules === undefined ? undefined : run.maxJoules - attempts.reduce((sum, a) => sum + (a.joules ?? 0), 0);
+    if (ceiling !== undefined && !engine && minimumJoules(profile, promptBound) > ceiling) {
+      clearTimeout(timer);
+      throw jouleCeilingTooLow(ceiling, minimumJoules(profile, promptBound));
+    }
+
     // The budget lowers the caller's own max_tokens; it never sets one the caller did not send:
     // a generous ceiling would become a max_tokens past the model's context (a 400 about a
     // parameter nobody sent). Without one, the running estimate below stops the stream.
     let maxTokens = run.options.maxTokens;
-    if (run.maxJoules !== undefined && maxTokens !== undefined && promptTokens !== undefined) {
-      const budget = completionTokenBudget(profile, promptTokens, run.maxJoules);
+    if (ceiling !== undefined && maxTokens !== undefined && promptTokens !== undefined) {
+      const budget = completionTokenBudget(profile, promptTokens, ceiling);
       if (Number.isFinite(budget)) maxTokens = Math.min(maxTokens, budget);
     }
+
+    // Wall time costs Joules too (joules_per_second): a backend slow to answer, or stalled between
+    // tokens, is stopped when its time alone would leave no room for one more token, not only when
+    // a token arrives. Armed once the backend works on the request (an upstream at once, the
+    // engine once it has counted its prompt) and again after each token.
+    let jouleTimer: NodeJS.Timeout | undefined;
+    const armJouleTimer = (): void => {
+      clearTimeout(jouleTimer);
+      if (ceiling === undefined || profile.joules_per_second <= 0 || stop.signal.aborted) return;
+      const seconds = (performance.now() - attemptStart) / 1000;
+      const next = estimateJoules(profile, { promptTokens: promptTokens ?? promptBound, completionTokens: counted + 1, seconds });
+      const waitMs = Math.max(0, ((ceiling - next) / profile.joules_per_second) * 1000);
+      jouleTimer = setTimeout(() => {
+        if (run.signal?.aborted !== true) stop.abort(new JouleCeiling());
+      }, Math.min(waitMs, 2 ** 31 - 1));
+    };
+
     // The engine's count of the prompt, before it evaluates any of it: a prompt that cannot fit the
     // ceiling with one completion token is refused there, with nothing run; otherwise the budget
     // caps its completion (the engine has no context-size trap: it takes the smaller of the two).
-    const ceiling = run.maxJoules;
     const onPromptTokens = !engine ? undefined : (counted: number): number | undefined => {
       // Given up on (the latency ceiling) or left while it waited: nothing of the prompt is evaluated.
       if (link.signal.aborted) throw link.signal.reason;
-      promptTokens = counted;
-      if (ceiling === undefined) return undefined;
+      if (ceiling === undefined) {
+        promptTokens = counted;
+        return undefined;
+      }
       const budget = completionTokenBudget(profile, counted, ceiling);
       if (budget < 1) throw jouleCeilingTooLow(ceiling, minimumJoules(profile, counted), counted);
+      promptTokens = counted;
+      armJouleTimer();
       if (!Number.isFinite(budget) || budget >= (run.options.maxTokens ?? Infinity)) return undefined;
       engineCap = budget;
       return budget;
@@ -207,9 +244,10 @@ export class RouteExecutor {
       }
       if (part.type === 'text-delta' || part.type === 'tool-call-delta') counted++;
       run.onPart?.(part);
-      if (run.maxJoules !== undefined) {
+      if (ceiling !== undefined) {
         const seconds = (performance.now() - attemptStart) / 1000;
-        if (run.signal?.aborted !== true && nextTokenExceeds(profile, { promptTokens: promptTokens ?? promptBound, completionTokens: counted, seconds }, run.maxJoules)) stop.abort(new JouleCeiling());
+        if (run.signal?.aborted !== true && nextTokenExceeds(profile, { promptTokens: promptTokens ?? promptBound, completionTokens: counted, seconds }, ceiling)) stop.abort(new JouleCeiling());
+        else armJouleTimer();
       }
     };
 
@@ -224,13 +262,22 @@ export class RouteExecutor {
     };
     let result: GenerateResult;
     const link = linkedAbort([run.signal, stop.signal]);
+    if (!engine) armJouleTimer();
     try {
       result = await model.chat(run.messages, { ...run.options, maxTokens, signal: link.signal, onPart, onStarted, onPromptTokens });
     } catch (error) {
       clearTimeout(timer);
+      clearTimeout(jouleTimer);
       link.release();
-      measurement?.end();
+      const failedRaw = measurement?.end() ?? null;
       if (stop.signal.reason instanceof LatencyCeiling && !started) throw this.#givenUp(stop.signal.reason, profile, promptTokens, engine, attemptStart);
+      // Stopped at the ceiling by its time alone (a backend that threw on the abort): what ran is billed.
+      if (stop.signal.reason instanceof JouleCeiling) {
+        const seconds = (performance.now() - attemptStart) / 1000;
+        return this.#result(candidate, run, startedAt, { text: '', toolCalls: [], finishReason: 'length', usage: { promptTokens: 0, completionTokens: counted } }, {
+          outcome: 'stopped_at_joule_ceiling', attempts, seconds, promptTokens: promptTokens ?? 0, counted, raw: failedRaw,
+        });
+      }
       // Nothing reached the caller (no output yet, or a non-streamed request, which sees nothing
       // until the end): the next backend may still answer it whole, and nothing is billed.
       if (!started || run.onPart === undefined) throw error;
@@ -243,6 +290,7 @@ export class RouteExecutor {
       });
     }
     clearTimeout(timer);
+    clearTimeout(jouleTimer);
     link.release();
     const raw = measurement?.end() ?? null;
     const seconds = (performance.now() - attemptStart) / 1000;

@@ -5,7 +5,8 @@
  * millijoules, like the store's counters.
  */
 export class HeldJoules {
-  readonly #byId = new Map<string, { key: string; mj: number }>();
+  /** In the order held: with one time to live for all, also the order they expire in. */
+  readonly #byId = new Map<string, { key: string; mj: number; expiresAt: number }>();
   readonly #totals = new Map<string, number>();
   #releases = 0;
 
@@ -19,9 +20,9 @@ export class HeldJoules {
     return this.#totals.get(keyOf(accountId, month)) ?? 0;
   }
 
-  hold(id: string, accountId: string, month: string, mj: number): void {
+  hold(id: string, accountId: string, month: string, mj: number, expiresAt: number): void {
     const key = keyOf(accountId, month);
-    this.#byId.set(id, { key, mj });
+    this.#byId.set(id, { key, mj, expiresAt });
     this.#totals.set(key, (this.#totals.get(key) ?? 0) + mj);
   }
 
@@ -34,6 +35,17 @@ export class HeldJoules {
     const left = (this.#totals.get(entry.key) ?? 0) - entry.mj;
     if (left <= 0) this.#totals.delete(entry.key);
     else this.#totals.set(entry.key, left);
+  }
+
+  /**
+   * Releases what expired by `now`: a reservation a bug never gave back stops holding the
+   * account's allowance after its time to live, as on PostgreSQL, not until a restart.
+   */
+  expire(now: number): void {
+    for (const [id, entry] of this.#byId) {
+      if (entry.expiresAt > now) break;
+      this.release(id);
+    }
   }
 }
 

@@ -39,11 +39,11 @@ async function counterTrigger(db: Kysely<unknown>, kind: StoreKind): Promise<voi
  *
  * The lock is the account's row, taken FOR NO KEY UPDATE: that conflicts with another grant but
  * not with the key-share locks ledger inserts take on it (their foreign key), so a grant never
- * waits for a charge's commit. After the lock, each statement sees what committed before it: the
- * month's use (the counter the ledger trigger moves) and the unexpired reservations. A charge
- * moves the counter and deletes its reservation in one statement (the ledger trigger below), so
- * every snapshot counts a request once, as held or as used. A reservation its replica never
- * settled simply stops counting when it expires.
+ * waits for a charge's commit. After the lock, one statement (one snapshot) reads what committed
+ * before it: the month's use (the counter the ledger trigger moves) and the unexpired
+ * reservations. A charge moves the counter and deletes its reservation in one statement (the
+ * ledger trigger below), so that snapshot counts each request once, as held or as used. A
+ * reservation its replica never settled simply stops counting when it expires.
  *
  * Reservation commits do not wait for the disk (synchronous_commit off, for those transactions
  * only): a reservation lost in a server crash only frees what it held. The ledger row, the bill,
@@ -64,8 +64,11 @@ async function reservationFunctions(db: Kysely<unknown>): Promise<void> {
         return query select 0::bigint, 0::bigint, 0::bigint, 0::bigint;
         return;
       end if;
-      select coalesce((select c.used_mj from usage_counters c where c.account_id = p_account and c.month = p_month), 0) into v_used;
-      select coalesce(sum(j.reserved_mj), 0) into v_held from joule_reservations j where j.account_id = p_account and j.month = p_month and j.expires_at > p_now;
+      -- One statement, one snapshot: a charge commits its use and deletes its reservation together,
+      -- so it is seen once, as one or the other (two reads could miss it between them).
+      select coalesce((select c.used_mj from usage_counters c where c.account_id = p_account and c.month = p_month), 0),
+          coalesce((select sum(j.reserved_mj) from joule_reservations j where j.account_id = p_account and j.month = p_month and j.expires_at > p_now), 0)
+        into v_used, v_held;
       v_granted := least(p_want, greatest(0, v_allowance - v_used - v_held));
       if v_granted > 0 then
         insert into joule_reservations (id, account_id, month, reserved_mj, expires_at) values (p_id, p_account, p_month, v_granted, p_expires);

@@ -508,6 +508,7 @@ export class KyselyHostedStore implements HostedStore {
     };
     const held = this.#held;
     if (held !== undefined) {
+      held.expire(at.getTime());
       // The month's use as read with the key, when nothing was released since: a charge stored after
       // that read is still held, so it is counted. Otherwise read it, and hold in the same
       // synchronous step where the read is synchronous (the hot path). Where the read had to wait, a
@@ -526,7 +527,7 @@ export class KyselyHostedStore implements HostedStore {
         }
         const { grantedMj, allowance } = grant(figures.allowanceMj, figures.usedMj, held.held(input.accountId, month));
         if (grantedMj <= 0) return { reservation: undefined, allowance };
-        held.hold(id, input.accountId, month, grantedMj);
+        held.hold(id, input.accountId, month, grantedMj, at.getTime() + ttlMs);
         return { reservation: { id, accountId: input.accountId, month, joules: toJoules(grantedMj) }, allowance };
       }
     }

@@ -467,3 +467,14 @@ test('keys minted at will do not multiply an account\'s rate: the account bucket
   const b = await f.account();
   assert.equal((await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: auth(b.secret), payload: BODY })).statusCode, 200);
 });
+
+test('x-svc-max-joules at the edges: 0 is 400 joule_ceiling_too_low, the largest valid value runs (no 5xx)', async (t) => {
+  const f = await buildChatFixture(t);
+  const a = await f.account();
+  const zero = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-max-joules': '0' }, payload: BODY });
+  assert.equal(zero.statusCode, 400, zero.body);
+  assert.equal(zero.json<Envelope>().error.code, 'joule_ceiling_too_low');
+  const huge = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-max-joules': '999999999999999' }, payload: BODY });
+  assert.equal(huge.statusCode, 200, huge.body);
+  assert.equal(f.upstream.requests.length, 1);
+});

@@ -356,3 +356,82 @@ describe('RouteExecutor when the latency ceiling passes while the engine works o
     assert.equal(engine.wasCounted(), false);
   });
 });
+
+describe('RouteExecutor: the Joule ceiling holds on time and across backends', () => {
+  /** An engine that counts `promptTokens` and then waits for the abort (or answers after `answerMs`). */
+  function countingEngine(promptTokens: number, answerMs = 0) {
+    const model = {
+      id: 'fake',
+      chat: async (_messages: unknown, options: { signal?: AbortSignal; onStarted?: () => void; onPromptTokens?: (n: number) => number | undefined }) => {
+        options.onStarted?.();
+        options.onPromptTokens?.(promptTokens);
+        await sleep(answerMs);
+        options.signal?.throwIfAborted();
+        return { text: 'ok', toolCalls: [], finishReason: 'stop' as const, usage: { promptTokens, completionTokens: 1 } };
+      },
+    };
+    return { list: () => [{ id: 'fake', capabilities: ['chat'] }], model: (id: string) => (id === 'fake' ? model : undefined) };
+  }
+  const mixed = (upstreamUrl: string, perSecond = 0) => checkRouteConfig(routeConfigSchema.parse({
+    default_policy: 'supercomputer-fast',
+    models: [{ id: 'chat', family: 'chat' }],
+    backends: [
+      { id: 'engine', kind: 'engine', sharing: 'dedicated', execution_plane: 'supercomputer', provider: 'svc-llama.cpp', models: { chat: 'fake' }, energy },
+      { id: 'primary', kind: 'upstream', upstream: { base_url: upstreamUrl }, sharing: 'shared', execution_plane: 'supercomputer', provider: 'vllm-a', models: { chat: 'primary-model' }, energy: { ...energy, joules_per_second: perSecond } },
+    ],
+    routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['engine', 'primary'] }],
+  }));
+  const plan = (config: RouteConfig) => planRoute(config, { model: 'chat', privacyTier: 'mesh_safe', plan: { enterprise: false } });
+
+  it('a stalled backend is stopped when its time alone reaches the ceiling, not billed past it by the stall', async () => {
+    // Nothing for 5 s; at 1 J a second the 3 J ceiling leaves (3 − 0.85 prompt bound − 0.5 for a token) / 1 = 1.65 s.
+    first.handle(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      await sleep(5000);
+      if (!res.destroyed) res.end('data: [DONE]\n\n');
+    });
+    const config = checkRouteConfig(routeConfigSchema.parse({
+      default_policy: 'supercomputer-fast',
+      models: [{ id: 'chat', family: 'chat' }],
+      backends: [{ id: 'primary', kind: 'upstream', upstream: { base_url: first.baseUrl }, sharing: 'shared', execution_plane: 'supercomputer', provider: 'vllm-a', models: { chat: 'primary-model' }, energy: { ...energy, joules_per_second: 1 } }],
+      routes: [{ policy: 'supercomputer-fast', queue_class: 'interactive', backends: ['primary'] }],
+    }));
+    const executor = new RouteExecutor({ env: {} });
+    const started = performance.now();
+    const result = await executor.execute({ plan: plan(config), messages: [{ role: 'user', content: 'Say hello' }], options: {}, maxJoules: 3, onPart: () => {} });
+    await executor.close();
+    assert.equal(result.outcome, 'stopped_at_joule_ceiling');
+    assert.ok(performance.now() - started < 4500, 'stopped before the stall ended');
+    // The bill is the work: the prompt bound and the time it ran, about the ceiling less one token.
+    assert.equal(result.route.billable_joules, result.route.estimated_joules);
+    assert.ok(result.route.billable_joules <= 3, String(result.route.billable_joules));
+  });
+
+  it('a backend that counts a prompt too large for the ceiling gives way to a cheaper one, which answers', async () => {
+    first.handle(hello);
+    // The engine counts 1,000 tokens (10 J); the upstream's bound for 'Say hello' is 85 (0.85 J).
+    const executor = new RouteExecutor({ engine: countingEngine(1000) as never, env: {} });
+    const result = await executor.execute({ plan: plan(mixed(first.baseUrl)), messages: [{ role: 'user', content: 'Say hello' }], options: {}, maxJoules: 5, onPart: () => {} });
+    await executor.close();
+    assert.equal(result.outcome, 'completed');
+    assert.equal(result.route.provider, 'vllm-a');
+    assert.equal(result.route.fallback_reason, 'joule_ceiling');
+    // When none fits, the refusal is the answer, as when nothing is tried.
+    await assert.rejects(new RouteExecutor({ engine: countingEngine(1000) as never, env: {} }).execute({
+      plan: plan(mixed(first.baseUrl)), messages: [{ role: 'user', content: 'x'.repeat(2000) }], options: {}, maxJoules: 5, onPart: () => {},
+    }), (error: unknown) => error instanceof RouteRefusedError && error.code === 'joule_ceiling_too_low');
+  });
+
+  it('the work of a backend given up on comes out of the ceiling the next one gets', async () => {
+    first.handle(hello);
+    const count = first.requests.length;
+    // The engine counts 1,000 tokens (10 J) and is given up at the latency ceiling; 12 J leave 2 J
+    // for the upstream: (2 − 0.85) / 0.5 → max_tokens 2 of the caller's 100.
+    const executor = new RouteExecutor({ engine: countingEngine(1000, 60) as never, env: {} });
+    const result = await executor.execute({ plan: plan(mixed(first.baseUrl)), messages: [{ role: 'user', content: 'Say hello' }], options: { maxTokens: 100 }, maxJoules: 12, maxLatencyMs: 20, onPart: () => {} });
+    await executor.close();
+    assert.equal(result.route.provider, 'vllm-a');
+    assert.deepEqual(result.attempts, [{ backend: 'engine', reason: 'latency_ceiling', joules: 10 }]);
+    assert.equal((first.requests[count]?.body as { max_tokens: number }).max_tokens, 2);
+  });
+});

@@ -107,6 +107,17 @@ describe('[sqlite] the allowance read with the key', () => {
   });
 });
 
+describe('[sqlite] a reservation never given back', () => {
+  it('stops holding the allowance once it has expired', async (t) => {
+    const f = await hostedStoreKinds.find((k) => k.kind === 'sqlite')!.open();
+    t.after(() => f.cleanup());
+    const { accountId } = await accountWithKey(f.store, 10);
+    const hourAgo = new Date(Date.now() - 60 * 60_000 - 1000);
+    assert.equal((await f.store.reserveJoules({ accountId, joules: 6, at: hourAgo })).reservation?.joules, 6);
+    assert.equal((await f.store.reserveJoules({ accountId, joules: 100 })).reservation?.joules, 10, 'the lost 6 J hold nothing now');
+  });
+});
+
 describe('[postgres] a reservation its replica never settled', () => {
   it('stops counting once it has expired, on every replica; live ones still count', async (t) => {
     const f = await hostedStoreKinds.find((k) => k.kind === 'postgres')!.open();
