@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../shared/api-error.ts';
 import type { ChunkDraft, DocumentBlock } from './space-document.ts';
+import { MAX_HEADING_CHARS } from './extraction-limits.ts';
 
 /**
  * Blocks to chunks: passages a person can read as a citation and an embedder can take whole.
@@ -97,8 +98,10 @@ class Chunker {
 
   run(blocks: readonly DocumentBlock[]): ChunkDraftWithOverlap[] {
     for (const block of blocks) {
-      if (block.kind === 'heading') this.heading(block);
-      else this.body(block);
+      // Every passage under a heading repeats it in its heading path: a "heading" longer than any
+      // real one (from any format, PDF font sizes included) is read as the paragraph it is.
+      if (block.kind === 'heading' && block.text.length <= MAX_HEADING_CHARS) this.heading(block);
+      else this.body(block.kind === 'heading' ? { kind: 'paragraph', text: block.text, ...(block.page !== undefined ? { page: block.page } : {}) } : block);
     }
     this.close(false);
     if (this.pending.length > 0) this.headingsOnly();

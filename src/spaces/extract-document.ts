@@ -63,11 +63,14 @@ export async function extractDocument(input: ExtractDocumentInput): Promise<Extr
 }
 
 /**
- * Text posted in a JSON body (`{text, format}`): plain text is read here (see above), markdown
- * in the extraction process, bounded as a file is. Errors name the body's `text` field.
+ * Text posted in a JSON body (`{text, format}`): plain text of at most IN_PROCESS_TEXT_BYTES is
+ * read here (see above), larger text and markdown in the extraction process, bounded as a file
+ * is (32 MiB of text read here held the event loop about 100 ms). Errors name the body's `text` field.
  */
 export async function extractBodyText(text: string, format: Extract<DocumentFormat, 'text' | 'markdown'>, options: { worker?: ExtractionWorker; timeoutMs?: number } = {}): Promise<ExtractedDocument> {
   const worker = options.worker ?? sharedExtractionWorker();
-  if (format === 'text') return requireBoundedOutput(extractText(text, format), worker.maxTextBytes, 'text');
+  // A UTF-16 unit is 1 to 3 bytes of UTF-8: only lengths between a third of the bound and the bound are measured.
+  const small = text.length * 3 <= IN_PROCESS_TEXT_BYTES || (text.length <= IN_PROCESS_TEXT_BYTES && Buffer.byteLength(text, 'utf8') <= IN_PROCESS_TEXT_BYTES);
+  if (format === 'text' && small) return requireBoundedOutput(extractText(text, format), worker.maxTextBytes, 'text');
   return requireText(await worker.runText(format, text, options.timeoutMs ?? DEFAULT_EXTRACTION_TIMEOUT_MS), 'text');
 }

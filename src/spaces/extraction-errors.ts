@@ -39,7 +39,7 @@ export function documentExpandsTooFar(message: string, param: string | null = 'f
 /**
  * 422: reading the file needs more memory than extraction is allowed (a PDF stream that inflates
  * to gigabytes, XML with millions of elements, a markdown table of a million empty cells). The
- * bound covers buffers and native memory, not only the JavaScript heap (extraction-process.ts).
+ * bound covers buffers and native memory, not only the JavaScript heap (extraction-worker.ts).
  */
 export function documentTooComplex(message: string, param: string | null = 'file'): ApiError {
   return new ApiError({ status: 422, type: 'invalid_request_error', code: 'document_too_complex', message, param });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { chunkBlocks, type ChunkDraftWithOverlap } from '../../src/spaces/chunk-blocks.ts';
 import type { DocumentBlock } from '../../src/spaces/space-document.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
+import { MAX_HEADING_CHARS } from '../../src/spaces/extraction-limits.ts';
 
 const strip = (text: string) => text.replace(/\s+/gu, '');
 
@@ -212,8 +213,22 @@ function checkChunks(blocks: DocumentBlock[], target: number, overlap: number, c
 test('chunking properties: size bound, full coverage in order, heading paths, pages, sections, whole lines', () => {
   fc.assert(
     fc.property(documentBlocks, options, (blocks, { targetChars, overlapChars }) => {
-      checkChunks(blocks, targetChars, overlapChars, chunkBlocks(blocks, { targetChars, overlapChars }));
+      // A heading longer than MAX_HEADING_CHARS is read as a paragraph: the model reads it so too.
+      const asRead = blocks.map((b): DocumentBlock => (b.kind === 'heading' && b.text.length > MAX_HEADING_CHARS ? { kind: 'paragraph', text: b.text, page: b.page } : b));
+      checkChunks(asRead, targetChars, overlapChars, chunkBlocks(blocks, { targetChars, overlapChars }));
     }),
     { numRuns: 300 },
   );
+});
+
+test('a heading longer than any real one (a PDF line in a large font, say) is chunked as a paragraph, not repeated in every heading path', () => {
+  const long = 'Loud '.repeat(200).trim();
+  const chunks = chunkBlocks([
+    { kind: 'heading', level: 1, text: long, page: 1 },
+    { kind: 'paragraph', text: 'First body paragraph.', page: 1 },
+    { kind: 'paragraph', text: 'Second body paragraph.', page: 2 },
+  ], { targetChars: 400, overlapChars: 0 });
+  assert.ok(chunks.length >= 2);
+  for (const chunk of chunks) assert.deepEqual(chunk.headingPath, []);
+  assert.ok(chunks.some((c) => c.text.includes('Loud Loud')));
 });

@@ -267,3 +267,24 @@ test('a heading too long to be one (markdown, HTML, DOCX through HTML) is a para
   }
   assert.equal(extractText(`# ${'short '.repeat(80).trim()}\n\ntext`, 'markdown').blocks[0]!.kind, 'heading');
 });
+
+test('plain text in a JSON body is read in the daemon only when small; larger text goes to the extraction process', async () => {
+  const { extractBodyText } = await import('../../src/spaces/extract-document.ts');
+  const sent: number[] = [];
+  const worker = {
+    maxTextBytes: 64 * 1024 * 1024,
+    runText: async (_format: string, text: string) => {
+      sent.push(text.length);
+      return { format: 'text' as const, blocks: [{ kind: 'paragraph' as const, text: 'from the process' }] };
+    },
+  };
+  const small = await extractBodyText('a few words', 'text', { worker: worker as never });
+  assert.equal(small.blocks[0]?.text, 'a few words');
+  const large = 'word '.repeat(IN_PROCESS_TEXT_BYTES / 5 + 10);
+  const read = await extractBodyText(large, 'text', { worker: worker as never });
+  assert.equal(read.blocks[0]?.text, 'from the process');
+  // Dense text: fewer UTF-16 units than the bound, more bytes.
+  const dense = '語'.repeat(Math.ceil(IN_PROCESS_TEXT_BYTES / 3) + 10);
+  await extractBodyText(dense, 'text', { worker: worker as never });
+  assert.deepEqual(sent, [large.length, dense.length]);
+});
