@@ -17,7 +17,7 @@ import { promptTokenBound, reservationJoules } from '../routing/energy.ts';
 import { RouteRefusedError } from '../routing/route-refused-error.ts';
 import type { QueueClass } from '../route-config.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
-import { planRoute } from '../routing/route-planner.ts';
+import { planRoute, type RoutePlan } from '../routing/route-planner.ts';
 import type { RouteExecutor, RouteResult } from '../routing/route-executor.ts';
 import { rateLimitHeaders, upstreamUnavailableHeaders } from '../limits/rate-limit-headers.ts';
 import { RateLimitedError } from '../limits/rate-limited-error.ts';
@@ -161,18 +161,19 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
     });
 
     /**
-     * The queue class a request will plan to, for its limiter take before anything about it is
-     * checked: a request that will be refused (bad body, bad header, unknown model) takes from the
-     * default class's bucket.
+     * The request's route plan, made before anything about the request is checked so that its
+     * limiter take names its queue class; undefined for a request that will be refused (bad body,
+     * bad header, unknown model), which takes from the default class's bucket and is refused in
+     * order later. `run` uses it rather than planning again.
      */
-    const queueClassOf = (request: FastifyRequest, rawBody: unknown): QueueClass => {
+    const earlyPlan = (request: FastifyRequest, rawBody: unknown): RoutePlan | undefined => {
       const model = typeof rawBody === 'object' && rawBody !== null && Object.hasOwn(rawBody, 'model') ? (rawBody as { model: unknown }).model : undefined;
-      if (typeof model !== 'string') return defaultClass;
+      if (typeof model !== 'string') return undefined;
       try {
         const headers = parseRouteHeaders(request.headers);
-        return planRoute(routes, { model, policy: headers.policy, privacyTier: headers.privacyTier, plan: request.hostedIdentity!.account.plan }).queueClass;
+        return planRoute(routes, { model, policy: headers.policy, privacyTier: headers.privacyTier, plan: request.hostedIdentity!.account.plan });
       } catch {
-        return defaultClass;
+        return undefined;
       }
     };
 
@@ -184,8 +185,9 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       // Every request that reaches the route takes from the limiter before anything else: refusals
       // (402, 400, 409, 422) and idempotent replays cost a take like any answer, so none of them
       // is a way around the limits.
+      const planned = options.limiter === undefined ? undefined : earlyPlan(request, rawBody);
       if (options.limiter !== undefined) {
-        const queueClass = queueClassOf(request, rawBody);
+        const queueClass = planned?.queueClass ?? defaultClass;
         reply.header('x-svc-queue-class', queueClass);
         const decision = await options.limiter.take({ keyId: identity.key.id, accountId: identity.account.id, queueClass });
         if (!decision.allowed) throw new RateLimitedError(decision);
@@ -220,7 +222,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       }
       running++;
       try {
-        return await run(request, reply, { messages, chatOptions, headers, idempotencyKey, stream, hash, body });
+        return await run(request, reply, { messages, chatOptions, headers, idempotencyKey, stream, hash, body, planned });
       } finally {
         running--;
         release?.();
@@ -235,12 +237,14 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
       stream: boolean;
       hash: string;
       body: ReturnType<typeof chatCompletionRequestSchema.parse>;
+      /** The plan made for the limiter take, if one was (for this same model and headers). */
+      planned: RoutePlan | undefined;
     };
 
     async function run(request: FastifyRequest, reply: FastifyReply, input: RunInput): Promise<unknown> {
       const identity = request.hostedIdentity!;
       const { headers, body } = input;
-      const plan = planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
+      const plan = input.planned?.model === body.model ? input.planned : planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
       reply.header('x-svc-queue-class', plan.queueClass);
 
       // Read with the key, a moment ago: a spent allowance is refused without a reservation.
@@ -277,7 +281,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin {
     }
 
     async function runReserved(
-      request: FastifyRequest, reply: FastifyReply, input: RunInput, plan: ReturnType<typeof planRoute>, sampling: ReturnType<typeof samplingFrom>,
+      request: FastifyRequest, reply: FastifyReply, input: RunInput, plan: RoutePlan, sampling: ReturnType<typeof samplingFrom>,
       reservation: JouleReservation, allowance: Allowance, ceiling: number, charging: () => void,
     ): Promise<unknown> {
       const identity = request.hostedIdentity!;
