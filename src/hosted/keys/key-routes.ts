@@ -86,11 +86,11 @@ async function issueWithinCap(store: HostedStore, accountId: string, input: { sc
 }
 
 /** `/api/keys`: issue, list and revoke the signed-in account's keys (session auth, never an API key). */
-export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins }: HostedContext) => {
+export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins, limiter }: HostedContext) => {
   await scope.register(cookie);
   installSmallJsonParser(scope);
   scope.decorateRequest('hostedSession', undefined);
-  scope.addHook('preHandler', requireSession(store, publicOrigins));
+  scope.addHook('preHandler', requireSession(store, publicOrigins, limiter));
   const noStore = { 'cache-control': 'no-store' };
 
   scope.post('/keys', async (request, reply) => {

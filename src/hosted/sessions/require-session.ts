@@ -3,6 +3,8 @@ import type { Account, HostedStore, Session } from '../hosted-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { bearerToken } from '../require-key.ts';
 import { bindRequestLog } from '../bind-request-log.ts';
+import { RateLimitedError } from '../limits/rate-limited-error.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
 
 /** The session cookie: HttpOnly, SameSite=Strict, Path=/ (see session-routes.ts). */
 export const SESSION_COOKIE = 'svc_session';
@@ -100,9 +102,10 @@ export function assertSameOriginJson(request: FastifyRequest, publicOrigins: rea
 
 /**
  * A preHandler for the key-management routes (used only in their plugin): a live session, by
- * bearer session token or cookie, and the CSRF check for cookie-borne mutating requests.
+ * bearer session token or cookie, the CSRF check for cookie-borne mutating requests, and a take
+ * from the backstop limiter (the session's bucket and its account's), as every signed-in route does.
  */
-export function requireSession(store: HostedStore, publicOrigins: readonly string[] = []): preHandlerAsyncHookHandler {
+export function requireSession(store: HostedStore, publicOrigins: readonly string[] = [], limiter?: RateLimiter): preHandlerAsyncHookHandler {
   return async function checkSession(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const presented = presentedSession(request);
     if (presented === undefined) throw sessionRequired('Sign in first: open a sign-in link from your operator (svc admin sign-in-link).');
@@ -111,5 +114,9 @@ export function requireSession(store: HostedStore, publicOrigins: readonly strin
     bindRequestLog(request, { account_id: found.account.id });
     if (presented.via === 'cookie') assertSameOriginJson(request, publicOrigins);
     request.hostedSession = { session: found.session, account: found.account, via: presented.via };
+    if (limiter !== undefined) {
+      const decision = await limiter.take({ keyId: `session:${found.session.id}`, accountId: found.account.id, queueClass: 'interactive' });
+      if (!decision.allowed) throw new RateLimitedError(decision);
+    }
   };
 }

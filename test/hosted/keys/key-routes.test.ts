@@ -234,3 +234,16 @@ test('a query-only DELETE /api/keys?id= works from the key page\'s session: no b
   assert.equal(out.statusCode, 200, out.body);
   assert.equal(await store.checkSession(me.sessionToken), undefined);
 });
+
+test('the key routes take from the limiter too: a signed-in session has a bucket, shared with its account', async (t) => {
+  const { MemoryRateLimiter } = await import('../../../src/hosted/limits/memory-rate-limiter.ts');
+  const limiter = new MemoryRateLimiter({ limits: { key: { requests_per_second: 0.01, burst: 2 } } });
+  const { app, store } = await buildTestHostedApp(t, { limiter });
+  const signed = await signIn(app, store, PAID_PLAN);
+  const list = () => app.inject({ method: 'GET', url: '/api/keys', headers: { authorization: `Bearer ${signed.sessionToken}` } });
+  assert.equal((await list()).statusCode, 200);
+  assert.equal((await list()).statusCode, 200);
+  const limited = await list();
+  assert.equal(limited.statusCode, 429);
+  assert.equal(limited.json<{ error: { type: string } }>().error.type, 'rate_limit_error');
+});
