@@ -105,9 +105,18 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
   });
 
   await t.test('chat page: a streamed reply renders with TTFT, tokens/s and the request as curl', async () => {
-    const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
-    // The reply streams in: the assistant message exists while the Stop button is live, then stays.
-    await chatOnce(page, daemon);
+    // A reply whose every chunk reaches the page in one read (the tiny model is fast; the browser's
+    // clock is coarse) has no decode time to measure, and the page says so ('—'): that turn is
+    // asked again on a fresh page, up to three times, so the rate itself is still checked.
+    let opened = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
+    for (let attempt = 1; ; attempt++) {
+      // The reply streams in: the assistant message exists while the Stop button is live, then stays.
+      await chatOnce(opened.page, daemon);
+      if (attempt === 3 || await opened.page.locator('#tokens-per-second').innerText() !== '—') break;
+      await opened.context.close();
+      opened = await openPage(browser, { width: 1100, height: 900 }, { clipboardOrigin: daemon.url });
+    }
+    const { context, page, errors } = opened;
     const reply = page.locator('#messages li.assistant');
     assert.equal(await reply.count(), 1);
     assert.ok((await reply.innerText()).replace(/^assistant\s*/i, '').length > 0, 'the reply has text');
