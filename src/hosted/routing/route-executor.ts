@@ -83,6 +83,11 @@ class JouleCeiling extends Error {
   override name = 'JouleCeiling';
 }
 
+/** Joules of the backends given up on after they worked (FailedAttempt.joules): billed, and out of the ceiling. */
+function workGivenUp(attempts: readonly FailedAttempt[]): number {
+  return attempts.reduce((sum, a) => sum + (a.joules ?? 0), 0);
+}
+
 function jouleCeilingTooLow(ceiling: number, least: number, promptTokens?: number): RouteRefusedError {
   const prompt = promptTokens === undefined ? 'its prompt (as the backend will process it)' : `its prompt (${promptTokens} tokens as the engine counted it, template and tools included)`;
   return new RouteRefusedError(
@@ -186,7 +191,7 @@ export class RouteExecutor {
 
     // The ceiling this attempt works under: what is left of x-svc-max-joules after the work of
     // backends given up on before it (billed with this one).
-    const ceiling = run.maxJoules === undefined ? undefined : run.maxJoules - attempts.reduce((sum, a) => sum + (a.joules ?? 0), 0);
+    const ceiling = run.maxJoules === undefined ? undefined : run.maxJoules - workGivenUp(attempts);
     if (ceiling !== undefined && !engine && minimumJoules(profile, promptBound) > ceiling) {
       clearTimeout(timer);
       throw jouleCeilingTooLow(ceiling, minimumJoules(profile, promptBound));
@@ -338,7 +343,7 @@ export class RouteExecutor {
     const estimated = estimateJoules(backend.energy, { promptTokens, completionTokens, seconds: how.seconds });
     const raw = how.raw === null ? null : roundMillijoules(how.raw);
     // Backends given up on after they worked (FailedAttempt.joules) are billed with the one that answered.
-    const abandoned = how.attempts.reduce((sum, a) => sum + (a.joules ?? 0), 0);
+    const abandoned = workGivenUp(how.attempts);
     return {
       ...result,
       usage: { promptTokens, completionTokens },
