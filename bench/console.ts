@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { CONSOLE_DIST } from '../src/console/console-routes.ts';
-import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
 import { startDaemon, startServerProcess, tinyModelPath } from '../test/helpers/daemon-process.ts';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });

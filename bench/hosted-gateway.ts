@@ -44,7 +44,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { openLoop } from './open-loop-load.ts';
-import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 
 const { values: flags } = parseArgs({

@@ -22,10 +22,10 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { HostedDatabase, LedgerRow } from '../src/hosted/store/hosted-database.ts';
-import { insertLedgerQuery, LEDGER_COLUMNS } from '../src/hosted/store/kysely-hosted-store.ts';
-import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
-import { sqliteConnectionPragmas } from '../src/hosted/store/sqlite-connection-settings.ts';
+import type { HostedDatabase, LedgerRow } from '../src/accounts/store/hosted-database.ts';
+import { insertLedgerQuery, LEDGER_COLUMNS } from '../src/accounts/store/kysely-hosted-store.ts';
+import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
+import { sqliteConnectionPragmas } from '../src/accounts/store/sqlite-connection-settings.ts';
 import { newId, newTimeOrderedId } from '../src/shared/new-id.ts';
 
 const { values: flags } = parseArgs({

@@ -12,9 +12,9 @@ import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { MemoryRateLimiter } from '../src/hosted/limits/memory-rate-limiter.ts';
-import type { RateLimiter } from '../src/hosted/limits/rate-limiter.ts';
-import { RedisRateLimiter } from '../src/hosted/limits/redis-rate-limiter.ts';
+import { MemoryRateLimiter } from '../src/accounts/limits/memory-rate-limiter.ts';
+import type { RateLimiter } from '../src/accounts/limits/rate-limiter.ts';
+import { RedisRateLimiter } from '../src/accounts/limits/redis-rate-limiter.ts';
 
 const { values: flags } = parseArgs({
   options: {

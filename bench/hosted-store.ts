@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { ChargeInput, HostedStore } from '../src/hosted/hosted-store.ts';
-import { openHostedStore } from '../src/hosted/store/open-hosted-store.ts';
+import type { ChargeInput, HostedStore } from '../src/accounts/account-store.ts';
+import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
 import { newId } from '../src/shared/new-id.ts';
 
 const { values: flags } = parseArgs({

@@ -13,7 +13,7 @@ import Fastify from 'fastify';
 import { solveRoutes } from '../src/quantum/solve-routes.ts';
 import { SolveService } from '../src/quantum/solve-service.ts';
 import { solveProblem } from '../src/quantum/solvers/registry.ts';
-import { installOpenAIErrorHandler } from '../src/runtime/openai-error-handler.ts';
+import { installOpenAIErrorHandler } from '../src/http/openai-error-handler.ts';
 import { lcg } from './seeded-lcg.ts';
 
 const runsArg = process.argv.indexOf('--runs');

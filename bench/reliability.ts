@@ -18,7 +18,7 @@ import { exchangeViolations } from '../test/fuzz/envelope-violations.ts';
 import { percentile, startHealthProbe } from '../test/fuzz/health-probe.ts';
 import { BODY_ROUTES, FRAMING_CASES, bodyRouteRequest, framingRequest, getRouteRequest, unknownRouteRequest, type FramingCase, type HostileRequest } from '../test/fuzz/hostile-requests.ts';
 import { rawExchange, type RawExchange } from '../test/fuzz/raw-exchange.ts';
-import type { EventLoopHealth } from '../src/runtime/event-loop-monitor.ts';
+import type { EventLoopHealth } from '../src/http/event-loop-monitor.ts';
 import { endpointsOf, sendFraming, sendHostile, type Endpoint, type Sent } from '../test/fuzz/send-hostile.ts';
 
 const { values: args } = parseArgs({

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf, type Account, type HostedStore, type Plan } from '../hosted/hosted-store.ts';
-import { AccountDisabledError } from '../hosted/store/account-disabled-error.ts';
-import { ConfigError, parseDuration } from '../runtime/runtime-config.ts';
+import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf, type Account, type HostedStore, type Plan } from '../accounts/account-store.ts';
+import { AccountDisabledError } from '../accounts/store/account-disabled-error.ts';
+import { ConfigError, parseDuration } from '../shared/config-values.ts';
 import { UserError } from '../shared/user-error.ts';
 import { DEFAULT_HOSTED_PORT } from './hosted-command.ts';
 import { registerKeysExport } from './admin-keys-export.ts';

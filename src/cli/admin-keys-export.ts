@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { exportDeveloperKeys } from '../hosted/developer-keys/export-developer-keys.ts';
+import { exportDeveloperKeys } from '../accounts/developer-keys/export-developer-keys.ts';
 import { UserError } from '../shared/user-error.ts';
 import { storeOptions, withStore, type StoreOptions } from './hosted-store-options.ts';
 

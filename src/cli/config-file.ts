@@ -4,8 +4,8 @@ import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import type { Command, Option } from 'commander';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
-import { ConfigError } from '../runtime/runtime-config.ts';
-import { upstreamTableSchema, type UpstreamTable } from '../runtime/upstream-config.ts';
+import { ConfigError } from '../shared/config-values.ts';
+import { upstreamTableSchema, type UpstreamTable } from '../inference/upstream-config.ts';
 
 /**
  * svc's config file: `<data-dir>/config.toml` (or `config.json`), or the file `--config`

@@ -2,13 +2,14 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import type { HostedServerConfig } from '../hosted/hosted-server.ts';
-import { ConfigError, hardwareFrom, LOG_LEVELS, parseBytes, parseDuration, pqcTransportFrom, resolveEngineSettings, type RawEngineOptions } from '../runtime/runtime-config.ts';
+import type { HostedServerConfig } from '../app/hosted-server.ts';
+import { hardwareFrom, LOG_LEVELS, pqcTransportFrom, resolveEngineSettings, type RawEngineOptions } from '../app/runtime-config.ts';
+import { ConfigError, parseBytes, parseDuration } from '../shared/config-values.ts';
 import type { RawHardwareOptions } from '../quantum/hardware/hardware-config.ts';
 import { hardwareOptions } from './hardware-options.ts';
 import { runServer } from './run-server.ts';
 import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
-import { DEFAULT_KEY_PREFIX } from '../hosted/limits/redis-rate-limiter.ts';
+import { DEFAULT_KEY_PREFIX } from '../accounts/limits/redis-rate-limiter.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
 export const DEFAULT_HOSTED_PORT = 11450;
@@ -130,7 +131,7 @@ export function registerHostedCommand(program: Command): void {
     .action(async (parsed: RawHostedOptions) => {
       const config = resolveHostedConfig(parsed);
       // Imported here so `svc --help` and other commands start without the server stack.
-      const [{ default: pino }, { startHostedServer }] = await Promise.all([import('pino'), import('../hosted/hosted-server.ts')]);
+      const [{ default: pino }, { startHostedServer }] = await Promise.all([import('pino'), import('../app/hosted-server.ts')]);
       const log = pino({ level: parsed.logLevel ?? 'info', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
       await runServer(() => startHostedServer(config, log), log, () => `port ${config.port} is already in use on ${config.host}; choose one with --port`);
     });

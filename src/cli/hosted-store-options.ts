@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import type { HostedStore } from '../hosted/hosted-store.ts';
-import { hostedDatabasePath } from '../hosted/developer-keys/open-developer-key-verifier.ts';
+import type { HostedStore } from '../accounts/account-store.ts';
+import { hostedDatabasePath } from '../accounts/developer-keys/open-developer-key-verifier.ts';
 import { UserError } from '../shared/user-error.ts';
 
 /** How `svc admin` commands find the store of `svc hosted`: its data dir, or the replicas' PostgreSQL. */
@@ -23,7 +23,7 @@ export function storeOptions(command: Command): Command {
  * (reading from one that is not there would create an empty store and report nothing).
  */
 export async function withStore<T>(options: StoreOptions, run: (store: HostedStore) => Promise<T>, { mustExist = false } = {}): Promise<T> {
-  const { openHostedStore } = await import('../hosted/store/open-hosted-store.ts');
+  const { openHostedStore } = await import('../accounts/store/open-hosted-store.ts');
   const dataDir = resolve(options.dataDir ?? join(homedir(), '.svc', 'hosted'));
   const databaseUrl = options.databaseUrl === '' ? undefined : options.databaseUrl;
   if (mustExist && databaseUrl === undefined && !existsSync(hostedDatabasePath(dataDir))) {

@@ -1,4 +1,4 @@
-import { isLoopbackHostname } from '../runtime/loopback-guard.ts';
+import { isLoopbackHostname } from '../shared/loopback-hostname.ts';
 import { UserError } from '../shared/user-error.ts';
 import { DaemonClient, DEFAULT_DAEMON_URL, developerKeyHeaders } from './daemon-client.ts';
 

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { ConfigError, LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../runtime/runtime-config.ts';
+import { LOG_LEVELS, resolveRuntimeConfig, type RawRuntimeOptions, type RuntimeConfig } from '../app/runtime-config.ts';
+import { ConfigError } from '../shared/config-values.ts';
 import { runServer } from './run-server.ts';
 import { TELEMETRY_MODES } from '../telemetry/telemetry-settings.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
@@ -81,7 +82,7 @@ export function registerServeCommand(program: Command): void {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
       const { config, configFile } = loadServeConfig(parsed, command);
       // Imported here so `svc --help` and other commands start without the server stack.
-      const [{ default: pino }, { startDaemon }, { stdoutLogDestination }] = await Promise.all([import('pino'), import('../runtime/daemon.ts'), import('../runtime/stdout-log-destination.ts')]);
+      const [{ default: pino }, { startDaemon }, { stdoutLogDestination }] = await Promise.all([import('pino'), import('../app/daemon.ts'), import('../http/stdout-log-destination.ts')]);
       const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, stdoutLogDestination());
       if (configFile !== undefined) log.info({ configFile }, `config file: ${configFile}`);
       await runServer(() => startDaemon(config, log), log, (e) => `a port is already in use (${e.message}); is another svc running? choose one with --port`);

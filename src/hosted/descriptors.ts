@@ -1,4 +1,4 @@
-import { limitsConfigSchema } from './limits/limits-config.ts';
+import { limitsConfigSchema } from '../accounts/limits/limits-config.ts';
 import { POLICIES, PRIVACY_TIERS, QUEUE_CLASSES, type QueueClass, type RouteConfig } from './route-config.ts';
 
 /**

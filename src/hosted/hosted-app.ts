@@ -1,21 +1,23 @@
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
-import { createHttpServer } from '../runtime/http-server.ts';
-import { installCharsetGuard } from '../runtime/charset-guard.ts';
-import { installDraining } from '../runtime/draining.ts';
-import { installHttpOptions } from '../runtime/http-options.ts';
-import { installJsonBodyParser } from '../runtime/json-body-parser.ts';
-import { installRequestLog } from '../runtime/request-log.ts';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createHttpServer } from '../http/http-server.ts';
+import { installCharsetGuard } from '../http/charset-guard.ts';
+import { installDraining } from '../http/draining.ts';
+import { installHttpOptions } from '../http/http-options.ts';
+import { installJsonBodyParser } from '../http/json-body-parser.ts';
+import { OPENAI_BODY_INTAKE } from '../openai/openai-intake.ts';
+import { installRequestLog } from '../http/request-log.ts';
 import { OffThread } from '../shared/off-thread.ts';
 import type { BuildInfo } from './build-info.ts';
+import type { HostedContext, HostedPlugin } from './hosted-plugin.ts';
 import { installCorsGuard, corsOptions } from './hosted-cors.ts';
 import { capacityDescriptor, evidenceDescriptor, healthDescriptor, modelsDescriptor, ragStatusDescriptor, routesDescriptor } from './descriptors.ts';
 import { HOSTED_DOCS_PATH, hostedErrorBody, installHostedErrorHandler, sendHostedError, toHostedError } from './hosted-error.ts';
 import { renderHostedDocs } from './hosted-docs.ts';
-import type { HostedStore } from './hosted-store.ts';
+import type { HostedStore } from '../accounts/account-store.ts';
 import { ragJobsContract, submitRagJob } from './rag-jobs.ts';
 import { requireKey } from './require-key.ts';
-import type { RateLimiter } from './limits/rate-limiter.ts';
+import type { RateLimiter } from '../accounts/limits/rate-limiter.ts';
 import type { RouteConfig } from './route-config.ts';
 import { releaseRecord, type ReleaseSettings } from './release-record.ts';
 import { keyRoutes } from './keys/key-routes.ts';
@@ -23,28 +25,6 @@ import { accountPages } from './pages/account-pages.ts';
 import { sessionRoutes } from './sessions/session-routes.ts';
 import { plainTransportHealth, type TransportSecurity } from '../transport/transport-security.ts';
 import { HOSTED_CONSOLE_PREFIX, hostedConsoleRoutes } from '../console/console-routes.ts';
-
-/** What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted. */
-export interface HostedContext {
-  store: HostedStore;
-  routes: RouteConfig;
-  /**
-   * The key check for this mount (in fleet mode, `/v1`, it also demands an enterprise plan),
-   * then one take from the backstop limiter for the key (interactive class): every
-   * key-protected route is limited right after authentication, before it costs a query.
-   */
-  requireKey: preHandlerAsyncHookHandler;
-  /** The key check alone, for a route that takes from the limiter itself (chat, with its planned queue class). */
-  authenticateKey: preHandlerAsyncHookHandler;
-  /** Origins a signed-in browser request may come from (empty: the request's own Host). */
-  publicOrigins: readonly string[];
-  /** True in the enterprise fleet mount (`/v1`), false under `/api/v1`. */
-  fleet: boolean;
-  /** The backstop limiter `requireKey` takes from, for a route that admits callers another way (a session). */
-  limiter?: RateLimiter | undefined;
-}
-
-export type HostedPlugin = (scope: FastifyInstance, context: HostedContext) => Promise<void>;
 
 export interface HostedAppOptions {
   store: HostedStore;
@@ -133,7 +113,7 @@ export async function buildHostedApp(options: HostedAppOptions): Promise<Fastify
   installHostedErrorHandler(app);
   // JSON only: Fastify's text/plain parser would let a mistyped body reach a route.
   app.removeAllContentTypeParsers();
-  installJsonBodyParser(app, offThread);
+  installJsonBodyParser(app, offThread, OPENAI_BODY_INTAKE);
   installRequestLog(app);
   app.decorateRequest('hostedIdentity', undefined);
   installDraining(app, options.drainingSignal ?? new AbortController().signal);

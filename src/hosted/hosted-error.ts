@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
 import { truncateInput } from '../shared/quote-input.ts';
-import { drainRequest, LINGER_MS, sendApiError } from '../runtime/openai-error-handler.ts';
+import { drainRequest, LINGER_MS, sendApiError } from '../http/openai-error-handler.ts';
 
 /**
  * The hosted tier's error: an ApiError (so the shared pieces — body parser, charset guard,

@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Account, Allowance, ApiKeyRecord, HostedStore } from './hosted-store.ts';
+import type { Account, Allowance, ApiKeyRecord, HostedStore } from '../accounts/account-store.ts';
 import { HostedError } from './hosted-error.ts';
-import { RateLimitedError } from './limits/rate-limited-error.ts';
-import type { RateLimiter } from './limits/rate-limiter.ts';
+import { RateLimitedError } from '../accounts/limits/rate-limited-error.ts';
+import type { RateLimiter } from '../accounts/limits/rate-limiter.ts';
 import { bindRequestLog } from './bind-request-log.ts';
+import { bearerToken } from '../accounts/bearer-token.ts';
 
 /** Who a hosted request is made as, once `requireKey` has let it through. */
 export interface HostedIdentity {
@@ -20,18 +21,8 @@ declare module 'fastify' {
   }
 }
 
-/** Longest Authorization value read; real keys are far shorter, and the store never hashes megabytes. */
-const MAX_AUTHORIZATION_CHARS = 512;
-
 function keyRequired(message: string): HostedError {
   return new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_required', message, headers: { 'www-authenticate': 'Bearer realm="svc"' } });
-}
-
-/** The bearer token of `Authorization: Bearer <key>` (scheme case-insensitive, RFC 9110), or undefined. */
-export function bearerToken(header: string | string[] | undefined): string | undefined {
-  if (typeof header !== 'string' || header.length > MAX_AUTHORIZATION_CHARS) return undefined;
-  const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return match?.[1];
 }
 
 export interface RequireKeyOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { upstreamTableSchema } from '../runtime/upstream-config.ts';
-import { limitsConfigSchema } from './limits/limits-config.ts';
+import { upstreamTableSchema } from '../inference/upstream-config.ts';
+import { limitsConfigSchema } from '../accounts/limits/limits-config.ts';
 import { POLICIES, QUEUE_CLASSES } from './route-vocabulary.ts';
 
 /**

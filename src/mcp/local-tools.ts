@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { chatCompletionRequestSchema, embeddingRequestSchema } from '../runtime/openai-schemas.ts';
+import { chatCompletionRequestSchema, embeddingRequestSchema } from '../openai/openai-schemas.ts';
 import { batchRequestSchema, BATCH_MAX_PROBLEMS, PROBLEM_SCHEMAS, solveRequestSchema, SOLVER_NAMES } from '../quantum/solve-schemas.ts';
 import { MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS, MAX_METADATA_VALUE_CHARS } from '../spaces/space-input.ts';
 import { addTextDocumentSchema, searchAllSchema, searchSchema } from '../spaces/space-schemas.ts';

@@ -6,7 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/api-error.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
-import { drainRequest, LINGER_MS } from '../runtime/openai-error-handler.ts';
+import { drainRequest, LINGER_MS } from '../http/openai-error-handler.ts';
 import { buildMcpServer, type McpLogger } from './mcp-server.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import type { SpaceChanges } from './space-changes.ts';

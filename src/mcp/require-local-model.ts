@@ -1,4 +1,4 @@
-import { LOCAL_CONTEXT_HEADER } from '../runtime/local-context-marker.ts';
+import { LOCAL_CONTEXT_HEADER } from './local-context-marker.ts';
 import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import { ToolRefusal } from './tool-refusal.ts';
 

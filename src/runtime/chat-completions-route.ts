@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import type { GenerateResult, GenerationPart, ModelRegistry } from '../inference/language-model.ts';
+import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
-import { toChatMessages, toChatOptions } from './chat-request.ts';
+import { refuseUnsupported, toChatMessages, toChatOptions } from '../openai/chat-request.ts';
+import { deltaOf, messageOf } from '../openai/chat-response.ts';
 import { localContextInChat, refuseLocalContext } from './local-context-guard.ts';
-import { markedLocalContext } from './local-context-marker.ts';
-import { lookupModel } from './model-lookup.ts';
-import { requestBody } from './request-body.ts';
-import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
-import { chatCompletionRequestSchema, type ChatCompletionRequest } from './openai-schemas.ts';
-import { samplingFrom } from './sampling-from.ts';
+import { markedLocalContext } from '../mcp/local-context-marker.ts';
+import { lookupModel } from '../openai/model-lookup.ts';
+import { requestBody } from '../openai/request-body.ts';
+import { openAIFinishReason, runGeneration, toOpenAIUsage } from '../openai/generation-run.ts';
+import { chatCompletionRequestSchema } from '../openai/openai-schemas.ts';
+import { samplingFrom } from '../openai/sampling-from.ts';
 import { retrieveForChat, type RetrievalExtension } from '../spaces/chat-retrieval.ts';
 import type { SpaceLibrary } from '../spaces/space-types.ts';
 
@@ -19,35 +20,6 @@ export interface ChatRouteOptions {
   fingerprint: string;
   /** Knowledge spaces for `spaces: [...]` retrieval; absent, a request naming spaces is refused. */
   spaces?: SpaceLibrary | undefined;
-}
-
-export function refuseUnsupported(body: ChatCompletionRequest): void {
-  if ((body.n ?? 1) !== 1) throw ApiError.unsupported('n', 'n must be 1: svc generates one choice per chat request.');
-  if (body.logprobs === true || body.top_logprobs != null) throw ApiError.unsupported('logprobs', 'logprobs are not available from the local runtime yet.');
-  if (body.logit_bias != null && Object.keys(body.logit_bias).length > 0) throw ApiError.unsupported('logit_bias', 'logit_bias is not available from the local runtime yet.');
-  if (body.modalities != null && body.modalities.some((m) => m !== 'text')) throw ApiError.unsupported('modalities', 'The local models produce text only.');
-  if (body.audio != null) throw ApiError.unsupported('audio', 'Audio output is not available from the local runtime.');
-  if (body.web_search_options != null) throw ApiError.unsupported('web_search_options', 'Web search is not available: svc has no search tool of its own (its local models cannot search, and upstream models get no web_search_options).');
-}
-
-/** The `delta` of a streamed chunk, as OpenAI streams text and tool calls. */
-export function deltaOf(part: GenerationPart): object {
-  switch (part.type) {
-    case 'text-delta': return { content: part.text };
-    case 'tool-call-start': return { tool_calls: [{ index: part.index, id: part.id, type: 'function', function: { name: part.name, arguments: '' } }] };
-    case 'tool-call-delta': return { tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] };
-  }
-}
-
-/** The assistant message of a whole reply: `content` is null when the model only called tools, as OpenAI sends it. */
-export function messageOf(result: GenerateResult): object {
-  if (result.toolCalls.length === 0) return { role: 'assistant', content: result.text, refusal: null };
-  return {
-    role: 'assistant',
-    content: result.text === '' ? null : result.text,
-    refusal: null,
-    tool_calls: result.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
-  };
 }
 
 export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRouteOptions): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../shared/api-error.ts';
-import { sendApiError } from './openai-error-handler.ts';
+import { sendApiError } from '../http/openai-error-handler.ts';
 
 const COMING_IN_V1_1: Record<string, string> = {
   '/images/generations': 'Image generation',

@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
-import { openAIFinishReason, runGeneration, toOpenAIUsage } from './generation-run.ts';
-import { lookupModel } from './model-lookup.ts';
-import { requestBody } from './request-body.ts';
-import { completionRequestSchema, type CompletionRequest } from './openai-schemas.ts';
-import { samplingFrom } from './sampling-from.ts';
+import { openAIFinishReason, runGeneration, toOpenAIUsage } from '../openai/generation-run.ts';
+import { lookupModel } from '../openai/model-lookup.ts';
+import { requestBody } from '../openai/request-body.ts';
+import { completionRequestSchema, type CompletionRequest } from '../openai/openai-schemas.ts';
+import { samplingFrom } from '../openai/sampling-from.ts';
 
 export interface CompletionsRouteOptions {
   models: ModelRegistry;

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DeveloperKeyVerifier } from '../hosted/developer-keys/developer-key-verifier.ts';
-import { MemoryRateLimiter } from '../hosted/limits/memory-rate-limiter.ts';
-import type { BucketLimit } from '../hosted/limits/limits-config.ts';
-import { bearerToken } from '../hosted/require-key.ts';
+import type { DeveloperKeyVerifier } from '../accounts/developer-keys/developer-key-verifier.ts';
+import { MemoryRateLimiter } from '../accounts/limits/memory-rate-limiter.ts';
+import type { BucketLimit } from '../accounts/limits/limits-config.ts';
+import { bearerToken } from '../accounts/bearer-token.ts';
 import { ApiError } from '../shared/api-error.ts';
 
 /** Who a local request was made as, when it carried a developer key that verified. Never the secret. */

@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { stringifyInSlices } from '../shared/json-in-slices.ts';
-import { abortOnDisconnect } from './abort-on-disconnect.ts';
+import { abortOnDisconnect } from '../http/abort-on-disconnect.ts';
 import { refuseLocalContext } from './local-context-guard.ts';
-import { markedLocalContext } from './local-context-marker.ts';
-import { lookupModel } from './model-lookup.ts';
-import { requestBody } from './request-body.ts';
-import { CLIENT_CLOSED_REQUEST, logRequest } from './request-log.ts';
-import { embeddingRequestSchema } from './openai-schemas.ts';
+import { markedLocalContext } from '../mcp/local-context-marker.ts';
+import { lookupModel } from '../openai/model-lookup.ts';
+import { requestBody } from '../openai/request-body.ts';
+import { CLIENT_CLOSED_REQUEST, logRequest } from '../http/request-log.ts';
+import { embeddingRequestSchema } from '../openai/openai-schemas.ts';
 
 /** float32 little-endian bytes, base64: what OpenAI returns for `encoding_format: "base64"`. */
 export function toBase64Float32(vector: readonly number[]): string {

@@ -3,7 +3,8 @@ import { isRemoteModel } from '../inference/model-plane.ts';
 import { isLocalToolName } from '../mcp/tool-names.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import type { ChatCompletionRequest, ResponseRequest } from './openai-schemas.ts';
+import type { ChatCompletionRequest, ResponseRequest } from '../openai/openai-schemas.ts';
+import type { LocalContext } from '../mcp/local-context-marker.ts';
 
 /**
  * The privacy rule on the chat paths: vault contents, files, credentials and local device
@@ -13,12 +14,6 @@ import type { ChatCompletionRequest, ResponseRequest } from './openai-schemas.ts
  * request is refused before anything is sent or searched: 403 `local_context_not_allowed`,
  * naming the first piece found and never quoting its content.
  */
-export interface LocalContext {
-  /** Where in the request: `tools[0].function.name`, `messages[2].tool_calls[0]`, `spaces`. */
-  param: string;
-  /** What it is, for the message: `the svc tool "svc_search_space"`. */
-  what: string;
-}
 
 function tool(name: string): string {
   return `the svc tool ${quoteInput(name)}`;

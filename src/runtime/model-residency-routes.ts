@@ -5,7 +5,7 @@ import type { LoadOutcome } from '../inference/llama-engine.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import { MAX_MODEL_ID_LENGTH, modelNotFound } from './model-lookup.ts';
+import { MAX_MODEL_ID_LENGTH, modelNotFound } from '../openai/model-lookup.ts';
 import { toOpenAIModel } from './models-routes.ts';
 
 /** What loads and unloads models: the llama.cpp engine (src/inference/llama-engine.ts). */

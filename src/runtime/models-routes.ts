@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelDescriptor, ModelRegistry } from '../inference/language-model.ts';
-import { modelNotFound } from './model-lookup.ts';
+import { modelNotFound } from '../openai/model-lookup.ts';
 
 /**
  * OpenAI's model object plus what local tools show about a model. Names follow LM Studio's

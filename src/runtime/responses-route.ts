@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
-import { runGeneration, toOpenAIUsage } from './generation-run.ts';
+import { runGeneration, toOpenAIUsage } from '../openai/generation-run.ts';
 import { localContextInResponse, refuseLocalContext } from './local-context-guard.ts';
-import { lookupModel } from './model-lookup.ts';
-import { responseRequestSchema } from './openai-schemas.ts';
-import { requestBody } from './request-body.ts';
-import { ResponseBuilder } from './response-builder.ts';
-import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from './responses-request.ts';
-import { samplingFrom } from './sampling-from.ts';
+import { lookupModel } from '../openai/model-lookup.ts';
+import { responseRequestSchema } from '../openai/openai-schemas.ts';
+import { requestBody } from '../openai/request-body.ts';
+import { ResponseBuilder } from '../openai/response-builder.ts';
+import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from '../openai/responses-request.ts';
+import { samplingFrom } from '../openai/sampling-from.ts';
 
 export interface ResponsesRouteOptions {
   models: ModelRegistry;

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { siftDown, siftUp } from './top-k-heap.ts';
-import type { VectorHit, VectorIndex } from './vector-index.ts';
+import type { VectorHit, VectorIndex, VectorIndexFactory } from './vector-index.ts';
 
 /**
  * The part of usearch this index calls: its exact search, a SIMD brute-force scan in C++. Typed
@@ -305,3 +305,10 @@ function jsNearest(matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: 
   const order = Array.from({ length: filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
   return Int32Array.from(order, (i) => at[i]!);
 }
+
+/**
+ * The index a space gets unless told otherwise: an exact int8 scan in usearch's native kernel
+ * (the same index scanning in JS where usearch has no prebuilt binary). Chosen by measurement:
+ * docs/BENCHMARKS.md, "Knowledge spaces: vector index".
+ */
+export const defaultVectorIndex: VectorIndexFactory = (dimensions) => new Int8VectorIndex(dimensions);

@@ -14,7 +14,8 @@ import { metadataValueKey, parseDocumentInput, parsePage, parseSearchRequest, ty
 import { parseSpaceName, spaceNameKey } from './space-name.ts';
 import { SpaceStore, type ChunkRow, type ChunkWrite, type DocumentRow, type DocumentWrite, type NewDocument, type SpaceRow } from './space-store.ts';
 import type { AddDocumentResult, ChunkRecord, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
-import { defaultVectorIndex, type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
+import { type VectorIndex, type VectorIndexFactory } from './vector-index.ts';
+import { defaultVectorIndex } from './int8-vector-index.ts';
 import { alphanumericPieces, foldedWords } from './word-tokens.ts';
 
 export interface SpaceLibraryOptions {

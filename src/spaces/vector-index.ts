@@ -1,5 +1,3 @@
-import { Int8VectorIndex } from './int8-vector-index.ts';
-
 /**
  * The dense half of a space's search. The space store (SQLite) keeps every vector as the truth;
  * a VectorIndex is derived state in memory, filled from the store when a space opens and updated
@@ -23,10 +21,3 @@ export interface VectorIndex {
 }
 
 export type VectorIndexFactory = (dimensions: number) => VectorIndex;
-
-/**
- * The index a space gets unless told otherwise: an exact int8 scan in usearch's native kernel
- * (the same index scanning in JS where usearch has no prebuilt binary). Chosen by measurement:
- * docs/BENCHMARKS.md, "Knowledge spaces: vector index".
- */
-export const defaultVectorIndex: VectorIndexFactory = (dimensions) => new Int8VectorIndex(dimensions);

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { getExtensionData, NonTlsError, readTlsClientHello } from 'read-tls-client-hello';
 import { ApiError } from '../shared/api-error.ts';
-import { endAndClose, rawErrorResponse, type ErrorEnvelope } from '../runtime/client-error-handler.ts';
+import { endAndClose, rawErrorResponse, type ErrorEnvelope } from '../http/client-error-handler.ts';
 
 /** IANA TLS Supported Groups codepoints of the groups OpenSSL 3.5 names (draft-ietf-tls-ecdhe-mlkem, draft-connolly-tls-mlkem-key-agreement). */
 const GROUP_CODEPOINTS = new Map<string, number>([

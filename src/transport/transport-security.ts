@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { TLSSocket, type Server as TlsServer, type TlsOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import type { ErrorEnvelope } from '../runtime/client-error-handler.ts';
+import type { ErrorEnvelope } from '../http/client-error-handler.ts';
 import { signEvidence, type EvidenceSignatureFields } from './evidence-signature.ts';
 import { trackNegotiatedGroups, type GroupTracking } from './negotiated-group.ts';
 import type { PqcTransport } from './pqc-transport-options.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { debugRequested, reportCliError } from '../../src/cli/cli-errors.ts';
-import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/shared/config-values.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { UserError } from '../../src/shared/user-error.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';

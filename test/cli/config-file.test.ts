@@ -11,7 +11,7 @@ import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/shared/config-values.ts';
 import { loadServeArgs } from '../helpers/serve-config.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_HOSTED_PORT, resolveHostedConfig } from '../../src/cli/hosted-command.ts';
-import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/shared/config-values.ts';
 
 test('svc hosted defaults: 127.0.0.1:11450, ~/.svc/hosted, no CORS origin, 8 MiB bodies', () => {
   const config = resolveHostedConfig({}, {});

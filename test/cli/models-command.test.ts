@@ -4,8 +4,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { exportDeveloperKeys } from '../../src/hosted/developer-keys/export-developer-keys.ts';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import { exportDeveloperKeys } from '../../src/accounts/developer-keys/export-developer-keys.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { runCliToEnd, startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/shared/config-values.ts';
 import { loadServeArgs as load } from '../helpers/serve-config.ts';
 
 describe('svc serve MCP options', () => {

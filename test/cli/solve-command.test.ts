@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { runSolveCommand, type SolveIo } from '../../src/cli/solve-command.ts';
 import { solveRoutes } from '../../src/quantum/solve-routes.ts';
 import { SolveService } from '../../src/quantum/solve-service.ts';
-import { installOpenAIErrorHandler } from '../../src/runtime/openai-error-handler.ts';
+import { installOpenAIErrorHandler } from '../../src/http/openai-error-handler.ts';
 import { patternProblem, portfolioProblem, routeProblem } from '../quantum/fixtures.ts';
 
 function io(files: Record<string, string>): SolveIo & { stdout: string; stderr: string } {

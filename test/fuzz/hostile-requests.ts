@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { PROBLEM_SCHEMAS, SOLVER_NAMES, batchRequestSchema, solveRequestSchema } from '../../src/quantum/solve-schemas.ts';
-import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, responseRequestSchema } from '../../src/runtime/openai-schemas.ts';
+import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, responseRequestSchema } from '../../src/openai/openai-schemas.ts';
 import { modelResidencyBodySchema } from '../../src/runtime/model-residency-routes.ts';
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildHostedApp, type HostedAppOptions } from '../../src/hosted/hosted-app.ts';
-import type { Account, HostedStore, Plan } from '../../src/hosted/hosted-store.ts';
+import type { Account, HostedStore, Plan } from '../../src/accounts/account-store.ts';
 import { SVC_VERSION } from '../../src/shared/version.ts';
 import { testRouteConfig } from './hosted-route-config.ts';
 import { hostedStoreKinds, type HostedStoreFixture } from './hosted-stores.ts';

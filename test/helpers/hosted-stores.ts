@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import type { HostedStore } from '../../src/hosted/hosted-store.ts';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import type { HostedStore } from '../../src/accounts/account-store.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 
 /** The machine's PostgreSQL (trust auth), overridable for other setups. */
 export const TEST_DATABASE_URL = process.env.SVC_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { loadServeConfig, registerServeCommand, type ServeOptions } from '../../src/cli/serve-command.ts';
-import type { RuntimeConfig } from '../../src/runtime/runtime-config.ts';
+import type { RuntimeConfig } from '../../src/app/runtime-config.ts';
 
 /** Runs `svc serve ARGS` up to the point where the daemon would start, with `env` as the environment. */
 export async function loadServeArgs(args: string[], env: Record<string, string> = {}): Promise<RuntimeConfig> {

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 const FREE = { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false };

@@ -16,8 +16,8 @@ import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-
 import { answer, startScriptedUpstream } from '../helpers/scripted-upstream.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { TOOL_NAMES } from '../../src/mcp/tool-names.ts';
-import { exportDeveloperKeys } from '../../src/hosted/developer-keys/export-developer-keys.ts';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import { exportDeveloperKeys } from '../../src/accounts/developer-keys/export-developer-keys.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 

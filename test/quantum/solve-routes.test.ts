@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { installOpenAIErrorHandler } from '../../src/runtime/openai-error-handler.ts';
+import { installOpenAIErrorHandler } from '../../src/http/openai-error-handler.ts';
 import { solveRoutes } from '../../src/quantum/solve-routes.ts';
 import { SolveService, solverCapability } from '../../src/quantum/solve-service.ts';
 import { patternProblem, portfolioProblem, routeProblem } from './fixtures.ts';

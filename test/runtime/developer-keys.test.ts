@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { exportDeveloperKeys } from '../../src/hosted/developer-keys/export-developer-keys.ts';
-import type { HostedStore, IssuedKey } from '../../src/hosted/hosted-store.ts';
-import { openHostedStore } from '../../src/hosted/store/open-hosted-store.ts';
+import { exportDeveloperKeys } from '../../src/accounts/developer-keys/export-developer-keys.ts';
+import type { HostedStore, IssuedKey } from '../../src/accounts/account-store.ts';
+import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 const FREE = { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false };

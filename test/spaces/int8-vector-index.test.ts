@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
 import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
-import { defaultVectorIndex, type VectorIndex } from '../../src/spaces/vector-index.ts';
+import { type VectorIndex } from '../../src/spaces/vector-index.ts';
+import { defaultVectorIndex } from '../../src/spaces/int8-vector-index.ts';
 import { randomVectors, unit } from '../helpers/random-vectors.ts';
 
 const kernel = loadExactSearchKernel();

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { installOpenAIErrorHandler } from '../../src/runtime/openai-error-handler.ts';
+import { installOpenAIErrorHandler } from '../../src/http/openai-error-handler.ts';
 import { DAY_MS } from '../../src/telemetry/recent-job-count.ts';
 import { TelemetryReporter } from '../../src/telemetry/telemetry-reporter.ts';
 import { telemetryRoutes } from '../../src/telemetry/telemetry-routes.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ConfigError } from '../../src/runtime/runtime-config.ts';
+import { ConfigError } from '../../src/shared/config-values.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';
 import { loadServeArgs } from '../helpers/serve-config.ts';
 

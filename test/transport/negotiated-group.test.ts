@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { test, type TestContext } from 'node:test';
-import { createHttpServer } from '../../src/runtime/http-server.ts';
+import { createHttpServer } from '../../src/http/http-server.ts';
 import { trackNegotiatedGroups } from '../../src/transport/negotiated-group.ts';
 import { parsePqcTransport } from '../../src/transport/pqc-transport-options.ts';
 import { TransportSecurity } from '../../src/transport/transport-security.ts';

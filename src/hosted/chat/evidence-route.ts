@@ -1,4 +1,4 @@
-import type { HostedPlugin } from '../hosted-app.ts';
+import type { HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError } from '../hosted-error.ts';
 import { ledgerUnavailable } from './hosted-chat-route.ts';
 

@@ -1,6 +1,6 @@
-import type { HostedPlugin } from '../hosted-app.ts';
+import type { HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
-import type { UsageReport } from '../hosted-store.ts';
+import type { UsageReport } from '../../accounts/account-store.ts';
 import { requireHostedEntitlement } from '../require-key.ts';
 import { acceptSessions } from '../sessions/accept-sessions.ts';
 

@@ -1,13 +1,13 @@
 import cookie from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { HostedContext, HostedPlugin } from '../hosted-app.ts';
-import type { ApiKeyRecord, HostedStore, IssuedKey, KeyScope } from '../hosted-store.ts';
+import type { HostedContext, HostedPlugin } from '../hosted-plugin.ts';
+import type { ApiKeyRecord, HostedStore, IssuedKey, KeyScope } from '../../accounts/account-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { requireSession } from '../sessions/require-session.ts';
 import { installSmallJsonParser } from '../sessions/small-json-parser.ts';
-import { AccountDisabledError } from '../store/account-disabled-error.ts';
-import { KeyLimitReachedError } from '../store/key-limit-reached-error.ts';
+import { AccountDisabledError } from '../../accounts/store/account-disabled-error.ts';
+import { KeyLimitReachedError } from '../../accounts/store/key-limit-reached-error.ts';
 
 /** The same rule as the `x-svc-project-id` header (routing/route-headers.ts), so a key's project can be sent as one. */
 const PROJECT_ID = /^[\x21-\x7e]{1,128}$/;

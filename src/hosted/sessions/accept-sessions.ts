@@ -1,10 +1,10 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { HostedContext } from '../hosted-app.ts';
+import type { HostedContext } from '../hosted-plugin.ts';
 import { HostedError } from '../hosted-error.ts';
-import { RateLimitedError } from '../limits/rate-limited-error.ts';
-import { bearerToken } from '../require-key.ts';
-import { SESSION_TOKEN_PREFIX } from '../store/store-secrets.ts';
+import { RateLimitedError } from '../../accounts/limits/rate-limited-error.ts';
+import { bearerToken } from '../../accounts/bearer-token.ts';
+import { SESSION_TOKEN_PREFIX } from '../../accounts/store/store-secrets.ts';
 import { SESSION_COOKIE, sessionRequired } from './require-session.ts';
 import { bindRequestLog } from '../bind-request-log.ts';
 

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Account, HostedStore, Session } from '../hosted-store.ts';
+import type { Account, HostedStore, Session } from '../../accounts/account-store.ts';
 import { HostedError } from '../hosted-error.ts';
-import { bearerToken } from '../require-key.ts';
+import { bearerToken } from '../../accounts/bearer-token.ts';
 import { bindRequestLog } from '../bind-request-log.ts';
-import { RateLimitedError } from '../limits/rate-limited-error.ts';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { RateLimitedError } from '../../accounts/limits/rate-limited-error.ts';
+import type { RateLimiter } from '../../accounts/limits/rate-limiter.ts';
 
 /** The session cookie: HttpOnly, SameSite=Strict, Path=/ (see session-routes.ts). */
 export const SESSION_COOKIE = 'svc_session';

@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { HostedContext, HostedPlugin } from '../hosted-app.ts';
+import type { HostedContext, HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError } from '../hosted-error.ts';
 import { PAGE_HEADERS, readPage } from '../pages/page-assets.ts';
 import { assertSameOriginJson, presentedSession, SESSION_COOKIE } from './require-session.ts';

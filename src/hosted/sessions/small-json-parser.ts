@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MAX_BODY_VALUES } from '../../runtime/json-body-parser.ts';
+import { MAX_BODY_VALUES } from '../../http/json-body-parser.ts';
 import { INLINE_JSON_BYTES, parseJsonBody } from '../../shared/json-body.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { solveRoutes } from '../../quantum/solve-routes.ts';
 import type { SolveService } from '../../quantum/solve-service.ts';
-import type { HostedPlugin } from '../hosted-app.ts';
+import type { HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
 
 export interface HostedSolveOptions {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import OpenAI from 'openai';
 import { SVC_ROUTE_FIELDS } from '../../../src/hosted/descriptors.ts';
 import { buildChatFixture, wordsAnswer } from '../../helpers/hosted-chat-fixture.ts';
-import { MemoryRateLimiter } from '../../../src/hosted/limits/memory-rate-limiter.ts';
+import { MemoryRateLimiter } from '../../../src/accounts/limits/memory-rate-limiter.ts';
 import { answer, contentChunk, finishChunk, sse } from '../../helpers/scripted-upstream.ts';
 
 const BODY = { model: 'svc-chat-small', messages: [{ role: 'user', content: 'Say hello' }] };

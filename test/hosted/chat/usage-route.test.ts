@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryRateLimiter } from '../../../src/hosted/limits/memory-rate-limiter.ts';
+import { MemoryRateLimiter } from '../../../src/accounts/limits/memory-rate-limiter.ts';
 import { buildChatFixture } from '../../helpers/hosted-chat-fixture.ts';
 import { FREE_PLAN, PAID_PLAN, signIn } from '../../helpers/hosted-app-fixture.ts';
 

@@ -236,7 +236,7 @@ test('a query-only DELETE /api/keys?id= works from the key page\'s session: no b
 });
 
 test('the key routes take from the limiter too: a signed-in session has a bucket, shared with its account', async (t) => {
-  const { MemoryRateLimiter } = await import('../../../src/hosted/limits/memory-rate-limiter.ts');
+  const { MemoryRateLimiter } = await import('../../../src/accounts/limits/memory-rate-limiter.ts');
   const limiter = new MemoryRateLimiter({ limits: { key: { requests_per_second: 0.01, burst: 2 } } });
   const { app, store } = await buildTestHostedApp(t, { limiter });
   const signed = await signIn(app, store, PAID_PLAN);

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { HostedStore, KeyScope, Plan } from '../../../src/hosted/hosted-store.ts';
+import type { HostedStore, KeyScope, Plan } from '../../../src/accounts/account-store.ts';
 import { hostedSolvePlugin } from '../../../src/hosted/solve/hosted-solve-plugin.ts';
 import { SolveService, UNCONFIGURED_HARDWARE, type SolveServiceOptions } from '../../../src/quantum/solve-service.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
 import { patternProblem, portfolioProblem } from '../../quantum/fixtures.ts';
 import { startMockQuantumProvider } from '../../helpers/mock-quantum-provider.ts';
 import { createHardwareSubstrate, resolveHardwareConfig } from '../../../src/quantum/hardware/hardware-config.ts';
-import { parseDuration } from '../../../src/runtime/runtime-config.ts';
+import { parseDuration } from '../../../src/shared/config-values.ts';
 
 interface Fixture {
   app: FastifyInstance;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApiError } from '../../../src/shared/api-error.ts';
 import { createHardwareSubstrate, resolveHardwareConfig, type HardwareConfig } from '../../../src/quantum/hardware/hardware-config.ts';
-import { parseDuration } from '../../../src/runtime/runtime-config.ts';
+import { parseDuration } from '../../../src/shared/config-values.ts';
 import { SolveService } from '../../../src/quantum/solve-service.ts';
 import type { BatchResponse, SolveResponse } from '../../../src/quantum/solve-schemas.ts';
 import { startMockQuantumProvider, type MockProvider, type MockProviderOptions, type MockResultsBody } from '../../helpers/mock-quantum-provider.ts';

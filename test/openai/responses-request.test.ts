@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { responseRequestSchema, type ResponseRequest } from '../../src/openai/openai-schemas.ts';
+import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from '../../src/openai/responses-request.ts';
+import { ApiError } from '../../src/shared/api-error.ts';
+
+function request(extra: Record<string, unknown>): ResponseRequest {
+  return responseRequestSchema.parse({ model: 'm', input: 'hi', ...extra });
+}
+
+function refused(run: () => unknown, param: string, pattern?: RegExp): void {
+  assert.throws(run, (error: unknown) => {
+    assert.ok(error instanceof ApiError && error.status === 400, String(error));
+    assert.equal(error.param, param);
+    if (pattern !== undefined) assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+describe('Responses input → engine turns', () => {
+  it('instructions first, a string input as a user message, developer as system', () => {
+    assert.deepEqual(toResponseMessages(request({ instructions: 'Be brief.' })), [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ]);
+    assert.deepEqual(toResponseMessages(request({ input: [{ role: 'developer', content: [{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }] }] })), [
+      { role: 'system', content: 'a\nb' },
+    ]);
+  });
+
+  it('function_call items join the assistant turn before them; outputs answer them by call_id', () => {
+    const messages = toResponseMessages(request({
+      input: [
+        { role: 'user', content: 'weather?' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.' }] },
+        { type: 'function_call', call_id: 'c1', name: 'w', arguments: '{"city":"A"}' },
+        { type: 'function_call', call_id: 'c2', name: 'w', arguments: '{"city":"B"}' },
+        { type: 'function_call_output', call_id: 'c1', output: '1' },
+        { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: '2' }] },
+      ],
+    }));
+    assert.deepEqual(messages, [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: 'Checking.', toolCalls: [{ id: 'c1', name: 'w', arguments: '{"city":"A"}' }, { id: 'c2', name: 'w', arguments: '{"city":"B"}' }] },
+      { role: 'tool', content: '1', toolCallId: 'c1' },
+      { role: 'tool', content: '2', toolCallId: 'c2' },
+    ]);
+  });
+
+  it('refuses non-text parts, unknown call ids and references to stored items', () => {
+    refused(() => toResponseMessages(request({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] })), 'input[0].content[0].type', /"input_image"/);
+    refused(() => toResponseMessages(request({ input: [{ type: 'function_call_output', call_id: 'x', output: '1' }] })), 'input[0].call_id');
+    refused(() => toResponseMessages(request({ input: [{ type: 'item_reference', id: 'msg_1' }] })), 'input[0]', /stateless/);
+  });
+});
+
+describe('Responses options', () => {
+  const fn = { type: 'function', name: 'w', parameters: { type: 'object', properties: {} } };
+
+  it('takes flat function tools, tool_choice, parallel_tool_calls and text.format', () => {
+    const options = toResponseOptions(request({
+      tools: [fn], tool_choice: { type: 'function', name: 'w' }, parallel_tool_calls: false,
+      text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object' }, strict: true } },
+    }));
+    assert.deepEqual(options.tools, [{ name: 'w', description: undefined, parameters: { type: 'object', properties: {} }, strict: undefined }]);
+    assert.deepEqual(options.toolChoice, { type: 'function', name: 'w' });
+    assert.equal(options.parallelToolCalls, false);
+    assert.deepEqual(options.responseFormat, { type: 'json_schema', name: 'x', schema: { type: 'object' }, strict: true });
+  });
+
+  it('refuses hosted tools, unknown tool_choice types and names not in tools', () => {
+    refused(() => toResponseOptions(request({ tools: [{ type: 'file_search' }] })), 'tools[0].type', /"file_search"/);
+    refused(() => toResponseOptions(request({ tools: [{ type: 'function', name: 'w', bogus: 1 }] })), 'tools.0.bogus');
+    refused(() => toResponseOptions(request({ tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } })), 'tool_choice');
+    refused(() => toResponseOptions(request({ tools: [fn], tool_choice: { type: 'function', name: 'other' } })), 'tool_choice.name');
+    refused(() => toResponseOptions(request({ tools: [fn, fn] })), 'tools[1].name');
+  });
+
+  it('refuses what needs stored state, saying the endpoint is stateless', () => {
+    refused(() => refuseStateful(request({ store: true })), 'store', /stateless/);
+    refused(() => refuseStateful(request({ previous_response_id: 'resp_1' })), 'previous_response_id', /stateless/);
+    refused(() => refuseStateful(request({ conversation: 'conv_1' })), 'conversation', /stateless/);
+    refused(() => refuseStateful(request({ background: true })), 'background', /stateless/);
+    refuseStateful(request({ store: false, include: [], truncation: 'disabled', reasoning: {} }));
+  });
+
+  it("renames the engine's chat-completions params to the Responses API's", () => {
+    const renamed = (param: string, message: string) => toResponsesError(ApiError.invalidRequest(message, param)) as ApiError;
+    assert.equal(renamed('messages', 'x').param, 'input');
+    assert.equal(renamed('max_tokens', 'x').param, 'max_output_tokens');
+    const schema = renamed('tools[3].function.parameters', 'tools[3].function.parameters at /a: bad');
+    assert.equal(schema.param, 'tools[3].parameters');
+    assert.equal(schema.message, 'tools[3].parameters at /a: bad');
+    assert.equal(renamed('response_format.json_schema.schema', 'x').param, 'text.format.schema');
+    assert.equal(renamed('seed', 'x').param, 'seed');
+  });
+});
