@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { ChargeInput, HostedStore } from '../src/accounts/account-store.ts';
+import type { HostedStore } from '../src/accounts/hosted-store.ts';
+import type { ChargeInput } from '../src/accounts/ledger-store.ts';
 import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
 import { newId } from '../src/shared/new-id.ts';
 

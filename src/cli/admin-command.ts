@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf, type Account, type HostedStore, type Plan } from '../accounts/account-store.ts';
+import type { Account, AccountStore } from '../accounts/account-store.ts';
+import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf, type Plan } from '../accounts/plan.ts';
 import { AccountDisabledError } from '../accounts/store/account-disabled-error.ts';
 import { ConfigError, parseDuration } from '../shared/config-values.ts';
 import { UserError } from '../shared/user-error.ts';
@@ -53,7 +54,7 @@ function parseMaxKeys(value: string): number | null {
   return n;
 }
 
-async function requireAccount(store: HostedStore, id: string): Promise<Account> {
+async function requireAccount(store: Pick<AccountStore, 'getAccount'>, id: string): Promise<Account> {
   const account = await store.getAccount(id);
   if (account === undefined) throw new UserError(`no account '${id.slice(0, 80)}' (svc admin accounts list shows the ids)`);
   return account;

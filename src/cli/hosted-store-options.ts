@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import type { HostedStore } from '../accounts/account-store.ts';
+import type { HostedStore } from '../accounts/hosted-store.ts';
 import { hostedDatabasePath } from '../accounts/developer-keys/open-developer-key-verifier.ts';
 import { UserError } from '../shared/user-error.ts';
 

@@ -14,7 +14,7 @@ import { installCorsGuard, corsOptions } from './hosted-cors.ts';
 import { capacityDescriptor, evidenceDescriptor, healthDescriptor, modelsDescriptor, ragStatusDescriptor, routesDescriptor } from './descriptors.ts';
 import { HOSTED_DOCS_PATH, hostedErrorBody, installHostedErrorHandler, sendHostedError, toHostedError } from './hosted-error.ts';
 import { renderHostedDocs } from './hosted-docs.ts';
-import type { HostedStore } from '../accounts/account-store.ts';
+import type { HostedStore } from '../accounts/hosted-store.ts';
 import { ragJobsContract, submitRagJob } from './rag-jobs.ts';
 import { requireKey } from './require-key.ts';
 import type { RateLimiter } from '../accounts/limits/rate-limiter.ts';

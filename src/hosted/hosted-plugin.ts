@@ -1,11 +1,15 @@
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import type { HostedStore } from '../accounts/account-store.ts';
+import type { HostedStore } from '../accounts/hosted-store.ts';
 import type { RateLimiter } from '../accounts/limits/rate-limiter.ts';
 import type { RouteConfig } from './route-config.ts';
 
-/** What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted. */
-export interface HostedContext {
-  store: HostedStore;
+/**
+ * What a hosted plugin (chat, usage, keys — written elsewhere) is handed when it is mounted.
+ * `Store` is the part of the store the plugin uses (KeyStore, LedgerStore, …): a plugin that
+ * names less still mounts where the whole store is handed on.
+ */
+export interface HostedContext<Store = HostedStore> {
+  store: Store;
   routes: RouteConfig;
   /**
    * The key check for this mount (in fleet mode, `/v1`, it also demands an enterprise plan),
@@ -23,4 +27,4 @@ export interface HostedContext {
   limiter?: RateLimiter | undefined;
 }
 
-export type HostedPlugin = (scope: FastifyInstance, context: HostedContext) => Promise<void>;
+export type HostedPlugin<Store = HostedStore> = (scope: FastifyInstance, context: HostedContext<Store>) => Promise<void>;

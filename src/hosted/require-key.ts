@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Account, Allowance, ApiKeyRecord, HostedStore } from '../accounts/account-store.ts';
+import type { Account } from '../accounts/account-store.ts';
+import type { Allowance } from '../accounts/allowance.ts';
+import type { ApiKeyRecord, KeyStore } from '../accounts/key-store.ts';
 import { HostedError } from './hosted-error.ts';
 import { RateLimitedError } from '../accounts/limits/rate-limited-error.ts';
 import type { RateLimiter } from '../accounts/limits/rate-limiter.ts';
@@ -39,7 +41,7 @@ export interface RequireKeyOptions {
  * a key of a disabled account → 401 `svc_account_disabled`. Once the key is known, the
  * request's log lines (its request line too) carry `account_id` and `key_id`, never the secret.
  */
-export function requireKey(store: HostedStore, options: RequireKeyOptions = {}): preHandlerAsyncHookHandler {
+export function requireKey(store: Pick<KeyStore, 'checkKey'>, options: RequireKeyOptions = {}): preHandlerAsyncHookHandler {
   return async function checkKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined) throw keyRequired('An API key is required: send Authorization: Bearer <API_KEY>.');

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
-import type { SvcRoute } from '../../src/accounts/account-store.ts';
+import type { SvcRoute } from '../../src/accounts/svc-route.ts';
 import { RaplMeter } from '../../src/hosted/routing/rapl-meter.ts';
 import { readRest, startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir as prepare } from '../helpers/hosted-stores.ts';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { registerKeysExport } from '../../src/cli/admin-keys-export.ts';
 import { parseDeveloperKeyFile } from '../../src/accounts/developer-keys/developer-key-file.ts';
-import type { IssuedKey } from '../../src/accounts/account-store.ts';
+import type { IssuedKey } from '../../src/accounts/key-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { UserError } from '../../src/shared/user-error.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';

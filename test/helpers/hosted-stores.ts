@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import type { HostedStore } from '../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../src/accounts/hosted-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 
 /** The machine's PostgreSQL (trust auth), overridable for other setups. */

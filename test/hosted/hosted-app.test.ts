@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { HostedAppOptions } from '../../src/hosted/hosted-app.ts';
-import type { HostedStore } from '../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../src/accounts/hosted-store.ts';
 import { HOSTED_ERROR_CODES } from '../../src/hosted/hosted-error.ts';
 import { SVC_ROUTE_FIELDS } from '../../src/hosted/descriptors.ts';
 import { SVC_VERSION } from '../../src/shared/version.ts';

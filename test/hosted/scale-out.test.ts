@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { HostedStore } from '../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../src/accounts/hosted-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { startServerProcess } from '../helpers/daemon-process.ts';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { exportDeveloperKeys } from '../../src/accounts/developer-keys/export-developer-keys.ts';
-import type { HostedStore, IssuedKey } from '../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../src/accounts/hosted-store.ts';
+import type { IssuedKey } from '../../src/accounts/key-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { runCliToEnd, startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KeyScope } from '../account-store.ts';
+import type { KeyScope } from '../key-store.ts';
 
 export const DEVELOPER_KEY_FILE_FORMAT = 'svc-developer-keys';
 export const DEVELOPER_KEY_FILE_VERSION = 1;

@@ -1,4 +1,4 @@
-import type { KeyScope } from '../account-store.ts';
+import type { KeyScope } from '../key-store.ts';
 
 /** Who a developer key says the caller is. Never the secret. */
 export interface DeveloperKeyIdentity {

@@ -1,4 +1,5 @@
-import type { HostedStore } from '../account-store.ts';
+import type { AccountStore } from '../account-store.ts';
+import type { KeyStore } from '../key-store.ts';
 import { DEVELOPER_KEY_FILE_FORMAT, DEVELOPER_KEY_FILE_VERSION, type DeveloperKeyFile } from './developer-key-file.ts';
 
 /**
@@ -8,7 +9,7 @@ import { DEVELOPER_KEY_FILE_FORMAT, DEVELOPER_KEY_FILE_VERSION, type DeveloperKe
  * account are left out (the daemon refuses them as not valid, as the store's verifier does); an
  * account enabled again needs a new export.
  */
-export async function exportDeveloperKeys(store: HostedStore, accountId?: string, now: Date = new Date()): Promise<DeveloperKeyFile> {
+export async function exportDeveloperKeys(store: Pick<AccountStore, 'getAccount' | 'listAccounts'> & Pick<KeyStore, 'listKeyHashes'>, accountId?: string, now: Date = new Date()): Promise<DeveloperKeyFile> {
   const accounts = accountId === undefined ? await store.listAccounts() : [await store.getAccount(accountId)];
   const disabled = new Set(accounts.flatMap((a) => (a !== undefined && a.disabledAt !== null ? [a.id] : [])));
   const keys = (await store.listKeyHashes(accountId)).filter(({ key }) => !disabled.has(key.accountId));

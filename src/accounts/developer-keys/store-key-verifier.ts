@@ -1,8 +1,12 @@
-import type { HostedStore } from '../account-store.ts';
+import type { KeyStore } from '../key-store.ts';
+import type { StoreConnection } from '../store-connection.ts';
 import type { DeveloperKeyVerification, DeveloperKeyVerifier } from './developer-key-verifier.ts';
 
 /** How stale the key count in `/health` may get before it is counted again (in the background). */
 const COUNT_TTL_MS = 10_000;
+
+/** What the verifier uses of the store: the key check, the key list it counts, and closing it. */
+export type KeyVerifierStore = Pick<KeyStore, 'checkKey' | 'listKeyHashes'> & Pick<StoreConnection, 'close'>;
 
 /**
  * Verifies keys against the hosted store (its SQLite data dir or PostgreSQL): revocations
@@ -10,14 +14,14 @@ const COUNT_TTL_MS = 10_000;
  */
 export class StoreKeyVerifier implements DeveloperKeyVerifier {
   readonly source = 'store' as const;
-  readonly #store: HostedStore;
+  readonly #store: KeyVerifierStore;
   readonly #onWarning: (message: string) => void;
   #count = 0;
   #countedAt = Number.NEGATIVE_INFINITY;
   #counting = false;
   #closed = false;
 
-  constructor(store: HostedStore, options: { onWarning?: ((message: string) => void) | undefined } = {}) {
+  constructor(store: KeyVerifierStore, options: { onWarning?: ((message: string) => void) | undefined } = {}) {
     this.#store = store;
     this.#onWarning = options.onWarning ?? (() => {});
   }

@@ -1,25 +1,14 @@
 import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
-import type {
-  Account,
-  Allowance,
-  ApiKeyRecord,
-  ChargeInput,
-  ChargeResult,
-  HostedStore,
-  IssuedKey,
-  JouleReservation,
-  KeyCheck,
-  KeyHash,
-  KeyScope,
-  LedgerEntry,
-  Plan,
-  ReserveInput,
-  ReserveResult,
-  Session,
-  UsageQuery,
-  UsageReport,
-} from '../account-store.ts';
-import { MAX_ACTIVE_KEYS_LIMIT, MAX_USAGE_PROJECTS, maxActiveKeysOf } from '../account-store.ts';
+import type { Account } from '../account-store.ts';
+import type { Allowance } from '../allowance.ts';
+import type { HostedStore } from '../hosted-store.ts';
+import type { ApiKeyRecord, IssuedKey, KeyCheck, KeyHash, KeyScope } from '../key-store.ts';
+import type { ChargeInput, ChargeResult, JouleReservation, LedgerEntry, ReserveInput, ReserveResult } from '../ledger-store.ts';
+import type { Plan } from '../plan.ts';
+import type { Session } from '../session-store.ts';
+import type { UsageQuery, UsageReport } from '../usage-store.ts';
+import { MAX_ACTIVE_KEYS_LIMIT, maxActiveKeysOf } from '../plan.ts';
+import { MAX_USAGE_PROJECTS } from '../usage-store.ts';
 import { newId } from '../../shared/new-id.ts';
 import type { AccountRow, ApiKeyRow, HostedDatabase, LedgerRow } from './hosted-database.ts';
 import { PreparedQuery } from './prepared-query.ts';

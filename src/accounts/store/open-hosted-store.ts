@@ -6,7 +6,7 @@ import { CachingDatabase } from './caching-database.ts';
 import { makePrivateDirSync, preparePrivateDatabase } from '../../shared/private-files.ts';
 import { WalCheckpointer } from '../../shared/wal-checkpointer.ts';
 import pg from 'pg';
-import type { HostedStore } from '../account-store.ts';
+import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
 import { hostedMigrationProvider } from './hosted-migrations.ts';
 import { KyselyHostedStore } from './kysely-hosted-store.ts';

@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { KeyScope } from '../account-store.ts';
+import type { KeyScope } from '../key-store.ts';
 
 /** Secret prefixes by scope: recognizable (and matchable by secret scanners) before the random part. */
 export const KEY_PREFIXES: ReadonlyMap<KeyScope, string> = new Map([

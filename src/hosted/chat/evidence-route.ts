@@ -1,4 +1,5 @@
 import type { HostedPlugin } from '../hosted-plugin.ts';
+import type { LedgerStore } from '../../accounts/ledger-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { ledgerUnavailable } from './hosted-chat-route.ts';
 
@@ -11,7 +12,7 @@ export const EVIDENCE_ID = /^ev_[A-Za-z0-9]{1,64}$/;
  * ids cannot be probed. The stored response (kept for idempotent replays) is not returned:
  * evidence is about the route and the Joules, not the content.
  */
-export function evidencePlugin(): HostedPlugin {
+export function evidencePlugin(): HostedPlugin<Pick<LedgerStore, 'findEvidence'>> {
   return async (scope, context) => {
     scope.get<{ Params: { id: string } }>('/evidence/:id', { preHandler: context.requireKey }, async (request) => {
       const { id } = request.params;

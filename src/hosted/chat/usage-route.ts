@@ -1,6 +1,8 @@
 import type { HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
-import type { UsageReport } from '../../accounts/account-store.ts';
+import type { SessionStore } from '../../accounts/session-store.ts';
+import type { StoreConnection } from '../../accounts/store-connection.ts';
+import type { UsageReport, UsageStore } from '../../accounts/usage-store.ts';
 import { requireHostedEntitlement } from '../require-key.ts';
 import { acceptSessions } from '../sessions/accept-sessions.ts';
 
@@ -37,7 +39,7 @@ function noEntitlement(): HostedError {
  * report adds `keys` (every key's requests and Joules) and `recent_evidence` (the account's
  * newest evidence ids with their Joules and the route's non-billing facts).
  */
-export function usagePlugin(): HostedPlugin {
+export function usagePlugin(): HostedPlugin<UsageStore & SessionStore & Pick<StoreConnection, 'kind'>> {
   return async (scope, context) => {
     const admit = await acceptSessions(scope, context);
     scope.get<{ Querystring: { month?: string } }>('/usage', { preHandler: admit }, async (request, reply) => {

@@ -2,7 +2,8 @@ import cookie from '@fastify/cookie';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { HostedContext, HostedPlugin } from '../hosted-plugin.ts';
-import type { ApiKeyRecord, HostedStore, IssuedKey, KeyScope } from '../../accounts/account-store.ts';
+import type { ApiKeyRecord, IssuedKey, KeyScope, KeyStore } from '../../accounts/key-store.ts';
+import type { SessionStore } from '../../accounts/session-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { requireSession } from '../sessions/require-session.ts';
 import { installSmallJsonParser } from '../sessions/small-json-parser.ts';
@@ -69,7 +70,7 @@ function revokeTarget(request: FastifyRequest): string {
 }
 
 /** The store's issue under the plan's key cap, its refusals as hosted errors. */
-async function issueWithinCap(store: HostedStore, accountId: string, input: { scope: KeyScope; name: string | null; project: string | null }): Promise<IssuedKey> {
+async function issueWithinCap(store: KeyStore, accountId: string, input: { scope: KeyScope; name: string | null; project: string | null }): Promise<IssuedKey> {
   try {
     return await store.issueKeyWithinCap(accountId, input);
   } catch (error) {
@@ -86,7 +87,7 @@ async function issueWithinCap(store: HostedStore, accountId: string, input: { sc
 }
 
 /** `/api/keys`: issue, list and revoke the signed-in account's keys (session auth, never an API key). */
-export const keyRoutes: HostedPlugin = async (scope, { store, publicOrigins, limiter }: HostedContext) => {
+export const keyRoutes: HostedPlugin<KeyStore & SessionStore> = async (scope, { store, publicOrigins, limiter }: HostedContext<KeyStore & SessionStore>) => {
   await scope.register(cookie);
   installSmallJsonParser(scope);
   scope.decorateRequest('hostedSession', undefined);

@@ -3,7 +3,7 @@ import { OpenAIUpstream } from '../../inference/openai-upstream.ts';
 import { parseDuration } from '../../shared/config-values.ts';
 import { resolveUpstreams } from '../../inference/upstream-config.ts';
 import { ApiError } from '../../shared/api-error.ts';
-import type { SvcRoute } from '../../accounts/account-store.ts';
+import type { SvcRoute } from '../../accounts/svc-route.ts';
 import type { BackendConfig } from '../route-config.ts';
 import { AllBackendsFailedError, type FailedAttempt } from './all-backends-failed-error.ts';
 import { billableJoules, completionTokenBudget, estimateJoules, minimumJoules, nextTokenExceeds, promptTokenBound, roundMillijoules } from './energy.ts';

@@ -1,4 +1,4 @@
-import type { Plan } from '../../accounts/account-store.ts';
+import type { Plan } from '../../accounts/plan.ts';
 import {
   POLICIES, PRIVACY_TIERS,
   type BackendConfig, type Policy, type PrivacyTier, type QueueClass, type RouteConfig,

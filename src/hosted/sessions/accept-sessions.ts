@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { HostedContext } from '../hosted-plugin.ts';
+import type { SessionStore } from '../../accounts/session-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { RateLimitedError } from '../../accounts/limits/rate-limited-error.ts';
 import { bearerToken } from '../../accounts/bearer-token.ts';
@@ -22,7 +23,7 @@ import { bindRequestLog } from '../bind-request-log.ts';
  * cookie is SameSite=Strict and CORS never allows credentials, so another site can neither send
  * it nor read the answer.
  */
-export async function acceptSessions(scope: FastifyInstance, context: HostedContext): Promise<preHandlerAsyncHookHandler> {
+export async function acceptSessions(scope: FastifyInstance, context: HostedContext<SessionStore>): Promise<preHandlerAsyncHookHandler> {
   if (context.fleet) return context.requireKey;
   await scope.register(cookie);
   scope.decorateRequest('hostedSession', undefined);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Account, HostedStore, Session } from '../../accounts/account-store.ts';
+import type { Account } from '../../accounts/account-store.ts';
+import type { Session, SessionStore } from '../../accounts/session-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { bearerToken } from '../../accounts/bearer-token.ts';
 import { bindRequestLog } from '../bind-request-log.ts';
@@ -105,7 +106,7 @@ export function assertSameOriginJson(request: FastifyRequest, publicOrigins: rea
  * bearer session token or cookie, the CSRF check for cookie-borne mutating requests, and a take
  * from the backstop limiter (the session's bucket and its account's), as every signed-in route does.
  */
-export function requireSession(store: HostedStore, publicOrigins: readonly string[] = [], limiter?: RateLimiter): preHandlerAsyncHookHandler {
+export function requireSession(store: Pick<SessionStore, 'checkSession'>, publicOrigins: readonly string[] = [], limiter?: RateLimiter): preHandlerAsyncHookHandler {
   return async function checkSession(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const presented = presentedSession(request);
     if (presented === undefined) throw sessionRequired('Sign in first: open a sign-in link from your operator (svc admin sign-in-link).');

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { HostedContext, HostedPlugin } from '../hosted-plugin.ts';
+import type { SessionStore } from '../../accounts/session-store.ts';
 import { HostedError } from '../hosted-error.ts';
 import { PAGE_HEADERS, readPage } from '../pages/page-assets.ts';
 import { assertSameOriginJson, presentedSession, SESSION_COOKIE } from './require-session.ts';
@@ -31,10 +32,10 @@ function cookieOptions(request: FastifyRequest, options: SessionRoutesOptions) {
  * button (mail scanners prefetch links; a GET that spent the token would sign nobody in); the
  * button POSTs the token, which is spent then.
  */
-export function sessionRoutes(options: SessionRoutesOptions = {}): HostedPlugin {
+export function sessionRoutes(options: SessionRoutesOptions = {}): HostedPlugin<SessionStore> {
   const ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   const signInPage = readPage('sign-in.html');
-  return async (scope, { store, publicOrigins }: HostedContext) => {
+  return async (scope, { store, publicOrigins }: HostedContext<SessionStore>) => {
     await scope.register(cookie);
     installSmallJsonParser(scope);
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Plan } from '../../../src/accounts/account-store.ts';
+import type { Plan } from '../../../src/accounts/plan.ts';
 import { exportDeveloperKeys } from '../../../src/accounts/developer-keys/export-developer-keys.ts';
 import { FileKeyVerifier } from '../../../src/accounts/developer-keys/file-key-verifier.ts';
 import { openDeveloperKeyVerifier } from '../../../src/accounts/developer-keys/open-developer-key-verifier.ts';

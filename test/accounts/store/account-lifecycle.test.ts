@@ -4,7 +4,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_MAX_ACTIVE_KEYS, maxActiveKeysOf, type HostedStore, type Plan } from '../../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../../src/accounts/hosted-store.ts';
+import { DEFAULT_MAX_ACTIVE_KEYS, maxActiveKeysOf, type Plan } from '../../../src/accounts/plan.ts';
 import { AccountDisabledError } from '../../../src/accounts/store/account-disabled-error.ts';
 import { KeyLimitReachedError } from '../../../src/accounts/store/key-limit-reached-error.ts';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { ChargeInput } from '../../../src/accounts/account-store.ts';
+import type { ChargeInput } from '../../../src/accounts/ledger-store.ts';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
 import { newId } from '../../../src/shared/new-id.ts';
 import { entriesNotPrivate, withUmask } from '../../helpers/private-modes.ts';

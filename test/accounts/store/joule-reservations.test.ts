@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
-import type { ChargeInput, HostedStore } from '../../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../../src/accounts/hosted-store.ts';
+import type { ChargeInput } from '../../../src/accounts/ledger-store.ts';
 import { newId } from '../../../src/shared/new-id.ts';
 import { hostedStoreKinds } from '../../helpers/hosted-stores.ts';
 

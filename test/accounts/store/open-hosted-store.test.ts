@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { ChargeInput } from '../../../src/accounts/account-store.ts';
+import type { ChargeInput } from '../../../src/accounts/ledger-store.ts';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
 import { newId } from '../../../src/shared/new-id.ts';
 import { freshPostgresSchema, TEST_DATABASE_URL } from '../../helpers/hosted-stores.ts';

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { HostedStore, KeyScope, Plan } from '../../../src/accounts/account-store.ts';
+import type { HostedStore } from '../../../src/accounts/hosted-store.ts';
+import type { KeyScope } from '../../../src/accounts/key-store.ts';
+import type { Plan } from '../../../src/accounts/plan.ts';
 import { hostedSolvePlugin } from '../../../src/hosted/solve/hosted-solve-plugin.ts';
 import { SolveService, UNCONFIGURED_HARDWARE, type SolveServiceOptions } from '../../../src/quantum/solve-service.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
