@@ -3,6 +3,7 @@ import type { DeveloperKeyVerifier } from '../accounts/developer-keys/developer-
 import { MemoryRateLimiter } from '../accounts/limits/memory-rate-limiter.ts';
 import type { BucketLimit } from '../accounts/limits/limits-config.ts';
 import { bearerToken } from '../accounts/bearer-token.ts';
+import { PROJECT_ID } from '../accounts/project-id.ts';
 import { ApiError } from '../shared/api-error.ts';
 
 /** Who a local request was made as, when it carried a developer key that verified. Never the secret. */
@@ -44,8 +45,6 @@ export interface DeveloperKeyGuardOptions {
 const NO_KEY = 'none';
 /** Where developer keys start (`svc_dk_…`, `svc_sk_…`); other bearer values are other tools' keys. */
 const KEY_START = 'svc_';
-/** The same shape the hosted route headers accept. */
-const PROJECT_ID = /^[\x21-\x7e]{1,128}$/;
 /** Paths any caller may reach: liveness probes must not need a key. */
 const OPEN_PATHS = new Set(['/health']);
 

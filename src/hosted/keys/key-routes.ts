@@ -9,15 +9,14 @@ import { requireSession } from '../sessions/require-session.ts';
 import { installSmallJsonParser } from '../sessions/small-json-parser.ts';
 import { AccountDisabledError } from '../../accounts/store/account-disabled-error.ts';
 import { KeyLimitReachedError } from '../../accounts/store/key-limit-reached-error.ts';
+import { PROJECT_ID, PROJECT_ID_RULE } from '../../accounts/project-id.ts';
 
-/** The same rule as the `x-svc-project-id` header (routing/route-headers.ts), so a key's project can be sent as one. */
-const PROJECT_ID = /^[\x21-\x7e]{1,128}$/;
 export const MAX_KEY_NAME_CHARS = 100;
 
 const createBody = z.strictObject({
   scope: z.enum(['developer_runtime', 'supercomputer']),
   name: z.string().trim().min(1).max(MAX_KEY_NAME_CHARS).nullish(),
-  project: z.string().regex(PROJECT_ID, 'a project id is 1 to 128 printable characters without spaces').nullish(),
+  project: z.string().regex(PROJECT_ID, `a project id is ${PROJECT_ID_RULE}`).nullish(),
 });
 
 // Ids are not validated beyond length: a malformed id is simply not one of the account's keys (404).

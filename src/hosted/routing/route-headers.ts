@@ -1,5 +1,6 @@
 import { quoteInput } from '../../shared/quote-input.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
+import { PROJECT_ID, PROJECT_ID_RULE } from '../../accounts/project-id.ts';
 
 /** The contract's route-control headers, read but not yet judged against the configuration. */
 export interface RouteHeaders {
@@ -36,8 +37,8 @@ function integer(headers: HeaderBag, name: string, min: number): number | undefi
 /** Reads the five headers (Node's lower-cased header object); malformed values are a 400 naming the header. */
 export function parseRouteHeaders(headers: HeaderBag): RouteHeaders {
   const projectId = single(headers, 'x-svc-project-id');
-  if (projectId !== undefined && !/^[\x21-\x7e]{1,128}$/.test(projectId)) {
-    throw new RouteRefusedError('invalid_route_header', `x-svc-project-id must be 1 to 128 printable characters without spaces (got ${quoteInput(projectId)}).`, 'x-svc-project-id');
+  if (projectId !== undefined && !PROJECT_ID.test(projectId)) {
+    throw new RouteRefusedError('invalid_route_header', `x-svc-project-id must be ${PROJECT_ID_RULE} (got ${quoteInput(projectId)}).`, 'x-svc-project-id');
   }
   const policy = single(headers, 'x-svc-execution-policy');
   const privacyTier = single(headers, 'x-svc-privacy-tier');
