@@ -1,7 +1,9 @@
 import type { GenerateResult, GenerationPart, ToolCall } from '../inference/language-model.ts';
 import type { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
-import { SseEvents, type OpenAIFinishReason, type OpenAIUsage, type StreamShape } from './generation-run.ts';
+import type { OpenAIFinishReason } from './openai-finish-reason.ts';
+import type { OpenAIUsage } from './openai-usage.ts';
+import { SseEvents, type StreamShape } from './stream-shape.ts';
 
 /** The request fields a Response object echoes back (OpenAI returns the settings it used). */
 export interface ResponseSettings {

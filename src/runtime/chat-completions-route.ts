@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
-import { newId } from '../shared/new-id.ts';
 import { refuseUnsupported, toChatMessages, toChatOptions } from '../openai/chat-request.ts';
-import { deltaOf, messageOf } from '../openai/chat-response.ts';
+import { chatCompletion, chatHead, chatStreamShape } from '../openai/chat-response.ts';
 import { localContextInChat, refuseLocalContext } from './local-context-guard.ts';
 import { markedLocalContext } from '../mcp/local-context-marker.ts';
 import { lookupModel } from '../openai/model-lookup.ts';
 import { requestBody } from '../openai/request-body.ts';
-import { openAIFinishReason, runGeneration, toOpenAIUsage } from '../openai/generation-run.ts';
+import { runGeneration } from '../openai/generation-run.ts';
 import { chatCompletionRequestSchema } from '../openai/openai-schemas.ts';
 import { samplingFrom } from '../openai/sampling-from.ts';
 import { retrieveForChat, type RetrievalExtension } from '../spaces/chat-retrieval.ts';
@@ -45,40 +44,16 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
         request.failure = { type: 'retrieval_unavailable', answered: true };
       }
     }
-    const id = newId('chatcmpl-');
-    const created = Math.floor(Date.now() / 1000);
-    const head = { id, created, model: model.id, system_fingerprint: options.fingerprint };
+    const head = chatHead(model.id, options.fingerprint);
     const sampling = samplingFrom(body, body.max_completion_tokens ?? body.max_tokens);
-    const chunk = (choice: object) => ({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, logprobs: null, finish_reason: null, ...choice }] });
 
     const results = await runGeneration(
       { reply, shutdownSignal: options.shutdownSignal },
       1,
       (_index, run) => model.chat(messages, { ...sampling, ...chatOptions, ...run }),
-      body.stream === true
-        ? {
-            includeUsage: body.stream_options?.include_usage === true,
-            shape: {
-              start: () => chunk({ delta: { role: 'assistant', content: '' } }),
-              part: (_i, part) => chunk({ delta: deltaOf(part) }),
-              finish: (_i, reason) => ({ ...chunk({ delta: {}, finish_reason: reason }), ...retrieval }),
-              usage: (usage) => ({ ...head, object: 'chat.completion.chunk', choices: [], usage }),
-            },
-          }
-        : undefined,
+      body.stream === true ? { includeUsage: body.stream_options?.include_usage === true, shape: chatStreamShape(head, retrieval) } : undefined,
     );
     if (results === undefined) return reply;
-    return {
-      ...head,
-      object: 'chat.completion',
-      choices: results.map((r, index) => ({
-        index,
-        message: messageOf(r),
-        logprobs: null,
-        finish_reason: openAIFinishReason(r.finishReason),
-      })),
-      usage: toOpenAIUsage(results),
-      ...retrieval,
-    };
+    return chatCompletion(head, results, retrieval);
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
-import { runGeneration, toOpenAIUsage } from '../openai/generation-run.ts';
+import { runGeneration } from '../openai/generation-run.ts';
+import { toOpenAIUsage } from '../openai/openai-usage.ts';
 import { localContextInResponse, refuseLocalContext } from './local-context-guard.ts';
 import { lookupModel } from '../openai/model-lookup.ts';
 import { responseRequestSchema } from '../openai/openai-schemas.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GenerationPart } from '../../src/inference/language-model.ts';
-import { SseEvents, type StreamShape } from '../../src/openai/generation-run.ts';
+import { SseEvents, type StreamShape } from '../../src/openai/stream-shape.ts';
 import { ResponseBuilder, type ResponseSettings } from '../../src/openai/response-builder.ts';
 
 const settings: ResponseSettings = {

@@ -3,7 +3,7 @@ import type { GenerationPart } from '../../inference/language-model.ts';
 import { deltaOf, messageOf } from '../../openai/chat-response.ts';
 import { refuseUnsupported } from '../../openai/chat-request.ts';
 import { toChatMessages, toChatOptions } from '../../openai/chat-request.ts';
-import { openAIFinishReason } from '../../openai/generation-run.ts';
+import { openAIFinishReason } from '../../openai/openai-finish-reason.ts';
 import { chatCompletionRequestSchema } from '../../openai/openai-schemas.ts';
 import { requestBody } from '../../openai/request-body.ts';
 import { ValidatedBody } from '../../http/validated-body.ts';
