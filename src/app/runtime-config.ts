@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultThreads } from '../inference/cpu-threads.ts';
 import { DEFAULT_MAX_LOADED_MODELS } from '../inference/default-max-loaded-models.ts';
-import type { GpuChoice } from '../inference/llama-engine.ts';
+import type { GpuChoice } from '../inference/llama-engine-options.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
 import type { BucketLimit } from '../accounts/limits/limits-config.ts';

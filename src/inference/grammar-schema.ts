@@ -1,6 +1,19 @@
 import type { GbnfJsonSchema } from 'node-llama-cpp';
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
+import {
+  ANNOTATIONS,
+  ARRAY_KEYWORDS,
+  constrainingSiblings,
+  FORMATS,
+  hasAny,
+  NUMBER_KEYWORDS,
+  OBJECT_KEYWORDS,
+  REFUSED,
+  STRING_KEYWORDS,
+  TYPES,
+} from './grammar-schema-keywords.ts';
+import { resolveJsonPointer } from './resolve-json-pointer.ts';
 
 /**
  * JSON Schema (as OpenAI clients send it) → the subset node-llama-cpp turns into a grammar
@@ -28,47 +41,6 @@ import { quoteInput } from '../shared/quote-input.ts';
  * is refused.
  */
 export type GrammarSchema = GbnfJsonSchema;
-
-/** Keywords that only describe: accepted, and dropped (`description` is kept for the docs node-llama-cpp renders). */
-const ANNOTATIONS = new Set([
-  '$schema', '$id', '$comment', '$anchor', '$vocabulary', 'title', 'description', 'default', 'examples',
-  'deprecated', 'readOnly', 'writeOnly', 'contentEncoding', 'contentMediaType', '$defs', 'definitions',
-  // OpenAPI 3.0's `nullable: true` only widens what is allowed; never writing null is valid.
-  'nullable',
-  // Gemini's property order hint; properties are written in the order given anyway.
-  'propertyOrdering',
-]);
-
-/** Why each refused keyword cannot be enforced by the grammar, for the error message. */
-const REFUSED = new Map<string, string>([
-  ['pattern', 'regular expressions cannot be turned into a grammar here'],
-  ['patternProperties', 'property names by regular expression cannot be enforced'],
-  ['dependentRequired', 'conditional requirements cannot be enforced'],
-  ['dependentSchemas', 'conditional schemas cannot be enforced'],
-  ['dependencies', 'conditional requirements cannot be enforced'],
-  ['exclusiveMinimum', 'numeric bounds cannot be enforced'],
-  ['exclusiveMaximum', 'numeric bounds cannot be enforced'],
-  ['multipleOf', 'numeric steps cannot be enforced'],
-  ['contains', 'array content conditions cannot be enforced'],
-  ['minContains', 'array content conditions cannot be enforced'],
-  ['maxContains', 'array content conditions cannot be enforced'],
-  ['unevaluatedItems', 'unevaluated items cannot be enforced'],
-  ['not', 'negation cannot be enforced'],
-  ['if', 'conditional schemas cannot be enforced'],
-  ['then', 'conditional schemas cannot be enforced'],
-  ['else', 'conditional schemas cannot be enforced'],
-  ['$dynamicRef', 'dynamic references are not supported'],
-  ['$recursiveRef', 'dynamic references are not supported'],
-  ['contentSchema', 'schemas of encoded content cannot be enforced'],
-]);
-
-const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
-const FORMATS = new Set(['date-time', 'date', 'time']);
-
-const OBJECT_KEYWORDS = ['properties', 'additionalProperties', 'required', 'minProperties', 'maxProperties', 'propertyNames', 'unevaluatedProperties'];
-const ARRAY_KEYWORDS = ['items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems'];
-const STRING_KEYWORDS = ['minLength', 'maxLength', 'format'];
-const NUMBER_KEYWORDS = ['minimum', 'maximum'];
 
 /** What a schema that allows any JSON value becomes: one alternative per kind of value. */
 const ANY_VALUE: GrammarSchema = {
@@ -116,16 +88,6 @@ function isPrimitive(value: unknown): value is string | number | boolean | null 
   return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }
 
-function hasAny(node: SchemaObject, keywords: readonly string[]): boolean {
-  return keywords.some((k) => Object.hasOwn(node, k));
-}
-
-/** Keywords present beside `keyword` that constrain (annotations and unknown keywords aside). */
-function constrainingSiblings(node: SchemaObject, keyword: string): string[] {
-  const known = new Set(['type', 'enum', 'const', 'oneOf', 'anyOf', 'allOf', '$ref', ...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS, ...STRING_KEYWORDS, ...NUMBER_KEYWORDS]);
-  return Object.keys(node).filter((k) => k !== keyword && known.has(k));
-}
-
 function describe(node: SchemaObject): { description?: string } {
   return typeof node.description === 'string' ? { description: node.description } : {};
 }
@@ -135,24 +97,6 @@ function nonNegativeInteger(walk: Walk, node: SchemaObject, keyword: string, poi
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) refuse(walk, `${pointer}/${keyword}`, `'${keyword}' must be a non-negative integer, not ${quoteInput(value)}.`);
   return value;
-}
-
-/** A JSON pointer (`/a/b~1c`) resolved against the root schema. */
-function resolvePointer(root: unknown, pointer: string): unknown {
-  if (pointer === '') return root;
-  let node: unknown = root;
-  for (const raw of pointer.slice(1).split('/')) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (Array.isArray(node)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(key)) return undefined;
-      node = node[Number(key)];
-    } else if (isObject(node) && Object.hasOwn(node, key)) {
-      node = node[key];
-    } else {
-      return undefined;
-    }
-  }
-  return node;
 }
 
 function refName(walk: Walk, target: string): string {
@@ -187,7 +131,7 @@ function walkRef(walk: Walk, node: SchemaObject, pointer: string): GrammarSchema
     refuse(walk, `${pointer}/$ref`, `the reference ${quoteInput(ref)} leads back to itself before any object or array: a schema that is only itself cannot be written.`);
   }
   if (name === undefined) {
-    const resolved = resolvePointer(walk.root, target);
+    const resolved = resolveJsonPointer(walk.root, target);
     if (resolved === undefined) refuse(walk, `${pointer}/$ref`, `the reference ${quoteInput(ref)} points to nothing in the schema.`);
     name = refName(walk, target);
     // Registered before walking the target, so a schema that refers to itself terminates.
@@ -440,25 +384,4 @@ export function toGrammarSchema(schema: unknown, param: string, options: { rootO
     root = { ...root, $defs: Object.fromEntries(walk.defs) } as GrammarSchema;
   }
   return root;
-}
-
-/** The exponent node-llama-cpp 3.22's JSON number rules allow: up to 16 digits, either sign (GbnfNumber). */
-const WIDE_EXPONENT = ' ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
-/** At most two digits: with 16 mantissa digits the largest number is about 1e115, finite. */
-const BOUNDED_EXPONENT = ' ([eE] [-+]? ("0" | [1-9] [0-9]?))?';
-const INTEGER_RULE = 'integer-number-rule ::= ';
-
-/**
- * GBNF from node-llama-cpp with JSON numbers the caller's schema accepts. Its number rules let a
- * model write `1e999`, which JSON.parse reads as Infinity, and give integers an exponent too, so
- * `659e-89` passes as an "integer": replies the grammar accepted then failed the caller's schema
- * ("expected number, received Infinity", "expected int"), as the Vercel AI SDK's generateObject
- * reported. Integers lose the exponent; other numbers keep one of at most two digits. Returns
- * the text unchanged when the rules are not there (another version).
- */
-export function boundNumberExponents(gbnf: string): string {
-  return gbnf
-    .split('\n')
-    .map((line) => (line.startsWith(INTEGER_RULE) ? line.replaceAll(WIDE_EXPONENT, '') : line.replaceAll(WIDE_EXPONENT, BOUNDED_EXPONENT)))
-    .join('\n');
 }

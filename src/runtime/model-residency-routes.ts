@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ModelRegistry } from '../inference/language-model.ts';
-import type { LoadOutcome } from '../inference/llama-engine.ts';
+import type { LoadOutcome } from '../inference/model-residency.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';

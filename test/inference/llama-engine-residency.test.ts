@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LlamaEngine, type LoadOutcome } from '../../src/inference/llama-engine.ts';
+import { LlamaEngine } from '../../src/inference/llama-engine.ts';
+import type { LoadOutcome } from '../../src/inference/model-residency.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { ModelCatalog } from '../../src/inference/model-catalog.ts';
 import { tinyModelPath } from '../helpers/daemon-process.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { estimateTokens, maxBytesPerToken } from '../../src/inference/llama-engine.ts';
+import { estimateTokens, maxBytesPerToken } from '../../src/inference/token-budget.ts';
 
 test('maxBytesPerToken bounds what one token covers, per tokenizer kind', () => {
   assert.equal(maxBytesPerToken(['a', '▁the', '<0x41>', 'hello'], 'llama'), 6);

@@ -1,0 +1,33 @@
+/**
+ * How the embedded llama.cpp engine is configured (`svc serve` and `svc hosted` flags). Its own
+ * file so that the engine's parts (scheduler, residency, model host) and the CLI's config parsing
+ * share these types without importing each other.
+ */
+export type GpuChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
+
+export interface LlamaEngineOptions {
+  /** Parallel sequences per model (continuous batching width). */
+  parallel: number;
+  /** Requests allowed to wait for a free sequence before new ones get 503. */
+  queueSize: number;
+  /** Context size per sequence; default: the model's training context, capped at 4096. */
+  contextSize?: number | undefined;
+  /** Reply tokens when a request sets no max_tokens (still bounded by what is left of the context). */
+  defaultMaxTokens: number;
+  /** Idle time before a model is unloaded; 0 unloads after each request, Infinity never. */
+  keepAliveMs: number;
+  /**
+   * Most models in memory (loaded or loading) at once; default DEFAULT_MAX_LOADED_MODELS. Loading
+   * one more unloads the least recently used idle model, or is refused (503) when all are busy.
+   */
+  maxLoadedModels?: number | undefined;
+  gpu: GpuChoice;
+  threads?: number | undefined;
+  log: EngineLogger;
+}
+
+export interface EngineLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
