@@ -4,29 +4,22 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority } from './lower-thread-priority.ts';
-import { ApiError } from './api-error.ts';
-import { transferListOf, type OffThreadReply } from './off-thread.ts';
-
-interface TaskMessage {
-  id: number;
-  module: string;
-  exportName: string;
-  args: unknown[];
-}
+import { transferListOf, type OffThreadTask } from './off-thread.ts';
+import { failedTaskReply, type TaskReply } from './task-reply.ts';
 
 // Below the event loop: parsing a client's 16 MB body must not keep others from being answered.
 lowerThreadPriority();
 
-parentPort!.on('message', (task: TaskMessage) => {
+parentPort!.on('message', (task: OffThreadTask) => {
   void (async () => {
-    let reply: OffThreadReply;
+    let reply: TaskReply;
     try {
       const mod = (await import(task.module)) as Record<string, unknown>;
       const fn = Object.hasOwn(mod, task.exportName) ? mod[task.exportName] : undefined;
       if (typeof fn !== 'function') throw new TypeError(`${task.module} has no function export ${task.exportName}`);
       reply = { id: task.id, ok: true, value: await (fn as (...args: unknown[]) => unknown)(...task.args) };
     } catch (error) {
-      reply = { id: task.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+      reply = failedTaskReply(task.id, error);
     }
     // A byte array the task hands back (a body it checked) returns without a copy.
     parentPort!.postMessage(reply, reply.ok && reply.value instanceof Uint8Array ? transferListOf(reply.value) : []);
