@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
 import { hostedMigrationProvider } from './hosted-migrations.ts';
-import { KyselyHostedStore } from './kysely-hosted-store.ts';
+import { kyselyHostedStore } from './kysely-hosted-store.ts';
 import { SchemaScopedPostgresDialect } from './schema-scoped-postgres-dialect.ts';
 import { SqliteHotPath } from './sqlite-hot-path.ts';
 import { LedgerWriter } from './ledger-writer.ts';
@@ -72,7 +72,7 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
     await checkpointer.stop();
     throw error;
   }
-  return new KyselyHostedStore(db, 'sqlite', {
+  return kyselyHostedStore(db, 'sqlite', {
     onClose: () => checkpointer.stop(),
     sqlite: {
       hotPath: new SqliteHotPath(database),
@@ -123,7 +123,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
   }
   const db = new Kysely<HostedDatabase>({ dialect: new SchemaScopedPostgresDialect({ pool }, migrationSchema) });
   await migrate(db, 'postgres', migrationSchema);
-  return new KyselyHostedStore(db, 'postgres');
+  return kyselyHostedStore(db, 'postgres');
 }
 
 /** Kysely's PostgreSQL adapter holds an advisory lock while migrating: replicas starting together take turns. */
