@@ -2,7 +2,8 @@ import { endianness } from 'node:os';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { preparePrivateDatabase } from '../shared/private-files.ts';
 import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
-import type { ChunkDraft, DocumentFormat } from './space-document.ts';
+import type { ChunkRow, ChunkWrite, DocumentRow, DocumentWrite, NewDocument, SpaceRow } from './space-rows.ts';
+import { ftsTable, ftsTableSql, migrate, transaction } from './space-store-schema.ts';
 import { foldedWords } from './word-tokens.ts';
 
 /**
@@ -10,13 +11,13 @@ import { foldedWords } from './word-tokens.ts';
  * in-memory vector indexes are filled from), per-space word statistics and, per space, an FTS5
  * table over its chunks. Synchronous on purpose: node:sqlite is, and a write must never yield
  * between BEGIN and COMMIT (a search in the gap would see half a document), so the library
- * embeds first and then calls one of these methods inside `transaction`.
+ * embeds first and then calls one of these methods inside `transaction`. The tables are in
+ * space-store-schema.ts, the row and write shapes in space-rows.ts.
  *
  * Row ids never come back (AUTOINCREMENT): an id a stale vector index still holds can only
  * miss, never name another chunk.
  */
 
-const SCHEMA_VERSION = 1;
 const BUSY_TIMEOUT_MS = 5000;
 /**
  * The checkpointer thread copies the WAL back, but under a sustained ingest it never finds the
@@ -28,151 +29,6 @@ const BUSY_TIMEOUT_MS = 5000;
 const WAL_BACKSTOP_PAGES = 4096;
 /** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
 export const MAX_COUNTED_WORD = 64;
-
-const SCHEMA = `
-CREATE TABLE spaces (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL,
-  name_key TEXT NOT NULL UNIQUE,
-  embedder TEXT NOT NULL,
-  dimensions INTEGER NOT NULL,
-  document_count INTEGER NOT NULL DEFAULT 0,
-  chunk_count INTEGER NOT NULL DEFAULT 0,
-  text_bytes INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-);
-CREATE TABLE documents (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  public_id TEXT NOT NULL UNIQUE,
-  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
-  title TEXT,
-  source TEXT,
-  format TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  content_hash TEXT NOT NULL,
-  text TEXT NOT NULL,
-  pages INTEGER,
-  chunk_count INTEGER NOT NULL,
-  text_bytes INTEGER NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  UNIQUE (space_id, content_hash)
-);
-CREATE INDEX documents_space ON documents(space_id, id);
-CREATE TABLE document_metadata (
-  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  PRIMARY KEY (document_id, key)
-) WITHOUT ROWID;
-CREATE INDEX document_metadata_value ON document_metadata(key, value);
-CREATE TABLE chunks (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  public_id TEXT NOT NULL UNIQUE,
-  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
-  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-  position INTEGER NOT NULL,
-  page INTEGER,
-  heading_path TEXT NOT NULL,
-  text TEXT NOT NULL,
-  UNIQUE (document_id, position)
-);
-CREATE INDEX chunks_space ON chunks(space_id);
-CREATE TABLE chunk_vectors (
-  chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
-  space_id INTEGER NOT NULL,
-  vector BLOB NOT NULL
-);
-CREATE INDEX chunk_vectors_space ON chunk_vectors(space_id);
-CREATE TABLE space_words (
-  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
-  word TEXT NOT NULL,
-  df INTEGER NOT NULL,
-  PRIMARY KEY (space_id, word)
-) WITHOUT ROWID;
-CREATE TABLE reindex_vectors (
-  chunk_id INTEGER PRIMARY KEY,
-  space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
-  vector BLOB NOT NULL
-);
-CREATE INDEX reindex_vectors_space ON reindex_vectors(space_id);
-`;
-
-/**
- * FTS5 over one space's chunk text, contentless (the text is in `chunks`) with
- * contentless_delete so a chunk leaves by rowid. Porter stemming over unicode61: on the
- * known-item test in hashed-embedder.ts it found 68.0% in the top 10 against 65.5% without.
- */
-function ftsTableSql(table: string): string {
-  return `CREATE VIRTUAL TABLE ${table} USING fts5(text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`;
-}
-
-export interface SpaceRow {
-  id: number;
-  name: string;
-  embedder: string;
-  dimensions: number;
-  document_count: number;
-  chunk_count: number;
-  text_bytes: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface DocumentRow {
-  id: number;
-  public_id: string;
-  space_id: number;
-  title: string | null;
-  source: string | null;
-  format: DocumentFormat;
-  /** JSON of the metadata object. */
-  metadata: string;
-  content_hash: string;
-  pages: number | null;
-  chunk_count: number;
-  text_bytes: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ChunkRow {
-  id: number;
-  public_id: string;
-  position: number;
-  page: number | null;
-  /** JSON array of headings. */
-  heading_path: string;
-  text: string;
-  document_public_id: string;
-  title: string | null;
-  source: string | null;
-}
-
-export interface DocumentWrite {
-  title: string | null;
-  source: string | null;
-  format: DocumentFormat;
-  metadata: string;
-  /** Each metadata key with its value as JSON (what filters compare). */
-  metadataValues: [string, string][];
-  contentHash: string;
-  text: string;
-  textBytes: number;
-  pages: number | null;
-}
-
-export interface ChunkWrite extends ChunkDraft {
-  publicId: string;
-  vector: Float32Array;
-}
-
-export interface NewDocument {
-  publicId: string;
-  document: DocumentWrite;
-  chunks: readonly ChunkWrite[];
-}
 
 const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at';
 const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metadata, content_hash, pages, chunk_count, text_bytes, created_at, updated_at';
@@ -529,39 +385,11 @@ export class SpaceStore {
   }
 }
 
-function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = fn();
-    if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
-    db.exec('COMMIT');
-    return result;
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
-}
-
-function migrate(db: DatabaseSync): void {
-  const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-  if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
-  if (version === SCHEMA_VERSION) return;
-  transaction(db, () => {
-    db.exec(SCHEMA);
-    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-  });
-}
-
 /** Adds (sign 1) or removes (sign -1) a chunk's words to the changes of document frequencies: each word once per chunk. */
 function countWords(changes: Map<string, number>, text: string, sign: 1 | -1): void {
   for (const word of new Set(foldedWords(text))) {
     if (word.length <= MAX_COUNTED_WORD) changes.set(word, (changes.get(word) ?? 0) + sign);
   }
-}
-
-function ftsTable(spaceId: number): string {
-  if (!Number.isSafeInteger(spaceId) || spaceId < 1) throw new RangeError(`space store: bad space id ${spaceId}`);
-  return `space_text_${spaceId}`;
 }
 
 function vectorBytes(vector: Float32Array): Uint8Array {
