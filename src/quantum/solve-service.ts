@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { ApiError } from '../shared/api-error.ts';
 import { newId } from '../shared/new-id.ts';
 import { GROVER_MAX_QUBITS } from './solvers/grover-search.ts';
@@ -9,6 +8,9 @@ import { QSVM_MAX_QUBITS } from './solvers/qsvm-classification.ts';
 import { portfolioQaoaCeiling } from './solvers/qubo-portfolio.ts';
 import { maxQubits } from './simulator/memory-guard.ts';
 import { OffThread, transferListOf } from '../shared/off-thread.ts';
+import { startWorkerThread } from '../shared/start-worker-thread.ts';
+import { taskReplyValue } from '../shared/task-reply.ts';
+import { WorkerQueue } from '../shared/worker-queue.ts';
 import { batchItems, isRejected, type ItemErrorBody, type ItemResult } from './batch-results.ts';
 import { prepareSolve, RawJsonBody, type PreparedSolve, type SerializedProblem, type SolveKind } from './solve-intake.ts';
 import {
@@ -142,19 +144,16 @@ export function solverCapability(workers = availableParallelism(), hardware: Har
   };
 }
 
-interface Job {
-  id: number;
-  request: WorkerRequest;
-  resolve: (result: { solution: Record<string, unknown>; meta: SolveMeta }) => void;
-  reject: (error: unknown) => void;
+/** A problem for the pool; `started` is when a worker got it, for the run-time average behind Retry-After. */
+interface SolveTask {
+  validated: ValidatedProblem | SerializedProblem;
+  options: RunOptions;
   started?: number;
 }
 
-interface PoolWorker {
-  worker: Worker;
-  job: Job | null;
-  timer: NodeJS.Timeout | null;
-}
+type SolveResult = { solution: Record<string, unknown>; meta: SolveMeta };
+
+const shuttingDown = () => ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
 
 export class SolveService {
   readonly workers: number;
@@ -164,10 +163,8 @@ export class SolveService {
   readonly #offThread: OffThread;
   readonly #ownsOffThread: boolean;
   readonly #hardware: HardwareSubstrate;
-  readonly #pool: PoolWorker[] = [];
-  readonly #queue: Job[] = [];
-  #nextJob = 1;
-  #closed = false;
+  /** The solve workers: `workers` threads, and `maxQueue` problems waiting beyond those running. */
+  readonly #pool: WorkerQueue<SolveTask, WorkerReply, SolveResult>;
   /** Moving average of problem run time, for Retry-After. */
   #averageMs = 1000;
 
@@ -179,6 +176,7 @@ export class SolveService {
     this.#ownsOffThread = options.offThread === undefined;
     this.#offThread = options.offThread ?? new OffThread();
     this.#hardware = options.hardware ?? UNCONFIGURED_HARDWARE;
+    this.#pool = this.#createPool();
   }
 
   capability(): SolverCapability {
@@ -187,7 +185,7 @@ export class SolveService {
 
   /** Problems running and waiting now. */
   get load(): { running: number; queued: number } {
-    return { running: this.#pool.filter((w) => w.job !== null).length, queued: this.#queue.length };
+    return { running: this.#pool.running, queued: this.#pool.waiting };
   }
 
   /** `POST /api/solve`. With `batch: true` the problem is an array and the answer a batch response. */
@@ -208,24 +206,15 @@ export class SolveService {
 
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
   warm(): void {
-    while (!this.#closed && this.#pool.length < this.workers) this.#spawn();
+    this.#pool.warm();
   }
 
   /** Stops the workers; running and queued problems fail with 503. */
   async close(): Promise<void> {
-    this.#closed = true;
+    const stopping = this.#pool.close();
     if (this.#ownsOffThread) await this.#offThread.close();
     await this.#hardware.close?.();
-    const closing = ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
-    for (const job of this.#queue.splice(0)) job.reject(closing);
-    await Promise.all(
-      this.#pool.splice(0).map(async (w) => {
-        if (w.timer) clearTimeout(w.timer);
-        w.job?.reject(closing);
-        w.job = null;
-        await w.worker.terminate();
-      }),
-    );
+    await stopping;
   }
 
   /**
@@ -285,119 +274,62 @@ export class SolveService {
 
   /** Refuses with 429 unless `count` problems can start or wait now. */
   #admit(count: number): void {
-    if (this.#closed) throw ApiError.busy('The solve service is shutting down.', 5, 503, 'shutting_down');
-    const idle = this.workers - this.load.running;
-    const room = Math.max(0, idle) + (this.maxQueue - this.#queue.length);
-    if (count <= room) return;
-    const ahead = this.#queue.length + this.load.running;
-    const seconds = Math.max(1, Math.ceil((this.#averageMs * Math.ceil(ahead / this.workers)) / 1000));
-    throw ApiError.busy(
-      `The local solve queue is full (${this.load.running} running, ${this.#queue.length} waiting, room for ${this.maxQueue}). Retry after ${seconds} s.`,
+    if (this.#pool.closed) throw shuttingDown();
+    if (count > this.#pool.room) throw this.#queueFull();
+  }
+
+  #queueFull(): ApiError {
+    const { running, queued } = this.load;
+    const seconds = Math.max(1, Math.ceil((this.#averageMs * Math.ceil((queued + running) / this.workers)) / 1000));
+    return ApiError.busy(
+      `The local solve queue is full (${running} running, ${queued} waiting, room for ${this.maxQueue}). Retry after ${seconds} s.`,
       seconds,
       429,
       'solve_queue_full',
     );
   }
 
-  #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions): Promise<{ solution: Record<string, unknown>; meta: SolveMeta }> {
-    return new Promise((resolve, reject) => {
-      const id = this.#nextJob++;
-      const job: Job = { id, request: { id, validated, options }, resolve, reject };
-      const idle = this.#idleWorker();
-      if (idle) this.#start(idle, job);
-      else this.#queue.push(job);
-    });
+  #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions): Promise<SolveResult> {
+    return this.#pool.run({ validated, options }, this.jobTimeoutMs);
   }
 
-  #idleWorker(): PoolWorker | undefined {
-    const idle = this.#pool.find((w) => w.job === null);
-    if (idle) return idle;
-    if (this.#pool.length < this.workers) return this.#spawn();
-    return undefined;
-  }
-
-  #spawn(): PoolWorker {
-    const worker = new Worker(new URL('./solve-worker.ts', import.meta.url), this.workerHeapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: this.workerHeapMb } });
-    const entry: PoolWorker = { worker, job: null, timer: null };
-    worker.on('message', (reply: WorkerReply) => this.#finish(entry, reply));
-    worker.on('error', (error: Error & { code?: string }) => {
-      if (error.code !== 'ERR_WORKER_OUT_OF_MEMORY') return this.#fail(entry, ApiError.internal(error));
-      this.#fail(
-        entry,
-        ApiError.unprocessable(
-          `The solve needed more memory than a solve worker may use (${this.workerHeapMb === undefined ? "V8's default heap limit" : `${this.workerHeapMb} MiB of heap`}) and was stopped; send a smaller problem.`,
-          'problem',
-          'problem_too_large',
-        ),
-      );
-    });
-    worker.on('exit', (code) => {
-      if (entry.job !== null) this.#fail(entry, ApiError.internal(new Error(`solve worker exited with code ${code}`)));
-    });
-    worker.unref();
-    this.#pool.push(entry);
-    return entry;
-  }
-
-  #start(entry: PoolWorker, job: Job): void {
-    entry.job = job;
-    entry.worker.ref();
-    job.started = performance.now();
-    // A problem that starts while others run gets one simulator thread: the pool already uses the cores.
-    if (job.request.options.threads === undefined && this.load.running > 1) job.request.options = { ...job.request.options, threads: 1 };
-    entry.timer = setTimeout(() => {
-      this.#fail(
-        entry,
+  #createPool(): WorkerQueue<SolveTask, WorkerReply, SolveResult> {
+    const resourceLimits = this.workerHeapMb === undefined ? undefined : { maxOldGenerationSizeMb: this.workerHeapMb };
+    const heap = this.workerHeapMb === undefined ? "V8's default heap limit" : `${this.workerHeapMb} MiB of heap`;
+    return new WorkerQueue({
+      size: this.workers,
+      maxPending: this.workers + this.maxQueue,
+      start: (events) => startWorkerThread(new URL('./solve-worker.ts', import.meta.url), { name: 'solve', resourceLimits }, events),
+      message: (task, id) => {
+        task.started = performance.now();
+        // A problem that starts while others run gets one simulator thread: the pool already uses the cores.
+        const options = task.options.threads === undefined && this.#pool.running > 1 ? { ...task.options, threads: 1 } : task.options;
+        const request: WorkerRequest = { id, validated: task.validated, options };
+        return { message: request };
+      },
+      settle: (reply, task) => {
+        this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - task.started!);
+        return taskReplyValue(reply);
+      },
+      errors: {
+        full: () => this.#queueFull(),
+        closed: shuttingDown,
         // 422, like problem_too_large: the problem exceeds what this service solves per request.
         // (503 is the contract's answer for the hardware substrate, so it is not reused here.)
-        ApiError.unprocessable(
-          `The solve ran longer than the local limit of ${Math.round(this.jobTimeoutMs / 1000)} s and was stopped; send a smaller problem or fewer shots.`,
-          'problem',
-          'solve_time_budget_exceeded',
-        ),
-      );
-    }, this.jobTimeoutMs);
-    entry.worker.postMessage(job.request);
-  }
-
-  #finish(entry: PoolWorker, reply: WorkerReply): void {
-    const job = entry.job;
-    if (job === null || job.id !== reply.id) return;
-    this.#release(entry);
-    if (job.started !== undefined) this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - job.started);
-    if (reply.ok) job.resolve(reply.result);
-    else if (reply.apiError !== null) job.reject(new ApiError(reply.apiError));
-    else job.reject(ApiError.internal(new Error(reply.detail)));
-    this.#drain();
-  }
-
-  /** A worker failed or overran: answer its job, replace the worker. */
-  #fail(entry: PoolWorker, error: ApiError): void {
-    const job = entry.job;
-    this.#release(entry);
-    const at = this.#pool.indexOf(entry);
-    if (at >= 0) this.#pool.splice(at, 1);
-    entry.worker.removeAllListeners();
-    entry.worker.on('error', () => {});
-    void entry.worker.terminate();
-    job?.reject(error);
-    this.#drain();
-  }
-
-  #release(entry: PoolWorker): void {
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = null;
-    entry.job = null;
-    entry.worker.unref();
-  }
-
-  #drain(): void {
-    if (this.#closed) return;
-    while (this.#queue.length > 0) {
-      const idle = this.#idleWorker();
-      if (!idle) return;
-      this.#start(idle, this.#queue.shift()!);
-    }
+        timedOut: () =>
+          ApiError.unprocessable(
+            `The solve ran longer than the local limit of ${Math.round(this.jobTimeoutMs / 1000)} s and was stopped; send a smaller problem or fewer shots.`,
+            'problem',
+            'solve_time_budget_exceeded',
+          ),
+        // Past its heap limit V8 stops the worker: the problem is too large for this service.
+        died: (cause) =>
+          cause instanceof Error && (cause as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? ApiError.unprocessable(`The solve needed more memory than a solve worker may use (${heap}) and was stopped; send a smaller problem.`, 'problem', 'problem_too_large')
+            : ApiError.internal(cause),
+        unsent: (cause) => ApiError.internal(cause),
+      },
+    });
   }
 }
 

@@ -6,7 +6,7 @@
 import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority } from '../shared/lower-thread-priority.ts';
 import { reduceMemoryWhenIdle } from '../shared/memory-reducing-gc.ts';
-import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
+import { failedTaskReply, type TaskReply } from '../shared/task-reply.ts';
 import { reviveProblem, type SerializedProblem } from './solve-intake.ts';
 import { runValidated, type RunOptions, type ValidatedProblem } from './solvers/registry.ts';
 import { SIMULATOR_IDLE_RELEASE_MS } from './simulator/idle-release.ts';
@@ -18,9 +18,8 @@ export interface WorkerRequest {
   options: RunOptions;
 }
 
-export type WorkerReply =
-  | { id: number; ok: true; result: ReturnType<typeof runValidated> }
-  | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
+/** The solution and its meta, or why it failed (ApiErrors by value). */
+export type WorkerReply = TaskReply<ReturnType<typeof runValidated>>;
 
 // Below the event loop: a simulation must not keep the daemon from answering (lower-thread-priority.ts).
 lowerThreadPriority();
@@ -37,9 +36,9 @@ const releaseLater = reduceMemoryWhenIdle(SIMULATOR_IDLE_RELEASE_MS + 1_000);
 parentPort?.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
-    reply = { id: request.id, ok: true, result: runValidated(reviveProblem(request.validated), request.options) };
+    reply = { id: request.id, ok: true, value: runValidated(reviveProblem(request.validated), request.options) };
   } catch (error) {
-    reply = { id: request.id, ok: false, apiError: error instanceof ApiError ? error.toOptions() : null, detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    reply = failedTaskReply(request.id, error);
   }
   parentPort?.postMessage(reply);
   releaseSoon.touch();
