@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeTime, newId, newTimeOrderedId } from '../../src/shared/new-id.ts';
-import { EVIDENCE_ID } from '../../src/hosted/chat/evidence-route.ts';
+import { EVIDENCE_ID } from '../../src/hosted/chat/svc-route-evidence.ts';
 
 test('identifiers: prefix, length, URL-safe alphabet, all distinct across many pool refills', () => {
   const seen = new Set<string>();

@@ -1,10 +1,8 @@
 import type { HostedPlugin } from '../hosted-plugin.ts';
 import type { LedgerStore } from '../../accounts/ledger-store.ts';
 import { HostedError } from '../hosted-error.ts';
-import { ledgerUnavailable } from './hosted-chat-route.ts';
-
-/** What an evidence id looks like (the chat route's come from newTimeOrderedId). */
-export const EVIDENCE_ID = /^ev_[A-Za-z0-9]{1,64}$/;
+import { ledgerUnavailable } from './chat-errors.ts';
+import { EVIDENCE_ID } from './svc-route-evidence.ts';
 
 /**
  * `GET /evidence/:id`: one ledger row's route evidence and request facts, for the account that

@@ -1,6 +1,8 @@
 import { hash } from 'node:crypto';
+import type { LedgerEntry, LedgerStore } from '../../accounts/ledger-store.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import { HostedError } from '../hosted-error.ts';
+import { ledgerUnavailable } from './chat-errors.ts';
 
 /** What a ledger row keeps for replays: the request's fingerprint and the answer it got. */
 export interface StoredChatResponse {
@@ -71,4 +73,27 @@ export function keyInProgress(): HostedError {
     status: 409, type: 'invalid_request_error', code: 'idempotency_key_in_progress',
     message: 'A request with this Idempotency-Key is still running; retry after it finishes to get its stored response.', param: 'Idempotency-Key', retryAfterSeconds: 1,
   });
+}
+
+/** What the idempotency step found: the stored answer to a retry, or the key held while this request runs. */
+export type KeyClaim =
+  | { replay: LedgerEntry; release?: undefined }
+  /** `release` frees the key once the request ends; undefined for a request without one. */
+  | { replay?: undefined; release: (() => void) | undefined };
+
+/**
+ * A request with an Idempotency-Key: a retry of one already billed is answered from the ledger
+ * (replayStored), one whose first request still runs here is 409, and otherwise the key is held.
+ */
+export async function claimIdempotencyKey(
+  store: Pick<LedgerStore, 'findByIdempotencyKey'>, inFlight: InFlightKeys, accountId: string, key: string | undefined,
+): Promise<KeyClaim> {
+  if (key === undefined) return { release: undefined };
+  const previous = await store.findByIdempotencyKey(accountId, key).catch(() => {
+    throw ledgerUnavailable();
+  });
+  if (previous !== undefined) return { replay: previous };
+  const release = inFlight.claim(accountId, key);
+  if (release === undefined) throw keyInProgress();
+  return { release };
 }
