@@ -1,0 +1,162 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { Bm25Index } from './bm25-index.ts';
+import type { SpaceRow } from './space-rows.ts';
+import type { SpaceStore } from './space-store.ts';
+import type { VectorIndex, VectorIndexFactory } from './vector-index.ts';
+
+/** Chunks read into a BM25 index per event-loop turn: about 20 ms of work (1 µs a word), what a request may wait behind. */
+const TEXT_INDEX_SLICE = 200;
+
+/** A chunk as the in-memory indexes take it: its row id, vector and text. */
+export interface IndexedChunk {
+  id: number;
+  vector: Float32Array;
+  text: string;
+}
+
+interface TextIndexFill {
+  index: Bm25Index;
+  /** Set once every chunk the space held is in: searches use the index from then on. */
+  full: boolean;
+  /** Settles when the fill ends (full, or dropped). */
+  done: Promise<void>;
+}
+
+/**
+ * The spaces' in-memory search indexes and their upkeep: a vector index and a BM25 index per
+ * space searched so far, both derived from the store (which stays the truth) and kept up to date
+ * by every write the library makes.
+ */
+export class SpaceIndexes {
+  readonly #store: SpaceStore;
+  readonly #factory: VectorIndexFactory;
+  /** Vector indexes of the spaces searched so far, by space row id: derived from the store, filled on first dense search. */
+  readonly #vectors = new Map<number, VectorIndex>();
+  /**
+   * BM25 indexes of the spaces searched so far, by space row id: derived from the store like the
+   * vector indexes, filled in slices between other work from a space's first BM25 search on
+   * (FTS5 answers until then). Writes update one while it fills too.
+   */
+  readonly #texts = new Map<number, TextIndexFill>();
+  #closed = false;
+
+  constructor(store: SpaceStore, factory: VectorIndexFactory) {
+    this.#store = store;
+    this.#factory = factory;
+  }
+
+  /** The space's vector index, filled from the store on first use. */
+  vectorIndex(row: SpaceRow): VectorIndex {
+    let index = this.#vectors.get(row.id);
+    if (index === undefined) {
+      index = this.#factory(row.dimensions);
+      index.upsert(this.#store.vectors(row.id));
+      this.#vectors.set(row.id, index);
+    }
+    return index;
+  }
+
+  /** The space's BM25 index once it is full; null while it fills (starting the fill on first call). */
+  textIndex(row: SpaceRow): Bm25Index | null {
+    let fill = this.#texts.get(row.id) ?? this.#startTextIndex(row.id);
+    if (fill.full && !this.#textIndexCurrent(row, fill.index)) fill = this.#startTextIndex(row.id);
+    return fill.full ? fill.index : null;
+  }
+
+  /** Settles when the space's BM25 fill ends (full, or dropped); undefined when none was started. */
+  textIndexSettled(spaceId: number): Promise<void> | undefined {
+    return this.#texts.get(spaceId)?.done;
+  }
+
+  /** New chunks of the space (just committed) go into whichever of its indexes exist. */
+  upsert(spaceId: number, chunks: readonly IndexedChunk[]): void {
+    this.#vectors.get(spaceId)?.upsert(chunks);
+    this.#texts.get(spaceId)?.index.upsert(chunks);
+  }
+
+  /** Chunks removed from the space (just committed) leave its indexes. */
+  remove(spaceId: number, ids: readonly number[]): void {
+    this.#vectors.get(spaceId)?.remove(ids);
+    this.#texts.get(spaceId)?.index.remove(ids);
+  }
+
+  /** A replaced document's chunks: the old ones leave each index before the new ones arrive. */
+  replace(spaceId: number, removedIds: readonly number[], chunks: readonly IndexedChunk[]): void {
+    const index = this.#vectors.get(spaceId);
+    if (index !== undefined) {
+      index.remove(removedIds);
+      index.upsert(chunks);
+    }
+    const textIndex = this.#texts.get(spaceId)?.index;
+    if (textIndex !== undefined) {
+      textIndex.remove(removedIds);
+      textIndex.upsert(chunks);
+    }
+  }
+
+  /** Drops the space's vector index (a reindex swapped its vectors); the next dense search fills it again. */
+  dropVectors(spaceId: number): void {
+    this.#vectors.delete(spaceId);
+  }
+
+  /** Drops both of the space's indexes (the space was deleted). */
+  drop(spaceId: number): void {
+    this.#vectors.delete(spaceId);
+    this.#texts.delete(spaceId);
+  }
+
+  /** Drops every index (another process wrote the store: they may be stale). */
+  clear(): void {
+    this.#vectors.clear();
+    this.#texts.clear();
+  }
+
+  /** Drops every index and stops the fills for good (the library is closing). */
+  close(): void {
+    this.#closed = true;
+    this.clear();
+  }
+
+  /**
+   * Whether the index holds what the store does, as far as a write could have changed it: an
+   * add makes a chunk newer than any the index has, a delete alone lowers the count. Every
+   * write path updates the index; this only makes one that forgot cost a refill, never a
+   * passage missing from BM25.
+   */
+  #textIndexCurrent(row: SpaceRow, index: Bm25Index): boolean {
+    if (index.size !== row.chunk_count) return false;
+    const newest = this.#store.newestChunkId(row.id);
+    return newest === null || index.has(newest);
+  }
+
+  #startTextIndex(spaceId: number): TextIndexFill {
+    const fill: TextIndexFill = { index: new Bm25Index(), full: false, done: Promise.resolve() };
+    this.#texts.set(spaceId, fill);
+    fill.done = this.#fillTextIndex(spaceId, fill).catch(() => {
+      // FTS5 goes on answering (it is the truth the index is read from); the next search tries again.
+      if (this.#texts.get(spaceId) === fill) this.#texts.delete(spaceId);
+    });
+    return fill;
+  }
+
+  /**
+   * Reads the space's chunks into the index in row id order, a slice per event-loop turn, so a
+   * big space never holds up other requests for long. Writes meanwhile go to the index as
+   * well: a new chunk has a higher id than any read so far (upsert replaces it when the read
+   * reaches it), a removed one is either out already or never read. Stops when the index is
+   * dropped (space deleted, another process wrote the store, library closed).
+   */
+  async #fillTextIndex(spaceId: number, fill: TextIndexFill): Promise<void> {
+    for (let after = 0; ;) {
+      await yieldToEventLoop();
+      if (this.#closed || this.#texts.get(spaceId) !== fill) return;
+      const batch = this.#store.chunksAfter(spaceId, after, TEXT_INDEX_SLICE);
+      if (batch.length === 0) {
+        fill.full = true;
+        return;
+      }
+      fill.index.upsert(batch);
+      after = batch[batch.length - 1]!.id;
+    }
+  }
+}
