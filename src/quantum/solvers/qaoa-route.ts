@@ -6,9 +6,12 @@ import { countsFields, countsLimit, measurementCounts, type MeasurementCounts } 
 import { HELD_KARP_MAX_STOPS, heldKarpRoute } from './held-karp-route.ts';
 import { oneTreeBound } from './one-tree-bound.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
-import { nearestNeighbourOrder, routeLocalSearch } from './route-local-search.ts';
-import { driveMinutes, evaluateRoute, hasWindows, isFeasible, penalisedCost, type RouteModel } from './route-model.ts';
+import { exhaustiveTwoOpt, nearestNeighbourTwoOpt } from './exhaustive-two-opt.ts';
+import { routeLocalSearch } from './route-local-search.ts';
+import { evaluateRoute, hasWindows, isFeasible, penalisedCost, type RouteModel } from './route-model.ts';
+import { oneHotBits, oneHotOrder, routeQubo } from './route-qubo.ts';
 import type { SolverContext } from './solver-context.ts';
+import { sweepSplit } from './sweep-split.ts';
 
 /**
  * qaoa / route_optimization. nodes[0] is the depot; every other node is a stop visited once by
@@ -64,62 +67,6 @@ function* permutations(items: number[]): Generator<number[]> {
   }
 }
 
-function nearestNeighbourTwoOpt(model: RouteModel, stops: number[], scale: number): number[] {
-  return twoOpt(model, nearestNeighbourOrder(model, stops), scale);
-}
-
-/**
- * 2-opt: reverses segments while that lowers the cost, to a local optimum. Without time windows
- * the cost is the length (plus a penalty that only grows with it), so each move is scored in O(1)
- * from the four edges it changes; with time windows every candidate route is re-timed, within
- * a budget of TWO_OPT_BUDGET node visits.
- */
-const TWO_OPT_BUDGET = 5e7;
-
-export function twoOpt(model: RouteModel, order: number[], scale: number): number[] {
-  if (model.windows.every((w) => w === undefined)) {
-    const tour = [0, ...order, 0];
-    const d = model.dist;
-    let improved = true;
-    while (improved) {
-      improved = false;
-      for (let i = 1; i < tour.length - 2; i++) {
-        for (let j = i + 1; j < tour.length - 1; j++) {
-          const a = tour[i - 1]!;
-          const b = tour[i]!;
-          const c = tour[j]!;
-          const e = tour[j + 1]!;
-          if (d[a]![c]! + d[b]![e]! < d[a]![b]! + d[c]![e]! - 1e-9) {
-            for (let x = i, y = j; x < y; x++, y--) [tour[x], tour[y]] = [tour[y]!, tour[x]!];
-            improved = true;
-          }
-        }
-      }
-    }
-    return tour.slice(1, -1);
-  }
-  let best = [...order];
-  let bestCost = penalisedCost(model, evaluateRoute(model, best), scale);
-  let budget = TWO_OPT_BUDGET;
-  let improved = true;
-  while (improved && budget > 0) {
-    improved = false;
-    for (let i = 0; i < best.length - 1 && budget > 0; i++) {
-      for (let j = i + 1; j < best.length && budget > 0; j++) {
-        const candidate = [...best.slice(0, i), ...best.slice(i, j + 1).reverse(), ...best.slice(j + 1)];
-        budget -= candidate.length + 1;
-        const cost = penalisedCost(model, evaluateRoute(model, candidate), scale);
-        if (cost < bestCost - 1e-9) {
-          best = candidate;
-          bestCost = cost;
-          improved = true;
-        }
-      }
-    }
-  }
-  return best;
-}
-
 /** What the quantum part of one route produced: its own best route and the circuits' figures. */
 interface QuantumRoute {
   method: 'qaoa' | 'qaoa_windows_2opt';
@@ -139,87 +86,6 @@ interface QuantumRoute {
   /** The top outcomes of its one circuit, when asked for (`options.include_counts`); `route` holds node indices. */
   counts?: MeasurementCounts;
 }
-
-/** Lateness the QUBO sees below this many minutes is rounding (the bound it uses is not exact arithmetic). */
-const QUBO_LATE_TOLERANCE_MINUTES = 1e-6;
-
-/**
- * The QUBO QAOA minimises for `stops` in the one-hot encoding: qubit i·m+p says "stop i is
- * visited at position p". Terms:
- * - length: the legs from `from` (the node before the window, the depot for a whole route)
- *   to position 0, between consecutive positions, and from position m−1 to `to`;
- * - time windows: each term that places a stop (or `to`) after its window closes, by a lower
- *   bound on the arrival, costs B·(1 + ℓ/(ℓ+60)) for ℓ minutes late, with B above any
- *   ordering's length: linear for position 0 (the arrival from `from` is exact), quadratic for
- *   the pair (j at p−1, i at p) — j's arrival bounded below by the direct leg from `from` plus
- *   p−1 service times (haversine obeys the triangle inequality), then j's window, service and
- *   the leg j→i. So an ordering that meets every window pays nothing, and one the bound shows
- *   late pays at least B;
- * - one-hot: A·(1−Σ_p x_ip)² per stop and A·(1−Σ_i x_ip)² per position, A = B without time
- *   windows and 3B with them (a dropped stop then costs more than the ≤ 2 late terms it avoids).
- * max_distance_km is not in the QUBO (every measured ordering is scored exactly).
- */
-export function routeQubo(
-  model: RouteModel,
-  stops: readonly number[],
-  around: { before: readonly number[]; after: readonly number[] } = { before: [], after: [] },
-): { n: number; q: Float64Array; offset: number; lateWeight: number } {
-  const m = stops.length;
-  const from = around.before[around.before.length - 1] ?? 0;
-  const to = around.after[0] ?? 0;
-  const n = m * m;
-  const v = (i: number, p: number): number => i * m + p;
-  const q = new Float64Array(n * n);
-  const add = (a: number, b: number, w: number): void => {
-    q[a * n + b] = q[a * n + b]! + w;
-  };
-  const dist = model.dist;
-  let maxLeg = 0;
-  for (const a of [from, to, ...stops]) for (const b of [from, to, ...stops]) maxLeg = Math.max(maxLeg, dist[a]![b]!);
-  const lateWeight = (m + 1) * maxLeg + 1;
-  const timed = [to, ...stops].some((s) => model.windows[s] !== undefined);
-  const penalty = timed ? 3 * lateWeight : lateWeight;
-  let offset = 0;
-  for (let i = 0; i < m; i++) {
-    add(v(i, 0), v(i, 0), dist[from]![stops[i]!]!);
-    add(v(i, m - 1), v(i, m - 1), dist[stops[i]!]![to]!);
-    for (let p = 0; p + 1 < m; p++) for (let j = 0; j < m; j++) if (j !== i) add(v(i, p), v(j, p + 1), dist[stops[i]!]![stops[j]!]!);
-  }
-  for (let a = 0; a < m; a++) {
-    // one position per stop (row a) and one stop per position (column a)
-    for (const line of [[...Array(m).keys()].map((p) => v(a, p)), [...Array(m).keys()].map((i) => v(i, a))]) {
-      offset += penalty;
-      for (let x = 0; x < m; x++) {
-        add(line[x]!, line[x]!, -penalty);
-        for (let y = x + 1; y < m; y++) add(line[x]!, line[y]!, 2 * penalty);
-      }
-    }
-  }
-  if (!timed) return { n, q, offset, lateWeight };
-  // when the vehicle leaves `from`: departure for a whole route, else from the fixed prefix
-  const leaveFrom =
-    around.before.length === 0 ? model.departure : evaluateRoute(model, around.before).arrivals[around.before.length - 1]! + model.serviceMinutes;
-  const lateCost = (node: number, arrival: number): number => {
-    const w = model.windows[node];
-    const late = w === undefined ? 0 : arrival - w.end;
-    return late > QUBO_LATE_TOLERANCE_MINUTES ? lateWeight * (1 + late / (late + 60)) : 0;
-  };
-  const wait = (node: number, arrival: number): number => Math.max(arrival, node === 0 ? -Infinity : (model.windows[node]?.start ?? -Infinity));
-  // the earliest stop j can be left when it is at position p
-  const earliestLeave = (j: number, p: number): number =>
-    wait(stops[j]!, leaveFrom + driveMinutes(model, dist[from]![stops[j]!]!) + p * model.serviceMinutes) + model.serviceMinutes;
-  for (let i = 0; i < m; i++) {
-    add(v(i, 0), v(i, 0), lateCost(stops[i]!, leaveFrom + driveMinutes(model, dist[from]![stops[i]!]!)));
-    add(v(i, m - 1), v(i, m - 1), lateCost(to, earliestLeave(i, m - 1) + driveMinutes(model, dist[stops[i]!]![to]!)));
-    for (let p = 1; p < m; p++) {
-      for (let j = 0; j < m; j++) {
-        if (j !== i) add(v(j, p - 1), v(i, p), lateCost(stops[i]!, earliestLeave(j, p - 1) + driveMinutes(model, dist[stops[j]!]![stops[i]!]!)));
-      }
-    }
-  }
-  return { n, q, offset, lateWeight };
-}
-
 /**
  * QAOA (p = 2) on routeQubo for `stops` (m ≤ MAX_QAOA_STOPS, m² qubits): real RZ/RZZ layers.
  * Every measured valid ordering is then scored exactly on the whole route (length plus
@@ -235,23 +101,10 @@ function qaoaRoute(
   countsTopK?: number,
 ): { order: number[] | undefined; energy: number; depth: number; optimalCount: number; circuit: CircuitSummary; quantum: QuantumEvidence & { p_valid: number }; counts?: MeasurementCounts } {
   const m = stops.length;
-  const v = (i: number, p: number): number => i * m + p;
   const { n, q, offset } = routeQubo(model, stops, around);
   const run = runQaoa(n, quboToIsing(n, q, offset), { shots: ctx.shots, rng: ctx.rng, layers: 2, threads: ctx.threads, sample: ctx.sample });
-  const decode = (z: number): number[] | undefined => {
-    const order: number[] = [];
-    for (let p = 0; p < m; p++) {
-      let at = -1;
-      for (let i = 0; i < m; i++) {
-        if (((z >> v(i, p)) & 1) === 0) continue;
-        if (at >= 0) return undefined;
-        at = i;
-      }
-      if (at < 0) return undefined;
-      order.push(at);
-    }
-    return new Set(order).size === m ? order.map((i) => stops[i]!) : undefined;
-  };
+  // a measured bitstring read as an ordering of the stops (undefined: not one-hot both ways)
+  const decode = (z: number): number[] | undefined => oneHotOrder(z, m)?.map((i) => stops[i]!);
   let best: { z: number; order: number[]; cost: number } | undefined;
   for (const z of run.counts.keys()) {
     const order = decode(z);
@@ -265,7 +118,7 @@ function qaoaRoute(
     cost: penalisedCost(model, evaluateRoute(model, [...around.before, ...perm.map((i) => stops[i]!), ...around.after]), scale),
   }));
   const least = Math.min(...costs.map((c) => c.cost));
-  const optimal = costs.filter((c) => c.cost <= least + 1e-9).map((c) => c.perm.reduce((z, i, p) => z | (1 << v(i, p)), 0));
+  const optimal = costs.filter((c) => c.cost <= least + 1e-9).map((c) => oneHotBits(c.perm, m));
   const circuit = summarizeCircuit(run.circuit, includeQasm);
   // each outcome read as an ordering of the stops (null: not one stop per position)
   const counts = countsTopK === undefined ? undefined : measurementCounts(run.counts, n, countsTopK, new Set(optimal), (z) => ({ route: decode(z) ?? null }));
@@ -277,7 +130,7 @@ function qaoaRoute(
     optimalCount: best === undefined ? 0 : (run.counts.get(best.z) ?? 0),
     circuit,
     // p_valid: the probability of measuring any valid ordering at all (one-hot in both directions)
-    quantum: { ...quantumEvidence(run.state, optimal), p_valid: Number(quantumEvidence(run.state, costs.map((c) => c.perm.reduce((z, i, p) => z | (1 << v(i, p)), 0))).p_optimal.toPrecision(6)) },
+    quantum: { ...quantumEvidence(run.state, optimal), p_valid: Number(quantumEvidence(run.state, costs.map((c) => oneHotBits(c.perm, m))).p_optimal.toPrecision(6)) },
   };
 }
 
@@ -313,119 +166,9 @@ function windowedQaoaRoute(model: RouteModel, stops: number[], scale: number, ct
       if (cost(candidate) <= cost(order)) order = candidate;
     }
   }
-  order = twoOpt(model, order, scale);
+  order = exhaustiveTwoOpt(model, order, scale);
   return { method: 'qaoa_windows_2opt', order, energy, depth, optimalCount, optimalTotal, quantum, circuitsRun: quantum.length, ...(circuit === undefined ? {} : { circuit }) };
 }
-
-/**
- * Every cut point is searched up to this many stops (arcs scored by nearest neighbour + 2-opt)
- * and this much DP work (stops³·vehicles); beyond, each sweep start is cut into equal counts.
- */
-const SPLIT_SEARCH_MAX_STOPS = 40;
-const SPLIT_SEARCH_BUDGET = 5e7;
-
-/**
- * Splits the stops among vehicles by a sweep around the depot: stops sorted by bearing
- * (longitude scaled by cos(latitude), so bearings are true on the map), then cut into contiguous
- * arcs, one per vehicle. Every start of the sweep is tried and, up to SPLIT_SEARCH_MAX_STOPS
- * stops, every set of cut points (a DP over unequal counts); an arc is scored by the length of
- * its route (the least penalised of the sweep order, nearest neighbour + 2-opt — in larger
- * instances only for arcs of up to 12 stops — and, with time windows, window-end order), and
- * splits are ranked by (arcs breaking max_distance_km or a window, total excess km, total
- * minutes late, idle vehicles, total length): a user who asks for k vehicles gets k routes
- * whenever the stops can be shared within the constraints — one long tour is often shorter in
- * total, but it is not what was asked for. Only with fewer stops than vehicles, or when
- * sharing breaks a constraint, does a vehicle stay home. Larger instances cut each
- * start into equal counts.
- */
-function sweep(model: RouteModel, nodes: RouteProblem['nodes'], vehicles: number, scale: number): number[][] {
-  const depot = nodes[0]!;
-  const cosLat = Math.cos((depot.lat * Math.PI) / 180);
-  const sorted = nodes
-    .slice(1)
-    .map((n, i) => ({ index: i + 1, angle: Math.atan2(n.lat - depot.lat, (n.lng - depot.lng) * cosLat) }))
-    .sort((a, b) => a.angle - b.angle || a.index - b.index)
-    .map((x) => x.index);
-  const count = sorted.length;
-  const timed = hasWindows(model);
-  const untimed: RouteModel = { ...model, windows: [] };
-  const arcCache = new Map<string, { km: number; late: number }>();
-  /** The arc's route: the least penalised of the sweep order, nearest neighbour + 2-opt and (with time windows) window-end order. */
-  const arcRoute = (first: number, length: number): { km: number; late: number } => {
-    if (length === 0) return { km: 0, late: 0 };
-    const key = `${first % count}:${length}`;
-    const cached = arcCache.get(key);
-    if (cached !== undefined) return cached;
-    const stops = Array.from({ length }, (_, k) => sorted[(first + k) % count]!);
-    const orders = [stops];
-    // 2-opt on length alone: re-timing every 2-opt candidate for every arc would be too slow here
-    if (length <= 12 || count <= SPLIT_SEARCH_MAX_STOPS) orders.push(nearestNeighbourTwoOpt(untimed, stops, scale));
-    if (timed) orders.push([...stops].sort((a, b) => (model.windows[a]?.end ?? Infinity) - (model.windows[b]?.end ?? Infinity) || a - b));
-    let best = { km: Infinity, late: Infinity, cost: Infinity };
-    for (const order of orders) {
-      const e = evaluateRoute(model, order);
-      const cost = penalisedCost(model, e, scale);
-      if (cost < best.cost) best = { km: e.distanceKm, late: e.lateMinutes, cost };
-    }
-    const arc = { km: best.km, late: best.late };
-    arcCache.set(key, arc);
-    return arc;
-  };
-  // (arcs breaking a constraint, total excess km, total minutes late, idle vehicles, total km), compared in that order
-  type Score = [number, number, number, number, number];
-  const scoreOf = ({ km, late }: { km: number; late: number }, stops: number): Score => {
-    const over = Math.max(0, km - model.maxDistanceKm);
-    return [over > 1e-9 || late > 0 ? 1 : 0, over, late, stops === 0 ? 1 : 0, km];
-  };
-  const add = (a: Score, b: Score): Score => [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]];
-  const less = (a: Score, b: Score): boolean =>
-    a[0] !== b[0] ? a[0] < b[0]
-    : Math.abs(a[1] - b[1]) > 1e-9 ? a[1] < b[1]
-    : Math.abs(a[2] - b[2]) > 1e-9 ? a[2] < b[2]
-    : a[3] !== b[3] ? a[3] < b[3]
-    : a[4] < b[4] - 1e-9;
-  const none: Score = [Infinity, Infinity, Infinity, Infinity, Infinity];
-  const full = count <= SPLIT_SEARCH_MAX_STOPS && count * count * count * vehicles <= SPLIT_SEARCH_BUDGET;
-  let best: { score: Score; groups: number[][] } | undefined;
-  for (let rotation = 0; rotation < Math.max(1, count); rotation++) {
-    let cuts: number[];
-    if (full) {
-      // dp[v][j]: best score covering the first j stops (of this rotation) with v vehicles
-      const dp: { score: Score; from: number }[][] = [Array.from({ length: count + 1 }, (_, j) => ({ score: j === 0 ? ([0, 0, 0, 0, 0] as Score) : none, from: -1 }))];
-      for (let v = 1; v <= vehicles; v++) {
-        const row: { score: Score; from: number }[] = [];
-        for (let j = 0; j <= count; j++) {
-          let cell = { score: none, from: -1 };
-          for (let i = 0; i <= j; i++) {
-            const prev = dp[v - 1]![i]!;
-            if (!Number.isFinite(prev.score[0])) continue;
-            const candidate = add(prev.score, scoreOf(arcRoute(rotation + i, j - i), j - i));
-            if (cell.from < 0 || less(candidate, cell.score)) cell = { score: candidate, from: i };
-          }
-          row.push(cell);
-        }
-        dp.push(row);
-      }
-      cuts = [count];
-      for (let v = vehicles, j = count; v > 0; v--) {
-        j = dp[v]![j]!.from;
-        cuts.unshift(j);
-      }
-    } else {
-      cuts = Array.from({ length: vehicles + 1 }, (_, v) => Math.floor((v * count) / vehicles));
-    }
-    const groups: number[][] = [];
-    let score: Score = [0, 0, 0, 0, 0];
-    for (let v = 0; v < vehicles; v++) {
-      const length = cuts[v + 1]! - cuts[v]!;
-      groups.push(Array.from({ length }, (_, k) => sorted[(rotation + cuts[v]! + k) % count]!));
-      score = add(score, scoreOf(arcRoute(rotation + cuts[v]!, length), length));
-    }
-    if (best === undefined || less(score, best.score)) best = { score, groups };
-  }
-  return best!.groups;
-}
-
 export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOutput {
   const { nodes, constraints } = problem;
   const indexOf = new Map(nodes.map((n, i) => [n.id, i]));
@@ -449,7 +192,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   for (const row of model.dist) for (const d of row) scale += 2 * d;
 
   const vehicles = constraints.vehicle_count;
-  const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweep(model, nodes, vehicles, scale);
+  const groups = vehicles === 1 ? [nodes.slice(1).map((_, i) => i + 1)] : sweepSplit(model, nodes, vehicles, scale);
   const includeQasm = problem.options?.include_qasm;
   const countsTopK = countsLimit(problem.options);
   const answers = groups.map((stops) => solveOneRoute(model, stops, scale, ctx, includeQasm, countsTopK));

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededRng } from '../../../src/quantum/simulator/rng.ts';
 import { routeProblemSchema } from '../../../src/quantum/solve-schemas.ts';
-import { haversineKm, routeQubo, solveRoute } from '../../../src/quantum/solvers/qaoa-route.ts';
+import { haversineKm, solveRoute } from '../../../src/quantum/solvers/qaoa-route.ts';
+import { routeQubo } from '../../../src/quantum/solvers/route-qubo.ts';
 import { berlinNodes, routeProblem } from '../fixtures.ts';
 import { bruteForce, check, randomNodes, randomWindows, shortestTourKm, type Node, type Window } from './route-ground-truth.ts';
 
