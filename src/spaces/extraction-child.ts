@@ -6,7 +6,7 @@
  * `document_too_complex`, and a text past the output bound is `document_expands_too_far`,
  * checked here so a huge result never crosses into the daemon.
  */
-import { ApiError } from '../shared/api-error.ts';
+import { failedTaskReply } from '../shared/task-reply.ts';
 import { decodeDocumentText, extractText } from './extract-text.ts';
 import { documentTooComplex, unsupportedDocumentType } from './extraction-errors.ts';
 import { requireBoundedOutput } from './extraction-limits.ts';
@@ -41,8 +41,7 @@ async function handle(task: ExtractionTask): Promise<ExtractionReply> {
     const known = allocationFailed(error)
       ? documentTooComplex(`Reading the document needs more than the ${task.memoryMb} MiB of memory extraction may use; it was stopped.`, task.param)
       : error;
-    if (known instanceof ApiError) return { id: task.id, ok: false, apiError: known.toOptions(), detail: '' };
-    return { id: task.id, ok: false, apiError: null, detail: known instanceof Error ? (known.stack ?? known.message) : String(known) };
+    return failedTaskReply(task.id, known);
   }
 }
 

@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ApiError, type ApiErrorOptions } from '../shared/api-error.ts';
+import { ApiError } from '../shared/api-error.ts';
+import { taskReplyValue, type TaskReply } from '../shared/task-reply.ts';
+import { WorkerQueue, type QueueWorker, type QueueWorkerEvents } from '../shared/worker-queue.ts';
 import { documentTooComplex, documentUnreadable } from './extraction-errors.ts';
 import { extractionLimitsFromEnv } from './extraction-limits.ts';
 import type { DocumentFormat, ExtractedDocument } from './space-document.ts';
@@ -25,11 +27,12 @@ import type { DocumentFormat, ExtractedDocument } from './space-document.ts';
  *   side samples the process's RSS (`ps`) every RSS_SAMPLE_MS and kills it past `memoryMb`;
  *   Windows has only the V8 heap limit. Both also set V8's heap limit to `memoryMb`.
  *
- * One process, tasks in arrival order; the clock of a task starts when the process gets it,
- * not while it waits. A task past its time or its memory takes the process down with it and the
- * next task starts a fresh one. An idle process exits after `idleMs` (pdf.js's memory goes with
- * it) and never keeps the daemon alive. Starting one costs about as much as the worker thread
- * it replaced (bench/spaces-extract.ts, docs/BENCHMARKS.md).
+ * One process, tasks in arrival order (a WorkerQueue of size 1, shared/worker-queue.ts); the
+ * clock of a task starts when the process gets it, not while it waits. A task past its time or
+ * its memory takes the process down with it and the next task starts a fresh one. An idle
+ * process exits after `idleMs` (pdf.js's memory goes with it) and never keeps the daemon alive.
+ * Starting one costs about as much as the worker thread it replaced (bench/spaces-extract.ts,
+ * docs/BENCHMARKS.md).
  */
 
 export interface ExtractionWorkerOptions {
@@ -46,9 +49,7 @@ export interface ExtractionWorkerOptions {
 }
 
 /** What the extraction process sends back for a task. */
-export type ExtractionReply =
-  | { id: number; ok: true; value: ExtractedDocument }
-  | { id: number; ok: false; apiError: ApiErrorOptions | null; detail: string };
+export type ExtractionReply = TaskReply<ExtractedDocument>;
 
 /** What the extraction process is sent: a file's bytes, or (`text`) a text already decoded. */
 export interface ExtractionTask {
@@ -62,17 +63,13 @@ export interface ExtractionTask {
   memoryMb: number;
 }
 
-interface Running {
-  pending: Pending;
-  timer: NodeJS.Timeout;
-  sampler: NodeJS.Timeout | undefined;
-}
+/** A task as it waits: what to read; the limits join it when it is sent. */
+type ExtractionInput = Pick<ExtractionTask, 'format' | 'bytes' | 'text' | 'param'>;
 
-interface Pending {
-  task: ExtractionTask;
-  timeoutMs: number;
-  resolve: (value: ExtractedDocument) => void;
-  reject: (error: unknown) => void;
+/** Why the extraction process died, as the queue is told: whether of memory decides the answer. */
+interface ExtractionDeath {
+  error: unknown;
+  outOfMemory: boolean;
 }
 
 /**
@@ -97,14 +94,7 @@ export class ExtractionWorker {
   readonly maxTextBytes: number;
   readonly idleMs: number;
   readonly maxPending: number;
-  readonly #script: URL;
-  readonly #queue: Pending[] = [];
-  #running: Running | undefined;
-  #child: ChildProcess | undefined;
-  #stderr = '';
-  #killedForMemory = false;
-  #idleTimer: NodeJS.Timeout | undefined;
-  #nextId = 1;
+  readonly #queue: WorkerQueue<ExtractionInput, ExtractionReply, ExtractedDocument, ExtractionProcess>;
 
   constructor(options: ExtractionWorkerOptions = {}) {
     const limits = extractionLimitsFromEnv();
@@ -112,99 +102,126 @@ export class ExtractionWorker {
     this.maxTextBytes = options.maxTextBytes ?? limits.maxTextBytes;
     this.idleMs = options.idleMs ?? 5_000;
     this.maxPending = options.maxPending ?? 32;
-    this.#script = options.script ?? new URL('./extraction-child.ts', import.meta.url);
+    const script = options.script ?? new URL('./extraction-child.ts', import.meta.url);
+    this.#queue = new WorkerQueue({
+      maxPending: this.maxPending,
+      idleMs: this.idleMs,
+      start: (events) => new ExtractionProcess(script, this.memoryMb, events),
+      message: (input, id) => ({ message: { id, ...input, maxTextBytes: this.maxTextBytes, memoryMb: this.memoryMb } satisfies ExtractionTask }),
+      settle: (reply) => taskReplyValue(reply),
+      errors: {
+        full: () => ApiError.busy('Too many documents are being read; retry shortly.', 1, 503, 'server_busy'),
+        closed: () => ApiError.busy('The daemon is shutting down.', 1, 503, 'server_shutting_down'),
+        timedOut: (task, timeoutMs) => {
+          const seconds = Math.round(timeoutMs / 100) / 10;
+          return documentUnreadable(`Reading the ${FORMAT_NAMES[task.format]} took longer than ${seconds} s; it was stopped.`, undefined, task.param);
+        },
+        died: (cause, task) => {
+          const { error, outOfMemory } = cause as ExtractionDeath;
+          const format = FORMAT_NAMES[task.format];
+          return outOfMemory
+            ? documentTooComplex(`Reading the ${format} needs more than the ${this.memoryMb} MiB of memory extraction may use; it was stopped.`, task.param)
+            : documentUnreadable(`The ${format} cannot be read: its parser failed (${error instanceof Error ? error.message : String(error)}).`, error, task.param);
+        },
+        unsent: (cause) => ApiError.internal(cause),
+      },
+    });
   }
 
   /** Whether an extraction process exists now. */
   get started(): boolean {
-    return this.#child !== undefined;
+    return this.#queue.workers.length > 0;
   }
 
   /** The extraction process's id, while there is one. */
   get pid(): number | undefined {
-    return this.#child?.pid;
+    return this.#queue.workers[0]?.pid;
   }
 
   /** Reads a file's bytes as `format`. */
   run(format: DocumentFormat, bytes: Uint8Array, timeoutMs: number): Promise<ExtractedDocument> {
-    return this.#enqueue({ format, bytes, param: 'file' }, timeoutMs);
+    return this.#queue.run({ format, bytes, param: 'file' }, timeoutMs);
   }
 
   /** Reads text already decoded (a JSON body's `text`) as `format`; errors name `param`. */
   runText(format: DocumentFormat, text: string, timeoutMs: number, param: string | null = 'text'): Promise<ExtractedDocument> {
-    return this.#enqueue({ format, bytes: new Uint8Array(0), text, param }, timeoutMs);
+    return this.#queue.run({ format, bytes: new Uint8Array(0), text, param }, timeoutMs);
   }
 
-  #enqueue(input: Pick<ExtractionTask, 'format' | 'bytes' | 'text' | 'param'>, timeoutMs: number): Promise<ExtractedDocument> {
-    if (this.#queue.length + (this.#running === undefined ? 0 : 1) >= this.maxPending) {
-      return Promise.reject(ApiError.busy('Too many documents are being read; retry shortly.', 1, 503, 'server_busy'));
-    }
-    return new Promise((resolve, reject) => {
-      const task: ExtractionTask = { id: this.#nextId++, ...input, maxTextBytes: this.maxTextBytes, memoryMb: this.memoryMb };
-      this.#queue.push({ task, timeoutMs, resolve, reject });
-      this.#pump();
+  /**
+   * Stops the process; tasks running or waiting fail with 503. A later task starts a new one:
+   * the shared worker outlives the spaces runtime that closes it (sharedExtractionWorker).
+   */
+  close(): Promise<void> {
+    return this.#queue.stop();
+  }
+}
+
+/**
+ * One extraction process, bounded as described above, as the queue drives it. It tells the
+ * queue why it died: of memory (the sampler killed it, the kernel's OOM killer did, or its
+ * stderr says an allocation failed) or otherwise.
+ */
+class ExtractionProcess implements QueueWorker {
+  readonly #child: ChildProcess;
+  readonly #memoryMb: number;
+  /** The end of its stderr, which says why it died. */
+  #stderr = '';
+  #killedForMemory = false;
+  #sampler: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(script: URL, memoryMb: number, events: QueueWorkerEvents<ExtractionReply>) {
+    this.#memoryMb = memoryMb;
+    const nodeArgs = [`--max-old-space-size=${memoryMb}`, fileURLToPath(script)];
+    const options: SpawnOptions = { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' };
+    // `ulimit -d` takes KiB. A shell that cannot set it stops: extraction never runs unbounded.
+    const bounded = `ulimit -c 0 2>/dev/null; ulimit -d ${(memoryMb + RESERVED_DATA_MB) * 1024} || exit 97; exec "$0" "$@"`;
+    const child = process.platform === 'linux'
+      ? spawn('/bin/sh', ['-c', bounded, process.execPath, ...nodeArgs], options)
+      : spawn(process.execPath, nodeArgs, options);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
     });
+    child.on('message', (reply: ExtractionReply) => events.reply(reply));
+    const died = (error: unknown) => {
+      clearInterval(this.#sampler);
+      // SIGKILL that the queue did not send for a timeout: the sampler, or the system's OOM killer.
+      const outOfMemory = this.#killedForMemory || child.signalCode === 'SIGKILL' || DIED_OF_MEMORY.test(this.#stderr);
+      events.died({ error, outOfMemory } satisfies ExtractionDeath);
+    };
+    child.on('error', died);
+    // 'close', not 'exit': by then its stderr (which says why it died) has been read to the end.
+    child.on('close', (code, signal) => died(new Error(`the extraction process exited with ${signal ?? `code ${code}`}`)));
+    this.#child = child;
   }
 
-  /** Stops the process; tasks still waiting fail with 503. */
-  async close(): Promise<void> {
-    clearTimeout(this.#idleTimer);
-    const closing = ApiError.busy('The daemon is shutting down.', 1, 503, 'server_shutting_down');
-    for (const pending of this.#queue.splice(0)) pending.reject(closing);
-    if (this.#running !== undefined) {
-      this.#stopClocks(this.#running);
-      this.#running.pending.reject(closing);
-      this.#running = undefined;
-    }
-    await this.#discardChild();
+  get pid(): number | undefined {
+    return this.#child.pid;
   }
 
-  #pump(): void {
-    if (this.#running !== undefined) return;
-    const pending = this.#queue.shift();
-    if (pending === undefined) {
-      this.#setHeld(false);
-      this.#scheduleIdleExit();
-      return;
-    }
-    clearTimeout(this.#idleTimer);
-    const { task, timeoutMs } = pending;
-    const timer = setTimeout(() => {
-      const seconds = Math.round(timeoutMs / 100) / 10;
-      this.#fail(task.id, documentUnreadable(`Reading the ${FORMAT_NAMES[task.format]} took longer than ${seconds} s; it was stopped.`, undefined, task.param));
-    }, timeoutMs);
-    this.#running = { pending, timer, sampler: undefined };
-    try {
-      const child = this.#spawn();
-      this.#setHeld(true);
-      this.#running.sampler = this.#sampleRss(child);
-      child.send(task);
-    } catch (error) {
-      this.#fail(task.id, ApiError.internal(error));
+  post(message: unknown): void {
+    this.#child.send(message as ExtractionTask);
+  }
+
+  /** A held process keeps the daemon's event loop alive (a task runs) and its RSS is watched; an idle one, neither. */
+  hold(held: boolean): void {
+    this.#ref(held);
+    if (held) {
+      this.#sampler ??= this.#sampleRss();
+    } else {
+      clearInterval(this.#sampler);
+      this.#sampler = undefined;
     }
   }
 
-  #stopClocks(running: Running): void {
-    clearTimeout(running.timer);
-    clearInterval(running.sampler);
-  }
-
-  /** Ends the running task `id` with `error`; its process may be mid-parse, so it goes too. */
-  #fail(id: number, error: unknown): void {
-    const running = this.#running;
-    if (running === undefined || running.pending.task.id !== id) return;
-    this.#stopClocks(running);
-    this.#running = undefined;
-    running.pending.reject(error);
-    void this.#discardChild().then(() => this.#pump());
-  }
-
-  async #discardChild(): Promise<void> {
+  async stop(): Promise<void> {
     const child = this.#child;
-    if (child === undefined) return;
+    this.#stopped = true;
+    clearInterval(this.#sampler);
     // Held until it has exited, so that close() (or a test) does not see the event loop empty first.
-    this.#setHeld(true);
-    this.#child = undefined;
+    this.#ref(true);
     child.removeAllListeners();
     child.on('error', () => undefined);
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -213,10 +230,8 @@ export class ExtractionWorker {
     await exited;
   }
 
-  /** A held process keeps the daemon's event loop alive (a task runs); an idle one does not. */
-  #setHeld(held: boolean): void {
+  #ref(held: boolean): void {
     const child = this.#child;
-    if (child === undefined) return;
     const handles = [child, child.channel, child.stderr] as ({ ref?: () => void; unref?: () => void } | null | undefined)[];
     for (const handle of handles) {
       if (held) handle?.ref?.();
@@ -224,78 +239,21 @@ export class ExtractionWorker {
     }
   }
 
-  #scheduleIdleExit(): void {
-    clearTimeout(this.#idleTimer);
-    if (this.#child === undefined) return;
-    this.#idleTimer = setTimeout(() => {
-      if (this.#running === undefined) void this.#discardChild();
-    }, this.idleMs);
-    this.#idleTimer.unref();
-  }
-
-  /** Where RLIMIT_DATA does not bound the process (see above): its RSS, sampled while a task runs. */
-  #sampleRss(child: ChildProcess): NodeJS.Timeout | undefined {
+  /** Where RLIMIT_DATA does not bound the process (see above): its RSS, sampled while it is held. */
+  #sampleRss(): NodeJS.Timeout | undefined {
+    const child = this.#child;
     if (process.platform === 'linux' || process.platform === 'win32' || child.pid === undefined) return undefined;
     const pid = String(child.pid);
     return setInterval(() => {
       execFile('ps', ['-o', 'rss=', '-p', pid], (error, stdout) => {
-        if (error !== null || this.#child !== child) return;
+        if (error !== null || this.#stopped) return;
         const rssKib = Number(stdout.trim());
-        if (Number.isFinite(rssKib) && rssKib > this.memoryMb * 1024) {
+        if (Number.isFinite(rssKib) && rssKib > this.#memoryMb * 1024) {
           this.#killedForMemory = true;
           child.kill('SIGKILL');
         }
       });
     }, RSS_SAMPLE_MS);
-  }
-
-  #spawn(): ChildProcess {
-    if (this.#child !== undefined) return this.#child;
-    const nodeArgs = [`--max-old-space-size=${this.memoryMb}`, fileURLToPath(this.#script)];
-    const options: SpawnOptions = { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' };
-    // `ulimit -d` takes KiB. A shell that cannot set it stops: extraction never runs unbounded.
-    const bounded = `ulimit -c 0 2>/dev/null; ulimit -d ${(this.memoryMb + RESERVED_DATA_MB) * 1024} || exit 97; exec "$0" "$@"`;
-    const child = process.platform === 'linux'
-      ? spawn('/bin/sh', ['-c', bounded, process.execPath, ...nodeArgs], options)
-      : spawn(process.execPath, nodeArgs, options);
-    this.#stderr = '';
-    this.#killedForMemory = false;
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
-    });
-    child.on('message', (reply: ExtractionReply) => {
-      const running = this.#running;
-      if (this.#child !== child || running === undefined || running.pending.task.id !== reply.id) return;
-      this.#stopClocks(running);
-      this.#running = undefined;
-      if (reply.ok) running.pending.resolve(reply.value);
-      else running.pending.reject(reply.apiError !== null ? new ApiError(reply.apiError) : ApiError.internal(new Error(reply.detail)));
-      this.#pump();
-    });
-    const died = (error: unknown) => {
-      if (this.#child !== child) return;
-      const running = this.#running;
-      if (running === undefined) {
-        this.#child = undefined;
-        return;
-      }
-      const { task } = running.pending;
-      const format = FORMAT_NAMES[task.format];
-      // SIGKILL that this side did not send for a timeout: the sampler, or the system's OOM killer.
-      const outOfMemory = this.#killedForMemory || child.signalCode === 'SIGKILL' || DIED_OF_MEMORY.test(this.#stderr);
-      this.#fail(
-        task.id,
-        outOfMemory
-          ? documentTooComplex(`Reading the ${format} needs more than the ${this.memoryMb} MiB of memory extraction may use; it was stopped.`, task.param)
-          : documentUnreadable(`The ${format} cannot be read: its parser failed (${error instanceof Error ? error.message : String(error)}).`, error, task.param),
-      );
-    };
-    child.on('error', died);
-    // 'close', not 'exit': by then its stderr (which says why it died) has been read to the end.
-    child.on('close', (code, signal) => died(new Error(`the extraction process exited with ${signal ?? `code ${code}`}`)));
-    this.#child = child;
-    return child;
   }
 }
 
