@@ -11,8 +11,9 @@ export interface HostedSolveOptions {
  * `POST /api/solve` and `POST /api/solve/batch` on the hosted tier: the local daemon's solve
  * plugin behind the key check. Any valid key may solve on the simulator; the `vendor-eagle`
  * hardware substrate needs an enterprise plan, refused (403) before the substrate is consulted.
+ * It reads nothing of the store itself (`unknown`): the key check it mounts does.
  */
-export function hostedSolvePlugin(options: HostedSolveOptions): HostedPlugin {
+export function hostedSolvePlugin(options: HostedSolveOptions): HostedPlugin<unknown> {
   return async (scope, context) => {
     // onRequest, not preHandler: a caller without a valid key is refused before an 11 MB body is read.
     scope.addHook('onRequest', context.requireKey);
