@@ -11,5 +11,3 @@ export * from './prepared-diagonal.ts';
 export * from './qaoa.ts';
 export * from './circuit.ts';
 export * from './parallel.ts';
-export * from './worker-pool.ts';
-export * from './worker-errors.ts';

@@ -22,8 +22,8 @@ export function defaultThreads(env: NodeJS.ProcessEnv = process.env): number {
  * A team of `threads - 1` persistent helper workers plus the calling thread, sharing the state
  * vector through SharedArrayBuffers and synchronising with Atomics barriers. `run` is
  * synchronous: the caller does its own share of every pass (no idle thread, no copies), so it
- * blocks the calling thread like the single-threaded kernel does. Call it from a worker (see
- * worker-pool.ts) in a server. Helpers are unref'd: they never keep a process alive.
+ * blocks the calling thread like the single-threaded kernel does. Call it from a worker in a
+ * server (as the solve service's workers do). Helpers are unref'd: they never keep a process alive.
  */
 export class QaoaTeam {
   readonly threads: number;
