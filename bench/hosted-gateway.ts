@@ -33,7 +33,7 @@
  *        --sides direct,floor,portkey,svc --baseline <dir> --json]; SVC_BENCH_CPU_PROF=<dir> profiles svc hosted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -155,7 +155,10 @@ async function startFloor(mockUrl: string): Promise<Side> {
 async function startSvc(mockUrl: string, root = ROOT, name = 'svc'): Promise<Side> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-hosted-'));
   // The checkout's own store code: its schema is the one its server expects.
-  const open = root === ROOT ? openHostedStore : (await import(join(root, 'src/hosted/store/open-hosted-store.ts')) as { openHostedStore: typeof openHostedStore }).openHostedStore;
+  // (src/accounts/store/ since the house redesign, src/hosted/store/ in a checkout before it).
+  const storeModule = ['src/accounts/store/open-hosted-store.ts', 'src/hosted/store/open-hosted-store.ts'].map((path) => join(root, path)).find((path) => existsSync(path));
+  if (storeModule === undefined) throw new Error(`${root}: no open-hosted-store.ts where a checkout of svc keeps it`);
+  const open = root === ROOT ? openHostedStore : (await import(storeModule) as { openHostedStore: typeof openHostedStore }).openHostedStore;
   const databaseUrl = flags['database-url'];
   const schema = databaseUrl === undefined ? undefined : `svc_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
   const store = await open({ dataDir, ...(databaseUrl !== undefined ? { databaseUrl, schema } : {}) });

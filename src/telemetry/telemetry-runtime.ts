@@ -14,7 +14,7 @@ export interface TelemetryLog {
 
 /**
  * Telemetry inside the daemon: the local job log (always), the `basic` reporter, the
- * `/telemetry` routes and the health fields. src/runtime/daemon.ts wires it in.
+ * `/telemetry` routes and the health fields. src/app/daemon.ts wires it in.
  */
 export interface TelemetryRuntime {
   jobLog: JobLog;
