@@ -1,11 +1,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readFile, rename, stat, statfs, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { open, statfs, truncate, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { acquireDownloadLock } from './download-lock.ts';
+import { defaultHttpError, headerNumber, parseContentRange } from './download-response.ts';
 import { httpGet, type HttpGetResult } from './http-get.ts';
 import { sha256FromEtag } from './hugging-face-hub.ts';
+import { fsError, partialPaths, readPartialMeta, removeQuietly, sizeOf, type PartialMeta } from './partial-download.ts';
 import { PullError } from './pull-error.ts';
+import { verifyAndPlace } from './verify-download.ts';
 import { makeHandlePrivate, makePrivateDir, PRIVATE_FILE_MODE, writePrivateFile } from '../shared/private-files.ts';
 
 /**
@@ -17,6 +21,9 @@ import { makeHandlePrivate, makePrivateDir, PRIVATE_FILE_MODE, writePrivateFile 
  * first so the final sha256 covers every byte. Only after the size, the sha256 (where the source
  * publishes one) and the GGUF magic are checked is the file fsynced and renamed into place, so
  * a killed pull never leaves a file that looks like a model.
+ *
+ * The files beside the download are in partial-download.ts, its lock in download-lock.ts, the
+ * reading of the server's answer in download-response.ts, the final checks in verify-download.ts.
  */
 export interface DownloadRequest {
   url: URL;
@@ -58,108 +65,11 @@ export interface DownloadResult {
   resumedFrom: number;
 }
 
-interface PartialMeta {
-  url: string;
-  sha256?: string | undefined;
-  size?: number | undefined;
-  etag?: string | undefined;
-  lastModified?: string | undefined;
-}
-
 const DEFAULTS = { retries: 3, retryDelayMs: 1000, stallTimeoutMs: 30_000 };
-
-/** The partial-download files that belong to `dest` (for cleanup by `rm`). */
-export function partialPaths(dest: string): string[] {
-  return [`${dest}.partial`, `${dest}.partial.json`, `${dest}.partial.lock`];
-}
-
-export function fsError(error: unknown, path: string, doing: string): unknown {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return new PullError('disk_full', `disk full while ${doing} ${path}; free some space and run the command again to resume`, { cause: error });
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return new PullError('permission', `cannot write ${path}: ${code === 'EROFS' ? 'read-only file system' : 'permission denied'}`, { cause: error });
-  return error;
-}
-
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
-}
-
-async function removeQuietly(path: string): Promise<void> {
-  await unlink(path).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  });
-}
-
-async function readMeta(path: string): Promise<PartialMeta | undefined> {
-  try {
-    const value = JSON.parse(await readFile(path, 'utf8')) as unknown;
-    if (typeof value === 'object' && value !== null && typeof (value as PartialMeta).url === 'string') return value as PartialMeta;
-  } catch {
-    // Missing or unreadable: resume without a validator (the checksum still guards hub files).
-  }
-  return undefined;
-}
-
-/**
- * A lock beside the partial so two pulls of the same file never interleave their bytes. It holds
- * the owner's pid; a lock whose process is gone (a pull killed with SIGKILL) is taken over.
- */
-async function acquireLock(path: string, what: string): Promise<() => Promise<void>> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(path, 'wx', PRIVATE_FILE_MODE);
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return () => removeQuietly(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(error, path, 'creating');
-      const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-        throw new PullError('busy', `another svc (pid ${pid}) is downloading ${what}; wait for it or stop it`);
-      }
-      await removeQuietly(path);
-    }
-  }
-  throw new PullError('busy', `cannot take the download lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const MB = 1024 * 1024;
 function formatBytes(n: number): string {
   return n >= 1024 * MB ? `${(n / 1024 / MB).toFixed(1)} GiB` : `${(n / MB).toFixed(1)} MiB`;
-}
-
-function defaultHttpError(response: Response, url: URL): PullError {
-  const status = response.status;
-  // origin + path: a signed URL's query (or credentials) stays out of messages.
-  if (status === 404 || status === 410) return new PullError('file_not_found', `${url.origin}${url.pathname} not found (${status})`);
-  if (status === 401 || status === 403) return new PullError('unauthorized', `${url.origin} refused the download (${status})`);
-  return new PullError('http', `${url.origin} answered ${status} for ${basename(url.pathname)}`, { retryable: status >= 500 || status === 429 });
-}
-
-// Parses `bytes START-END/TOTAL` (206) or `bytes */TOTAL` (416).
-function parseContentRange(value: string | null): { start: number | undefined; total: number | undefined } {
-  const m = value === null ? null : /^bytes\s+(?:(\d+)-\d+|\*)\/(\d+|\*)$/i.exec(value.trim());
-  if (m === null) return { start: undefined, total: undefined };
-  return { start: m[1] === undefined ? undefined : Number(m[1]), total: m[2] === '*' ? undefined : Number(m[2]) };
-}
-
-function headerNumber(value: string | null): number | undefined {
-  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
-  return Number(value.trim());
 }
 
 export async function downloadFile(request: DownloadRequest): Promise<DownloadResult> {
@@ -171,7 +81,7 @@ export async function downloadFile(request: DownloadRequest): Promise<DownloadRe
   } catch (error) {
     throw fsError(error, dirname(dest), 'creating');
   }
-  const release = await acquireLock(lockPath, basename(dest));
+  const release = await acquireDownloadLock(lockPath, basename(dest));
   try {
     return await new Download(request, partial, metaPath).run();
   } finally {
@@ -240,7 +150,7 @@ class Download {
 
   /** Decides whether the partial on disk is a prefix of this file, and hashes it if so. */
   async #adoptPartial(): Promise<void> {
-    this.#meta = await readMeta(this.#metaPath);
+    this.#meta = await readPartialMeta(this.#metaPath);
     this.#offset = await sizeOf(this.#partial);
     if (this.#offset === 0) return;
     const meta = this.#meta;
@@ -422,48 +332,15 @@ class Download {
 
   async #finish(): Promise<DownloadResult> {
     this.#progress({ phase: 'verifying', bytes: this.#offset });
-    const name = basename(this.#r.dest);
-    const discard = async () => {
-      await removeQuietly(this.#partial);
-      await removeQuietly(this.#metaPath);
-    };
-    const size = await sizeOf(this.#partial);
-    if (this.#expectedSize !== undefined && size !== this.#expectedSize) {
-      await discard();
-      throw new PullError('size_mismatch', `${name}: downloaded ${size} bytes, expected ${this.#expectedSize}; the partial download was deleted, run the command again`);
-    }
-    const sha256 = this.#hash.digest('hex');
-    if (this.#expectedSha !== undefined && sha256 !== this.#expectedSha) {
-      await discard();
-      throw new PullError('checksum_mismatch', `${name}: sha256 mismatch (expected ${this.#expectedSha}, got ${sha256}); the partial download was deleted, run the command again`);
-    }
-    const file = await open(this.#partial, 'r');
-    try {
-      if (this.#r.requireGgufMagic !== false) {
-        const { bytesRead, buffer } = await file.read(Buffer.alloc(4), 0, 4, 0);
-        if (bytesRead !== 4 || buffer.toString('latin1') !== 'GGUF') {
-          await discard();
-          const start = JSON.stringify(buffer.subarray(0, bytesRead).toString('latin1').replace(/[^\x20-\x7e]/g, '?'));
-          throw new PullError('not_gguf', `${name} is not a GGUF model (it starts with ${start}, not "GGUF"); nothing was kept`);
-        }
-      }
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    try {
-      await rename(this.#partial, this.#r.dest);
-    } catch (error) {
-      throw fsError(error, this.#r.dest, 'placing');
-    }
-    // The rename is durable only once the directory entry is on disk too.
-    const dir = await open(dirname(this.#r.dest), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-    await removeQuietly(this.#metaPath);
-    return { path: this.#r.dest, bytes: size, sha256, verified: this.#expectedSha !== undefined, resumedFrom: this.#resumedFrom };
+    const { bytes, sha256 } = await verifyAndPlace({
+      dest: this.#r.dest,
+      partial: this.#partial,
+      metaPath: this.#metaPath,
+      hash: this.#hash,
+      expectedSize: this.#expectedSize,
+      expectedSha: this.#expectedSha,
+      requireGgufMagic: this.#r.requireGgufMagic,
+    });
+    return { path: this.#r.dest, bytes, sha256, verified: this.#expectedSha !== undefined, resumedFrom: this.#resumedFrom };
   }
 }

@@ -1,9 +1,9 @@
 import { lstat, readdir, realpath, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { partialPaths } from './download-file.ts';
 import type { LocalModel } from './model-discovery.ts';
 import { splitPartOf } from './model-ids.ts';
 import { modelsDir } from './model-pull.ts';
+import { partialPaths } from './partial-download.ts';
 import { isInside } from './path-inside.ts';
 import { RemovalRefusedError } from './removal-refused-error.ts';
 
