@@ -1,3 +1,6 @@
+// Long because it is a hand-unrolled kernel: the QAOA layer schedule and its passes (the radix-4
+// RX butterflies written out amplitude by amplitude, phase loops specialised per case), the
+// JavaScript twins of wasm-passes.ts's SIMD passes that must give the same results bit for bit.
 import { cosSinInto } from './fast-trig.ts';
 import { wasmPasses } from './wasm-passes.ts';
 import type { WasmPasses } from './wasm-passes.ts';

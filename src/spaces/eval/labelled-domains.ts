@@ -1,3 +1,5 @@
+// Long because it is a data table: the six document templates (sections, filler prose, facts and
+// their query forms) the labelled set is generated from; the code in it is a few lines a template.
 import type { SeededRandom } from './seeded-random.ts';
 
 /**
