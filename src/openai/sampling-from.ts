@@ -3,7 +3,7 @@ import type { SamplingOptions } from '../inference/language-model.ts';
 /**
  * OpenAI sampling arguments → engine options. What the client leaves out stays undefined:
  * each engine applies its own defaults (the llama.cpp engine samples like llama.cpp's server
- * and Ollama, see llama-engine.ts; an upstream applies its own, e.g. an Ollama Modelfile's).
+ * and Ollama, see inference/llama-sampling.ts; an upstream applies its own, e.g. an Ollama Modelfile's).
  */
 interface OpenAISampling {
   temperature?: number | null | undefined;
