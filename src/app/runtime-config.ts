@@ -146,7 +146,7 @@ function integer(value: string | undefined, what: string, min: number, max: numb
 
 function upstreamsFrom(raw: RawRuntimeOptions, env: NodeJS.ProcessEnv): UpstreamSpec[] {
   try {
-    return resolveUpstreams(raw.upstreams ?? [], list(raw.upstream).map(upstreamFromFlag), env, parseDuration);
+    return resolveUpstreams(raw.upstreams ?? [], list(raw.upstream).map(upstreamFromFlag), env);
   } catch (error) {
     if (error instanceof UpstreamConfigError) throw new ConfigError(error.message);
     throw error;
@@ -253,7 +253,7 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
 /** `--quantum-*`, for `svc serve` and `svc hosted` alike. */
 export function hardwareFrom(raw: RawHardwareOptions): HardwareConfig | undefined {
   try {
-    return resolveHardwareConfig(raw, parseDuration);
+    return resolveHardwareConfig(raw);
   } catch (error) {
     throw error instanceof ConfigError ? error : new ConfigError((error as Error).message);
   }

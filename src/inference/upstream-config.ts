@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { UpstreamSpec } from './upstream-registry.ts';
 import { Secret } from '../shared/secret.ts';
 import { isLoopbackHostname } from '../shared/loopback-hostname.ts';
+import { parseDuration } from '../shared/config-values.ts';
 
 /**
  * Upstream configuration: `[[upstreams]]` tables in the config file, and `--upstream
@@ -92,7 +93,6 @@ export function resolveUpstreams(
   fileTables: readonly UpstreamTable[],
   flagTables: readonly UpstreamTable[],
   env: NodeJS.ProcessEnv,
-  parseDuration: (value: string, what: string) => number,
 ): UpstreamSpec[] {
   const byName = new Map<string, UpstreamTable>();
   const fileNames = new Set<string>();

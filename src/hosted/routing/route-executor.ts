@@ -1,6 +1,5 @@
 import type { ChatMessage, ChatOptions, GenerateResult, GenerationPart, LanguageModel, ModelRegistry } from '../../inference/language-model.ts';
 import { OpenAIUpstream } from '../../inference/openai-upstream.ts';
-import { parseDuration } from '../../shared/config-values.ts';
 import { resolveUpstreams } from '../../inference/upstream-config.ts';
 import { ApiError } from '../../shared/api-error.ts';
 import type { SvcRoute } from '../../accounts/svc-route.ts';
@@ -391,7 +390,7 @@ export class RouteExecutor {
     if (existing !== undefined) return existing;
     if (backend.upstream === undefined) throw new Error(`backend '${backend.id}' has no upstream table`);
     // The same resolution as the local daemon's [[upstreams]]: URL normalised, key from the environment, timeouts defaulted.
-    const [spec] = resolveUpstreams([{ ...backend.upstream, name: backend.id, discover: false, models: Object.values(backend.models) }], [], this.#options.env ?? process.env, parseDuration);
+    const [spec] = resolveUpstreams([{ ...backend.upstream, name: backend.id, discover: false, models: Object.values(backend.models) }], [], this.#options.env ?? process.env);
     const upstream = new OpenAIUpstream(spec!);
     this.#upstreams.set(backend.id, upstream);
     return upstream;

@@ -1,4 +1,5 @@
 import { Secret } from '../../shared/secret.ts';
+import { parseDuration } from '../../shared/config-values.ts';
 import { DEFAULT_HARDWARE_DEADLINE_MS, ProviderHardware } from './hardware-substrate.ts';
 import { RuntimeSamplerClient } from './runtime-sampler-client.ts';
 
@@ -30,7 +31,7 @@ export interface HardwareConfig {
 }
 
 /** Checks the flags; throws an Error whose message is one line for the CLI (the caller wraps it in its ConfigError). */
-export function resolveHardwareConfig(raw: RawHardwareOptions, parseDuration: (value: string, what: string) => number): HardwareConfig | undefined {
+export function resolveHardwareConfig(raw: RawHardwareOptions): HardwareConfig | undefined {
   const provider = raw.quantumProvider?.trim() ?? '';
   const backend = raw.quantumBackend?.trim() ?? '';
   if (provider === '') {

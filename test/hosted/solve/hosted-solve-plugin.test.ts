@@ -10,7 +10,6 @@ import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.
 import { patternProblem, portfolioProblem } from '../../quantum/fixtures.ts';
 import { startMockQuantumProvider } from '../../helpers/mock-quantum-provider.ts';
 import { createHardwareSubstrate, resolveHardwareConfig } from '../../../src/quantum/hardware/hardware-config.ts';
-import { parseDuration } from '../../../src/shared/config-values.ts';
 
 interface Fixture {
   app: FastifyInstance;
@@ -150,7 +149,7 @@ test('a full solve queue is 429 solve_queue_full with retry_after_seconds and Re
 test('vendor-eagle with an enterprise plan and a configured provider: solved on the provider; without the plan still 403', async (t) => {
   const provider = await startMockQuantumProvider({ token: 'hosted-quantum-token' });
   t.after(() => provider.close());
-  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' }, parseDuration);
+  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' });
   const service = new SolveService({ workers: 1, hardware: createHardwareSubstrate(config, { SVC_QUANTUM_TOKEN: 'hosted-quantum-token' }) });
   t.after(() => service.close());
   const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });
@@ -171,7 +170,7 @@ test('vendor-eagle with an enterprise plan and a configured provider: solved on 
 test('a failed hardware job on the hosted tier: 502 substrate_job_failed in fixed words, no provider origin, job id or reason', async (t) => {
   const provider = await startMockQuantumProvider({ token: 'hosted-quantum-token', behaviour: 'fail' });
   t.after(() => provider.close());
-  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' }, parseDuration);
+  const config = resolveHardwareConfig({ quantumProvider: provider.url, quantumBackend: 'ibm_brisbane', quantumPoll: '20ms' });
   const service = new SolveService({ workers: 1, hardware: createHardwareSubstrate(config, { SVC_QUANTUM_TOKEN: 'hosted-quantum-token' }) });
   t.after(() => service.close());
   const { app, store } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service })] });

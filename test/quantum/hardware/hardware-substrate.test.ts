@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApiError } from '../../../src/shared/api-error.ts';
 import { createHardwareSubstrate, resolveHardwareConfig, type HardwareConfig } from '../../../src/quantum/hardware/hardware-config.ts';
-import { parseDuration } from '../../../src/shared/config-values.ts';
 import { SolveService } from '../../../src/quantum/solve-service.ts';
 import type { BatchResponse, SolveResponse } from '../../../src/quantum/solve-schemas.ts';
 import { startMockQuantumProvider, type MockProvider, type MockProviderOptions, type MockResultsBody } from '../../helpers/mock-quantum-provider.ts';
@@ -11,7 +10,7 @@ import { patternProblem, portfolioProblem, routeProblem } from '../fixtures.ts';
 const TOKEN = 'tok-3f9a7c21-not-a-real-token';
 
 function config(url: string, extra: Partial<HardwareConfig> = {}): HardwareConfig {
-  return { ...resolveHardwareConfig({ quantumProvider: url, quantumBackend: 'ibm_brisbane', quantumTimeout: '20s', quantumPoll: '20ms' }, parseDuration)!, ...extra };
+  return { ...resolveHardwareConfig({ quantumProvider: url, quantumBackend: 'ibm_brisbane', quantumTimeout: '20s', quantumPoll: '20ms' })!, ...extra };
 }
 
 function service(cfg: HardwareConfig | undefined, token: string | null = TOKEN): SolveService {
@@ -181,10 +180,10 @@ describe('vendor-eagle when things go wrong: clean 502, 503 and 504', () => {
   });
 
   it('flags: a backend without a provider, a provider without a backend, a URL with credentials are refused', () => {
-    assert.throws(() => resolveHardwareConfig({ quantumBackend: 'ibm_brisbane' }, parseDuration), /needs --quantum-provider/);
-    assert.throws(() => resolveHardwareConfig({ quantumProvider: 'https://q.example/api/v1' }, parseDuration), /needs --quantum-backend/);
-    assert.throws(() => resolveHardwareConfig({ quantumProvider: 'https://u:p@q.example/api/v1', quantumBackend: 'b' }, parseDuration), /no credentials/);
-    assert.equal(resolveHardwareConfig({}, parseDuration), undefined);
+    assert.throws(() => resolveHardwareConfig({ quantumBackend: 'ibm_brisbane' }), /needs --quantum-provider/);
+    assert.throws(() => resolveHardwareConfig({ quantumProvider: 'https://q.example/api/v1' }), /needs --quantum-backend/);
+    assert.throws(() => resolveHardwareConfig({ quantumProvider: 'https://u:p@q.example/api/v1', quantumBackend: 'b' }), /no credentials/);
+    assert.equal(resolveHardwareConfig({}), undefined);
   });
 });
 
