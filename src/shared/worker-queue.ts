@@ -134,6 +134,7 @@ export class WorkerQueue<Task, Reply extends { id: number }, Value, W extends Qu
     return this.#slots.map((slot) => slot.worker);
   }
 
+  /** Whether `close` was called (`stop` leaves the queue open). */
   get closed(): boolean {
     return this.#closed;
   }
