@@ -3,7 +3,7 @@ import { ApiCallError, getJson } from '../api-client.ts';
 import { formatValue } from '../format.ts';
 import { JoulesChart } from '../joules-chart.tsx';
 // Types only (erased from the bundle): the route facts a usage report lists per evidence id.
-import type { RecentEvidence } from '../../../src/accounts/account-store.ts';
+import type { RecentEvidence } from '../../../src/accounts/usage-store.ts';
 
 /**
  * The hosted usage page (`svc hosted`, `/api/console/usage`), read with the session cookie from
