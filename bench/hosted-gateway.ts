@@ -152,12 +152,17 @@ async function startFloor(mockUrl: string): Promise<Side> {
   return { name: 'floor', url, headers, pid: child.pid, stop: async () => { child.kill('SIGTERM'); } };
 }
 
+/** A file of the accounts room in a checkout: src/accounts/ since the house redesign, src/hosted/ before it. */
+function checkoutFile(root: string, path: string): string {
+  const found = ['src/accounts', 'src/hosted'].map((room) => join(root, room, path)).find((file) => existsSync(file));
+  if (found === undefined) throw new Error(`${root}: no ${path} where a checkout of svc keeps it`);
+  return found;
+}
+
 async function startSvc(mockUrl: string, root = ROOT, name = 'svc'): Promise<Side> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-hosted-'));
   // The checkout's own store code: its schema is the one its server expects.
-  // (src/accounts/store/ since the house redesign, src/hosted/store/ in a checkout before it).
-  const storeModule = ['src/accounts/store/open-hosted-store.ts', 'src/hosted/store/open-hosted-store.ts'].map((path) => join(root, path)).find((path) => existsSync(path));
-  if (storeModule === undefined) throw new Error(`${root}: no open-hosted-store.ts where a checkout of svc keeps it`);
+  const storeModule = checkoutFile(root, 'store/open-hosted-store.ts');
   const open = root === ROOT ? openHostedStore : (await import(storeModule) as { openHostedStore: typeof openHostedStore }).openHostedStore;
   const databaseUrl = flags['database-url'];
   const schema = databaseUrl === undefined ? undefined : `svc_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
@@ -183,7 +188,7 @@ async function startSvc(mockUrl: string, root = ROOT, name = 'svc'): Promise<Sid
     limits: {
       key: { requests_per_second: 1_000_000, burst: 1_000_000 },
       // A baseline from before the account bucket existed refuses the field (its schema is strict).
-      ...(root === ROOT ? { account: { requests_per_second: 1_000_000, burst: 1_000_000 } } : {}),
+      ...(readFileSync(checkoutFile(root, 'limits/limits-config.ts'), 'utf8').includes('account:') ? { account: { requests_per_second: 1_000_000, burst: 1_000_000 } } : {}),
       queue_classes: { interactive: { requests_per_second: 1_000_000, burst: 1_000_000 } },
     },
   }));
