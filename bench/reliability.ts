@@ -191,7 +191,7 @@ const rssAfter30s = rssMb(pid);
 const alive = daemon.child.exitCode === null && daemon.child.signalCode === null;
 const last = await healthNow();
 const eventLoopAfter = eventLoopOf(last);
-// The daemon logs each stall with the requests in flight (src/runtime/event-loop-monitor.ts).
+// The daemon logs each stall with the requests in flight (src/http/event-loop-monitor.ts).
 const stallLines = daemon.logs.filter((l) => typeof l.stall_ms === 'number') as { time: number; stall_ms: number; held_ms: number; cpu_ms: number; gc_ms: number; in_flight: { method: string; path: string; body_bytes?: number; ms: number }[] }[];
 const exitCode = await daemon.stop();
 

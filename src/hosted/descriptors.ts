@@ -1,5 +1,6 @@
 import { limitsConfigSchema } from '../accounts/limits/limits-config.ts';
-import { POLICIES, PRIVACY_TIERS, QUEUE_CLASSES, type QueueClass, type RouteConfig } from './route-config.ts';
+import { POLICIES, PRIVACY_TIERS, type RouteConfig } from './route-config.ts';
+import { QUEUE_CLASSES, type QueueClass } from '../accounts/limits/queue-classes.ts';
 
 /**
  * The contract descriptors (`/api/v1/models`, `/routes`, `/evidence`, `/capacity`,

@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import { upstreamTableSchema } from '../inference/upstream-config.ts';
 import { limitsConfigSchema } from '../accounts/limits/limits-config.ts';
-import { POLICIES, QUEUE_CLASSES } from './route-vocabulary.ts';
+import { POLICIES } from './route-vocabulary.ts';
+import { QUEUE_CLASSES } from '../accounts/limits/queue-classes.ts';
 
 /**
  * The hosted tier's route configuration: which execution policies exist, the queue class each
  * one runs in, and the ordered backends that serve it, each with a model map and an energy
  * profile. Loaded from a file (`--routes`, TOML or JSON) or the embedded default below, so one
  * machine works out of the box. Descriptors (`/api/v1/routes`, `/capacity`, `/models`) are
- * built from the live configuration, never from a second copy. The policy, queue-class and
- * privacy-tier strings are in route-vocabulary.ts.
+ * built from the live configuration, never from a second copy. The policy and privacy-tier
+ * strings are in route-vocabulary.ts, the queue classes in accounts/limits/queue-classes.ts.
  */
-export { POLICIES, PRIVACY_TIERS, QUEUE_CLASSES, type Policy, type PrivacyTier, type QueueClass } from './route-vocabulary.ts';
+export { POLICIES, PRIVACY_TIERS, type Policy, type PrivacyTier } from './route-vocabulary.ts';
 
 /** What a backend costs, from which `estimated_joules` is computed (measured Joules go in `raw_joules`). */
 export const energyProfileSchema = z.strictObject({

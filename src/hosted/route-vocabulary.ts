@@ -8,6 +8,5 @@
  */
 export const POLICIES = ['supercomputer-fast', 'supercomputer-deep', 'enterprise-private', 'enterprise-byo'] as const;
 export type Policy = (typeof POLICIES)[number];
-export { QUEUE_CLASSES, type QueueClass } from '../accounts/limits/queue-classes.ts';
 export const PRIVACY_TIERS = ['mesh_safe', 'personal'] as const;
 export type PrivacyTier = (typeof PRIVACY_TIERS)[number];

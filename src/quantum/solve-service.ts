@@ -165,6 +165,8 @@ export class SolveService {
   readonly #hardware: HardwareSubstrate;
   /** The solve workers: `workers` threads, and `maxQueue` problems waiting beyond those running. */
   readonly #pool: WorkerQueue<SolveTask, WorkerReply, SolveResult>;
+  /** Set when close() begins: new problems are refused while the intake and the substrate close. */
+  #closing = false;
   /** Moving average of problem run time, for Retry-After. */
   #averageMs = 1000;
 
@@ -206,15 +208,19 @@ export class SolveService {
 
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
   warm(): void {
-    this.#pool.warm();
+    if (!this.#closing) this.#pool.warm();
   }
 
-  /** Stops the workers; running and queued problems fail with 503. */
+  /**
+   * Refuses new problems at once, closes the intake and the hardware substrate, then stops the
+   * workers: problems still running or queued by then fail with 503 (one that finishes while the
+   * rest closes is answered).
+   */
   async close(): Promise<void> {
-    const stopping = this.#pool.close();
+    this.#closing = true;
     if (this.#ownsOffThread) await this.#offThread.close();
     await this.#hardware.close?.();
-    await stopping;
+    await this.#pool.close();
   }
 
   /**
@@ -274,7 +280,7 @@ export class SolveService {
 
   /** Refuses with 429 unless `count` problems can start or wait now. */
   #admit(count: number): void {
-    if (this.#pool.closed) throw shuttingDown();
+    if (this.#closing || this.#pool.closed) throw shuttingDown();
     if (count > this.#pool.room) throw this.#queueFull();
   }
 
@@ -290,6 +296,7 @@ export class SolveService {
   }
 
   #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions): Promise<SolveResult> {
+    if (this.#closing) return Promise.reject(shuttingDown());
     return this.#pool.run({ validated, options }, this.jobTimeoutMs);
   }
 

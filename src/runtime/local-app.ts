@@ -102,10 +102,6 @@ export async function allowLoopbackOrigins(app: FastifyInstance): Promise<void> 
   await app.register(cors, { origin: true, maxAge: 600 });
 }
 
-/**
- * Assembles the local runtime from plugins (after fastify/demo: this file builds, server.ts
- * listens). The loopback guard and error envelope cover every route.
- */
 /** The guards every listener shares: charset, OPTIONS/405 answers, memory relief and loopback CORS. */
 export async function installListenerGuards(app: FastifyInstance): Promise<void> {
   installCharsetGuard(app);
@@ -114,6 +110,10 @@ export async function installListenerGuards(app: FastifyInstance): Promise<void>
   await allowLoopbackOrigins(app);
 }
 
+/**
+ * Assembles the local face from plugins (after fastify/demo: this file builds the app,
+ * app/daemon.ts listens). The loopback guard and the error envelope cover every route.
+ */
 export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyInstance> {
   const app = buildBaseApp(options);
   installJsonBodyParser(app, options.offThread, OPENAI_BODY_INTAKE);

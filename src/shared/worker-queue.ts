@@ -18,10 +18,19 @@ import type { TransferListItem } from 'node:worker_threads';
  *   also exits, and the heap it grew goes with it instead of staying resident;
  * - `stop` and `close` fail what runs and waits, at once, and stop every worker.
  *
+ * Used by the JSON intake (off-thread.ts), document extraction (spaces/extraction-worker.ts) and
+ * the solve pool (quantum/solve-service.ts). Left special on purpose: the ledger writer (one
+ * thread that batches rows, no tasks to time out), the simulator's shared-memory teams (threads
+ * that wait at barriers inside one evaluation) and the hardware substrate's worker (one
+ * provider job at a time, polled, with its own deadline).
+ *
  * What is left to the caller is what differs between them: how a worker starts and is bounded
  * (`start`: a thread with a heap limit, a process under `ulimit`), the message for a task, how a
  * reply becomes a value, and each error's wording and code (`errors`).
  */
+
+/** How long a replacement waits for the worker it replaces to be gone, at most. */
+const REPLACE_WAIT_MS = 5_000;
 
 /** A worker as the queue drives it: a thread (start-worker-thread.ts) or a process (extraction-worker.ts). */
 export interface QueueWorker {
@@ -33,7 +42,11 @@ export interface QueueWorker {
   stop(): Promise<void>;
 }
 
-/** What a worker reports to its queue. */
+/**
+ * What a worker reports to its queue. Reports come from the worker's own events, never from
+ * inside `start`: a report made before `start` returns would reach a queue that does not hold
+ * the worker yet, and be dropped.
+ */
 export interface QueueWorkerEvents<Reply> {
   /** A task's reply; it names the task by the `id` its message carried. */
   reply(reply: Reply): void;
@@ -260,10 +273,18 @@ export class WorkerQueue<Task, Reply extends { id: number }, Value, W extends Qu
     const job = slot.job;
     slot.job = undefined;
     this.#replacing++;
+    let waiting = true;
     const gone = () => {
+      if (!waiting) return;
+      waiting = false;
+      clearTimeout(bound);
       this.#replacing--;
       this.#pump();
     };
+    // A worker whose stop never settles must not keep its slot forever (a queue of one would
+    // then refuse every task): past REPLACE_WAIT_MS the next worker may start anyway.
+    const bound = setTimeout(gone, REPLACE_WAIT_MS);
+    bound.unref();
     slot.worker.stop().then(gone, gone);
     job?.reject(error);
   }

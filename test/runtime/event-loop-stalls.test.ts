@@ -1,7 +1,7 @@
 /**
  * The largest legal requests must not hold the daemon's event loop (issue 23, §5): a real
  * `svc serve` process gets each one in turn, and its own event-loop monitor (`/health`
- * `event_loop`, src/runtime/event-loop-monitor.ts) says whether the loop was held while it ran.
+ * `event_loop`, src/http/event-loop-monitor.ts) says whether the loop was held while it ran.
  *
  * What is read is `held_ms`: a stall less the time the event loop's thread waited in the
  * kernel's run queue. On this shared 2-core machine the loop often waits 100–400 ms for a core

@@ -3,7 +3,8 @@ import { rateLimitHeaders, upstreamUnavailableHeaders } from '../../accounts/lim
 import { RateLimitedError } from '../../accounts/limits/rate-limited-error.ts';
 import type { BackpressureState, RateLimiter } from '../../accounts/limits/rate-limiter.ts';
 import { toHostedError } from '../hosted-error.ts';
-import type { QueueClass, RouteConfig } from '../route-config.ts';
+import type { RouteConfig } from '../route-config.ts';
+import type { QueueClass } from '../../accounts/limits/queue-classes.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
 import { planRoute, type RoutePlan } from '../routing/route-planner.ts';
 import { rawBodyOf } from './chat-intake.ts';

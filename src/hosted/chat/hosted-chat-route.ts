@@ -10,7 +10,8 @@ import { readChatRequest, type ChatIntake } from './chat-intake.ts';
 import { addChatLimitHeaders, defaultQueueClass, takeChatLimit, type ChatLimits } from './chat-limits.ts';
 import { planChat } from './chat-plan.ts';
 import { HostedChatReply, replayStored } from './chat-reply.ts';
-import { JouleHold, runChat } from './chat-run.ts';
+import { runChat } from './chat-run.ts';
+import { JouleHold } from './joule-hold.ts';
 import { claimIdempotencyKey, InFlightKeys } from './idempotency.ts';
 import { svcRouteEvidence } from './svc-route-evidence.ts';
 

@@ -1,8 +1,9 @@
 import type { Plan } from '../../accounts/plan.ts';
 import {
   POLICIES, PRIVACY_TIERS,
-  type BackendConfig, type Policy, type PrivacyTier, type QueueClass, type RouteConfig,
+  type BackendConfig, type Policy, type PrivacyTier, type RouteConfig,
 } from '../route-config.ts';
+import type { QueueClass } from '../../accounts/limits/queue-classes.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
 
