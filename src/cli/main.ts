@@ -1,7 +1,9 @@
 import { Command } from 'commander';
+import { svcCommit, versionLine } from '../shared/svc-commit.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 import { registerAdminCommand } from './admin-command.ts';
 import { debugRequested, reportCliError } from './cli-errors.ts';
+import { registerDoctorCommand } from './doctor-command.ts';
 import { registerEvidenceCommand } from './evidence-command.ts';
 import { registerHostedCommand } from './hosted-command.ts';
 import { registerMcpCommand } from './mcp-command.ts';
@@ -13,7 +15,8 @@ import { registerTelemetryCommand } from './telemetry-command.ts';
 
 const program = new Command('svc')
   .description('svc: a local-first AI runtime — an OpenAI-compatible daemon on llama.cpp, and quantum solvers')
-  .version(SVC_VERSION)
+  // `svc 0.1.0 (1a2b3c4d5e6f)`: the commit says which build a bug report is about.
+  .version(versionLine(SVC_VERSION, svcCommit()))
   // A usage error is one line and a pointer, not the whole help text (inherited by every command).
   .showHelpAfterError('(add --help for usage)')
   .enablePositionalOptions();
@@ -27,6 +30,7 @@ registerSpacesCommand(program);
 registerMcpCommand(program);
 registerEvidenceCommand(program);
 registerTelemetryCommand(program);
+registerDoctorCommand(program);
 
 // The command that is running ("models list"), to name it in an error report.
 let running = '';
