@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { runCliToEnd } from '../helpers/daemon-process.ts';
-import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';
+import { freshPostgresSchema } from '../helpers/hosted-stores.ts';
+import { postgresUnavailable, TEST_DATABASE_URL } from '../helpers/test-services.ts';
 
 interface AccountJson { id: string; name: string; plan: { monthly_joule_allowance: number; hosted_entitlement: boolean; enterprise: boolean; max_active_keys: number; max_active_keys_default: boolean }; disabled_at: string | null }
 
@@ -167,7 +168,7 @@ describe('svc admin (as a process, on the embedded store)', () => {
   });
 });
 
-describe('svc admin on PostgreSQL', () => {
+describe('svc admin on PostgreSQL', { skip: await postgresUnavailable('the svc admin on PostgreSQL test') }, () => {
   it('creates and lists accounts in the shared database', async (t) => {
     const { schema, drop } = freshPostgresSchema();
     t.after(drop);

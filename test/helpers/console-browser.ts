@@ -1,15 +1,15 @@
 /**
- * Headless Chromium for the console's tests (Debian's chromium driven by playwright-core): every
+ * Headless Chromium for the console's tests (driven by playwright-core; which Chromium, see
+ * test-chromium.ts): every
  * console error, script error and failed request a page produces, axe-core's serious findings,
  * whether a page fits its window, and a solve clicked on a solver page.
  */
-import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { testChromium } from './test-chromium.ts';
 
-const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -64,10 +64,11 @@ export async function solveOnPage<T>(page: Page, button: string, drawn: string):
 }
 
 export async function launch(): Promise<Browser> {
-  assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
-  // No background networking: this machine has no route out (see test/hosted/pages).
+  const { executablePath, env } = await testChromium();
+  // No background networking: on a machine with no route out, Chromium's own update, sync and
+  // component checks would otherwise be refused at every start.
   return chromium.launch({
-    executablePath: CHROMIUM, headless: true,
+    executablePath, headless: true, env: { ...process.env, ...env },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The two hosted stores as tests open them: embedded SQLite in a temporary data dir, and the
  * machine's PostgreSQL in a fresh schema that is dropped afterwards. Suites loop over
- * `hostedStoreKinds` so one suite runs against both.
+ * `hostedStoreKinds` so one suite runs against both, skipping the PostgreSQL half (and saying so)
+ * where the machine has no PostgreSQL (test-services.ts).
  */
 import type { TestContext } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,9 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import type { HostedStore } from '../../src/accounts/hosted-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
-
-/** The machine's PostgreSQL (trust auth), overridable for other setups. */
-export const TEST_DATABASE_URL = process.env.SVC_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { postgresUnavailable, TEST_DATABASE_URL } from './test-services.ts';
 
 export interface HostedStoreFixture {
   kind: 'sqlite' | 'postgres';
@@ -79,9 +78,10 @@ async function openPostgresFixture(): Promise<HostedStoreFixture> {
   return fixture;
 }
 
-export const hostedStoreKinds: { kind: 'sqlite' | 'postgres'; open: () => Promise<HostedStoreFixture> }[] = [
-  { kind: 'sqlite', open: openSqliteFixture },
-  { kind: 'postgres', open: openPostgresFixture },
+/** `unavailable(what)`: false when the store can be opened here, else why `what` is skipped (node:test's `skip`). */
+export const hostedStoreKinds: { kind: 'sqlite' | 'postgres'; open: () => Promise<HostedStoreFixture>; unavailable: (what: string) => Promise<string | false> }[] = [
+  { kind: 'sqlite', open: openSqliteFixture, unavailable: () => Promise.resolve(false) },
+  { kind: 'postgres', open: openPostgresFixture, unavailable: postgresUnavailable },
 ];
 
 /** A fresh PostgreSQL schema name and a function that drops it (for tests that open stores themselves). */

@@ -13,12 +13,15 @@ import { test, type TestContext } from 'node:test';
 import type { HostedStore } from '../../src/accounts/hosted-store.ts';
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { startServerProcess } from '../helpers/daemon-process.ts';
-import { freshPostgresSchema, TEST_DATABASE_URL } from '../helpers/hosted-stores.ts';
+import { freshPostgresSchema } from '../helpers/hosted-stores.ts';
+import { postgresUnavailable, redisUnavailable, TEST_DATABASE_URL, TEST_REDIS_URL as REDIS_URL } from '../helpers/test-services.ts';
 
 const N = Number(process.env.SVC_SCALE_OUT_N ?? 2000);
 const IN_FLIGHT = Number(process.env.SVC_SCALE_OUT_INFLIGHT ?? 64);
 const MODEL = 'svc-chat-small';
-const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// Every test here runs two replicas on the machine's PostgreSQL and Redis.
+const NO_POSTGRES = await postgresUnavailable('the 6 scale-out tests');
+const NO_SERVICES = NO_POSTGRES !== false ? NO_POSTGRES : await redisUnavailable('the 6 scale-out tests');
 
 /** An OpenAI-shaped upstream that answers every chat stream at once with two words and usage. */
 async function startMock(t: TestContext): Promise<string> {
@@ -125,7 +128,7 @@ async function ledgerIds(store: HostedStore, accountId: string, ids: readonly st
   return found;
 }
 
-test(`two replicas, one PostgreSQL: a key works on both; ${N} requests at ${IN_FLIGHT} in flight: ledger == evidence, no lost or doubled row`, { timeout: 600_000 }, async (t) => {
+test(`two replicas, one PostgreSQL: a key works on both; ${N} requests at ${IN_FLIGHT} in flight: ledger == evidence, no lost or doubled row`, { skip: NO_SERVICES, timeout: 600_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const a = await newAccount(store, 1e9);
   const started = performance.now();
@@ -146,7 +149,7 @@ test(`two replicas, one PostgreSQL: a key works on both; ${N} requests at ${IN_F
   assert.equal(await ledgerIds(store, a.id, sample), sample.length);
 });
 
-test('an allowance spent through both replicas under load: Joules are reserved before each run, overspend at most one request\'s settlement, usage == ledger to the Joule', { timeout: 300_000 }, async (t) => {
+test('an allowance spent through both replicas under load: Joules are reserved before each run, overspend at most one request\'s settlement, usage == ledger to the Joule', { skip: NO_SERVICES, timeout: 300_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const allowance = 100;
   const inFlight = 32;
@@ -170,7 +173,7 @@ test('an allowance spent through both replicas under load: Joules are reserved b
   assert.equal(report.joules_remaining, Math.max(0, Math.round((allowance - total.joules) * 1000) / 1000));
 });
 
-test('50 concurrent requests through two replicas on a 20 J allowance: the sum billed is at most the allowance and one request', { timeout: 300_000 }, async (t) => {
+test('50 concurrent requests through two replicas on a 20 J allowance: the sum billed is at most the allowance and one request', { skip: NO_SERVICES, timeout: 300_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const allowance = 20;
   const a = await newAccount(store, allowance, 10);
@@ -186,7 +189,7 @@ test('50 concurrent requests through two replicas on a 20 J allowance: the sum b
   assert.ok(billed <= allowance + most + 1e-9, `billed ${billed} J of a ${allowance} J allowance (one request: ${most} J)`);
 });
 
-test('kill -9 of one replica mid-load: every request answered 200 has its ledger row', { timeout: 300_000 }, async (t) => {
+test('kill -9 of one replica mid-load: every request answered 200 has its ledger row', { skip: NO_SERVICES, timeout: 300_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const a = await newAccount(store, 1e9);
   let killed: Promise<void> | undefined;
@@ -204,7 +207,7 @@ test('kill -9 of one replica mid-load: every request answered 200 has its ledger
   assert.equal((await store.allowance(a.id)).usedJoules, total.joules);
 });
 
-test('limits are shared through Redis: one key\'s burst is spent once across both replicas, not once per replica', { timeout: 120_000 }, async (t) => {
+test('limits are shared through Redis: one key\'s burst is spent once across both replicas, not once per replica', { skip: NO_SERVICES, timeout: 120_000 }, async (t) => {
   // A burst of 10 and a slow refill: two replicas with their own buckets would admit 20.
   const { store, replicas } = await startCluster(t, { key: { requests_per_second: 0.5, burst: 10 } });
   const a = await newAccount(store, 1e9, 1);
@@ -221,7 +224,7 @@ test('limits are shared through Redis: one key\'s burst is spent once across bot
   assert.equal((await store.ledgerTotal(a.id, month)).rows, admitted, 'refused requests are not billed');
 });
 
-test('a key issued through one replica\'s /api/keys works on the other, and revoked through the other it stops on the first', { timeout: 120_000 }, async (t) => {
+test('a key issued through one replica\'s /api/keys works on the other, and revoked through the other it stops on the first', { skip: NO_SERVICES, timeout: 120_000 }, async (t) => {
   const { store, replicas } = await startCluster(t);
   const account = await store.createAccount({ name: 'keys', plan: { monthlyJouleAllowance: 1e9, hostedEntitlement: true, enterprise: false } });
   const { token } = await store.createSignInToken(account.id, 60_000);

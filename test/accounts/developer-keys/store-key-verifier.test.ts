@@ -9,12 +9,13 @@ import { FileKeyVerifier } from '../../../src/accounts/developer-keys/file-key-v
 import { openDeveloperKeyVerifier } from '../../../src/accounts/developer-keys/open-developer-key-verifier.ts';
 import { StoreKeyVerifier } from '../../../src/accounts/developer-keys/store-key-verifier.ts';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
-import { freshPostgresSchema, hostedStoreKinds, TEST_DATABASE_URL, type HostedStoreFixture } from '../../helpers/hosted-stores.ts';
+import { freshPostgresSchema, hostedStoreKinds, type HostedStoreFixture } from '../../helpers/hosted-stores.ts';
+import { postgresUnavailable, TEST_DATABASE_URL } from '../../helpers/test-services.ts';
 
 const FREE: Plan = { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false };
 
-for (const { kind, open } of hostedStoreKinds) {
-  describe(`StoreKeyVerifier and the export (${kind} store)`, () => {
+for (const { kind, open, unavailable } of hostedStoreKinds) {
+  describe(`StoreKeyVerifier and the export (${kind} store)`, { skip: await unavailable(`the StoreKeyVerifier tests on the ${kind} store`) }, () => {
     let fixture: HostedStoreFixture;
     before(async () => {
       fixture = await open();
@@ -100,6 +101,8 @@ for (const { kind, open } of hostedStoreKinds) {
   });
 }
 
+const NO_POSTGRES = await postgresUnavailable('the openDeveloperKeyVerifier test on a postgres URL');
+
 describe('openDeveloperKeyVerifier', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-devkeys-open-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -121,7 +124,7 @@ describe('openDeveloperKeyVerifier', () => {
     await assert.rejects(openDeveloperKeyVerifier(join(dir, 'missing')), /no such file or directory/);
   });
 
-  it('opens a postgres URL as the store (its schema chosen in the URL)', async () => {
+  it('opens a postgres URL as the store (its schema chosen in the URL)', { skip: NO_POSTGRES }, async () => {
     const { schema, drop } = freshPostgresSchema();
     try {
       const store = await openHostedStore({ dataDir: '', databaseUrl: TEST_DATABASE_URL, schema });

@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import { MemoryRateLimiter } from '../../../src/accounts/limits/memory-rate-limiter.ts';
 import { openRateLimiter } from '../../../src/accounts/limits/open-rate-limiter.ts';
 import { RedisRateLimiter } from '../../../src/accounts/limits/redis-rate-limiter.ts';
+import { redisUnavailable, TEST_REDIS_URL as REDIS_URL } from '../../helpers/test-services.ts';
 
-const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const NO_REDIS = await redisUnavailable('the openRateLimiter test with a Redis URL');
 
 describe('openRateLimiter', () => {
   it('is in-process without a Redis URL, with the limits given', async () => {
@@ -15,7 +16,7 @@ describe('openRateLimiter', () => {
     await l.close();
   });
 
-  it('is Redis-backed with a Redis URL', async () => {
+  it('is Redis-backed with a Redis URL', { skip: NO_REDIS }, async () => {
     const l = await openRateLimiter({ redisUrl: REDIS_URL, keyPrefix: `svc-test:rl-open:${process.pid}:${Date.now()}:` });
     try {
       assert.ok(l instanceof RedisRateLimiter);

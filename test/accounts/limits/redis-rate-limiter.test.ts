@@ -8,8 +8,10 @@ import type { LimitsInput } from '../../../src/accounts/limits/limits-config.ts'
 import type { LimitDecision } from '../../../src/accounts/limits/rate-limiter.ts';
 import { RedisRateLimiter, type LimiterLog } from '../../../src/accounts/limits/redis-rate-limiter.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { redisUnavailable, TEST_REDIS_URL as REDIS_URL } from '../../helpers/test-services.ts';
 
-const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// The tests of a Redis that is down, silent or malformed need none; the others, the machine's.
+const NO_REDIS = await redisUnavailable('the 9 RedisRateLimiter tests that need a live Redis');
 /** One prefix per run, so runs (and other suites on the same Redis) never share a bucket. */
 const RUN_PREFIX = `svc-test:rl:${process.pid}:${randomUUID()}:`;
 const wide = { requests_per_second: 1_000_000, burst: 1_000_000 };
@@ -37,12 +39,14 @@ function recordingLog(): LimiterLog & { warnings: string[]; infos: string[] } {
 }
 
 before(async () => {
+  if (NO_REDIS !== false) return;
   admin = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   await admin.ping();
 });
 
 after(async () => {
   await Promise.all(opened.map((l) => l.close()));
+  if (NO_REDIS !== false) return;
   let cursor = '0';
   do {
     const [next, keys] = await admin.scan(cursor, 'MATCH', `${RUN_PREFIX}*`, 'COUNT', 1000);
@@ -53,7 +57,7 @@ after(async () => {
 });
 
 describe('RedisRateLimiter', () => {
-  it('shares an account\'s bucket among its keys, on every replica, and a refusal charges no bucket', async () => {
+  it('shares an account\'s bucket among its keys, on every replica, and a refusal charges no bucket', { skip: NO_REDIS }, async () => {
     const prefix = `${RUN_PREFIX}${testNumber++}:`;
     const limits = { key: { requests_per_second: 0.001, burst: 5 }, account: { requests_per_second: 0.001, burst: 3 }, queue_classes: { interactive: wide } };
     const a = await open(limits, prefix);
@@ -69,7 +73,7 @@ describe('RedisRateLimiter', () => {
     assert.equal((await a.take({ keyId: 'k4', queueClass: 'interactive' })).allowed, true);
   });
 
-  it('admits the burst, then refuses with the whole seconds until the next slot', async () => {
+  it('admits the burst, then refuses with the whole seconds until the next slot', { skip: NO_REDIS }, async () => {
     const l = await open({ key: { requests_per_second: 0.5, burst: 3 }, queue_classes: { interactive: wide } });
     for (let i = 0; i < 3; i++) assert.equal((await l.take({ keyId: 'k', queueClass: 'interactive' })).allowed, true);
     const r = refused(await l.take({ keyId: 'k', queueClass: 'interactive' }));
@@ -78,7 +82,7 @@ describe('RedisRateLimiter', () => {
     assert.equal(r.degraded, false);
   });
 
-  it('refills after the interval (small windows on the Redis clock)', async () => {
+  it('refills after the interval (small windows on the Redis clock)', { skip: NO_REDIS }, async () => {
     const l = await open({ key: { requests_per_second: 10, burst: 2 }, queue_classes: { interactive: wide } });
     const k = { keyId: 'k', queueClass: 'interactive' } as const;
     assert.equal((await l.take(k)).allowed, true);
@@ -89,7 +93,7 @@ describe('RedisRateLimiter', () => {
     assert.equal((await l.take(k)).allowed, false);
   });
 
-  it('keeps keys apart, whatever their ids, and expires idle buckets', async () => {
+  it('keeps keys apart, whatever their ids, and expires idle buckets', { skip: NO_REDIS }, async () => {
     const prefix = `${RUN_PREFIX}${testNumber++}:`;
     const l = await open({ key: { requests_per_second: 0.5, burst: 1 }, queue_classes: { interactive: wide } }, prefix);
     for (const keyId of ['__proto__', 'constructor', 'toString', '', 'a:b', 'x'.repeat(10_000)]) {
@@ -106,7 +110,7 @@ describe('RedisRateLimiter', () => {
     }
   });
 
-  it('shares a queue class among keys, and only that class', async () => {
+  it('shares a queue class among keys, and only that class', { skip: NO_REDIS }, async () => {
     const l = await open({ key: wide, queue_classes: { deep: { requests_per_second: 0.01, burst: 5 } } });
     for (let i = 0; i < 5; i++) assert.equal((await l.take({ keyId: `k${i}`, queueClass: 'deep' })).allowed, true);
     const r = refused(await l.take({ keyId: 'fresh', queueClass: 'deep' }));
@@ -115,7 +119,7 @@ describe('RedisRateLimiter', () => {
     assert.equal((await l.take({ keyId: 'fresh', queueClass: 'interactive' })).allowed, true);
   });
 
-  it('charges both buckets or neither', async () => {
+  it('charges both buckets or neither', { skip: NO_REDIS }, async () => {
     const l = await open({ key: { requests_per_second: 0.01, burst: 2 }, queue_classes: { interactive: { requests_per_second: 0.01, burst: 3 } } });
     const t = (keyId: string) => l.take({ keyId, queueClass: 'interactive' });
     assert.equal((await t('a')).allowed, true);
@@ -126,7 +130,7 @@ describe('RedisRateLimiter', () => {
     assert.equal(await admin.exists(`${RUN_PREFIX}${testNumber - 1}:k:c`), 0, 'refusals by the class did not charge the key');
   });
 
-  it('two replicas on one Redis share the limits under 1,000 concurrent takes: exactly 100 admitted', async () => {
+  it('two replicas on one Redis share the limits under 1,000 concurrent takes: exactly 100 admitted', { skip: NO_REDIS }, async () => {
     const prefix = `${RUN_PREFIX}${testNumber++}:`;
     const limits = { key: wide, queue_classes: { interactive: { requests_per_second: 0.001, burst: 100 } } };
     // What is under test is the sharing, not Redis's speed: on a machine busy enough that 1,000
@@ -145,7 +149,7 @@ describe('RedisRateLimiter', () => {
     assert.equal((await Promise.all(keyTakes)).filter((x) => x.allowed).length, 100);
   });
 
-  it('loads the script again after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
+  it('loads the script again after SCRIPT FLUSH (EVALSHA falls back to EVAL)', { skip: NO_REDIS }, async () => {
     const l = await open({ key: { requests_per_second: 0.01, burst: 1 } });
     await admin.script('FLUSH');
     assert.equal((await l.take({ keyId: 'k', queueClass: 'interactive' })).allowed, true);
@@ -194,7 +198,7 @@ describe('RedisRateLimiter', () => {
     }
   });
 
-  it('goes back to shared limits when Redis comes back, and says so once', async (t) => {
+  it('goes back to shared limits when Redis comes back, and says so once', { skip: NO_REDIS }, async (t) => {
     // A TCP relay to the real Redis that can be switched off and on.
     const target = new URL(REDIS_URL);
     const sockets = new Set<Socket>();

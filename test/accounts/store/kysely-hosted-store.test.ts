@@ -51,8 +51,8 @@ function charge(accountId: string, keyId: string, billable: number, extra: Parti
   };
 }
 
-for (const { kind, open } of hostedStoreKinds) {
-  describe(`hosted store (${kind})`, () => {
+for (const { kind, open, unavailable } of hostedStoreKinds) {
+  describe(`hosted store (${kind})`, { skip: await unavailable(`the hosted store (${kind}) tests`) }, () => {
     let fixture: HostedStoreFixture;
     let store: HostedStore;
 

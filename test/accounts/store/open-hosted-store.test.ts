@@ -11,7 +11,8 @@ import { DatabaseSync } from 'node:sqlite';
 import type { ChargeInput } from '../../../src/accounts/ledger-store.ts';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
 import { newId } from '../../../src/shared/new-id.ts';
-import { freshPostgresSchema, TEST_DATABASE_URL } from '../../helpers/hosted-stores.ts';
+import { freshPostgresSchema } from '../../helpers/hosted-stores.ts';
+import { postgresUnavailable, TEST_DATABASE_URL } from '../../helpers/test-services.ts';
 
 const PAID = { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false };
 const mj = (joules: number): number => Math.round(joules * 1000);
@@ -32,6 +33,8 @@ function tempDir(t: { after: (fn: () => void) => void }): string {
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+const NO_POSTGRES = await postgresUnavailable('the 2 openHostedStore tests on PostgreSQL replicas');
 
 describe('openHostedStore', () => {
   it('refuses a URL that is not PostgreSQL and a schema that is not a plain identifier', async (t) => {
@@ -91,7 +94,7 @@ describe('openHostedStore', () => {
     await store.close();
   });
 
-  it('migrates once when two PostgreSQL replicas start together on a fresh schema', async (t) => {
+  it('migrates once when two PostgreSQL replicas start together on a fresh schema', { skip: NO_POSTGRES }, async (t) => {
     const { schema, drop } = freshPostgresSchema();
     t.after(drop);
     const dataDir = tempDir(t);
@@ -104,7 +107,7 @@ describe('openHostedStore', () => {
     assert.equal((await b.getAccount(account.id))?.name, 'Migrated');
   });
 
-  it('keeps the counter equal to the ledger when two PostgreSQL replicas charge 500 requests at once', async (t) => {
+  it('keeps the counter equal to the ledger when two PostgreSQL replicas charge 500 requests at once', { skip: NO_POSTGRES }, async (t) => {
     const { schema, drop } = freshPostgresSchema();
     t.after(drop);
     const dataDir = tempDir(t);

@@ -5,6 +5,7 @@ import { SVC_ROUTE_FIELDS } from '../../../src/hosted/descriptors.ts';
 import { buildChatFixture, wordsAnswer } from '../../helpers/hosted-chat-fixture.ts';
 import { MemoryRateLimiter } from '../../../src/accounts/limits/memory-rate-limiter.ts';
 import { answer, contentChunk, finishChunk, sse } from '../../helpers/scripted-upstream.ts';
+import { postgresUnavailable } from '../../helpers/test-services.ts';
 
 const BODY = { model: 'svc-chat-small', messages: [{ role: 'user', content: 'Say hello' }] };
 const auth = (secret: string) => ({ authorization: `Bearer ${secret}` });
@@ -33,7 +34,7 @@ async function openAIClient(app: Awaited<ReturnType<typeof buildChatFixture>>['a
 }
 
 for (const kind of ['sqlite', 'postgres'] as const) {
-  test(`[${kind}] non-streamed chat: svc_route with all twelve fields, one ledger row, evidence retrievable, allowance moved`, async (t) => {
+  test(`[${kind}] non-streamed chat: svc_route with all twelve fields, one ledger row, evidence retrievable, allowance moved`, { skip: kind === 'postgres' ? await postgresUnavailable('the [postgres] non-streamed chat test') : false }, async (t) => {
     const f = await buildChatFixture(t, { kind });
     const a = await f.account();
     const res = await f.app.inject({ method: 'POST', url: '/api/v1/chat/completions', headers: { ...auth(a.secret), 'x-svc-project-id': 'proj-1' }, payload: BODY });

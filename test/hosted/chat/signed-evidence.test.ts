@@ -12,6 +12,7 @@ import { parsePqcTransport } from '../../../src/transport/pqc-transport-options.
 import { TransportSecurity } from '../../../src/transport/transport-security.ts';
 import { runCliToEnd } from '../../helpers/daemon-process.ts';
 import { buildChatFixture } from '../../helpers/hosted-chat-fixture.ts';
+import { postgresUnavailable } from '../../helpers/test-services.ts';
 
 const BODY = { model: 'svc-chat-small', messages: [{ role: 'user', content: 'Say hello' }] };
 
@@ -22,7 +23,7 @@ function transportIn(t: TestContext, list: string): { transport: TransportSecuri
 }
 
 for (const kind of ['sqlite', 'postgres'] as const) {
-  test(`[${kind}] every svc_route is signed with the ML-DSA identity, in the answer, the stream and GET /evidence/:id; a changed field fails`, async (t) => {
+  test(`[${kind}] every svc_route is signed with the ML-DSA identity, in the answer, the stream and GET /evidence/:id; a changed field fails`, { skip: kind === 'postgres' ? await postgresUnavailable('the [postgres] signed-evidence test') : false }, async (t) => {
     const { transport } = transportIn(t, 'ml-kem-768,ml-dsa-65');
     const f = await buildChatFixture(t, { kind, transport });
     const a = await f.account();

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launch } from '../../helpers/console-browser.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
 
-const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', 'test-artifacts');
 
 test('the key page and its assets are served with a strict CSP and no external URL', async (t) => {
@@ -29,7 +28,6 @@ test('the key page and its assets are served with a strict CSP and no external U
 });
 
 test('in headless Chromium: sign in by link, create a key, copy its secret, revoke it', { timeout: 120_000 }, async (t) => {
-  assert.ok(existsSync(CHROMIUM), `this test needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
   const { app, store } = await buildTestHostedApp(t);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -37,12 +35,8 @@ test('in headless Chromium: sign in by link, create a key, copy its secret, revo
   const account = await store.createAccount({ name: 'browser', plan: FREE_PLAN });
   const { token } = await store.createSignInToken(account.id, 60_000);
 
-  // No background networking: this machine has no route out, and Chromium's own update, sync
-  // and component checks would otherwise be refused at every start.
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  // The console tests' Chromium and flags (no background networking: this machine has no route out).
+  const browser = await launch();
   t.after(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
