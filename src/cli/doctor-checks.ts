@@ -9,7 +9,7 @@ import { constants, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, sep } from 'node:path';
-import type { GpuChoice } from '../inference/llama-engine-options.ts';
+import { llamaBindingOptions, type GpuChoice } from '../inference/llama-engine-options.ts';
 import { discoverModels, discoveryRoots, type DiscoverableSource, type LocalModel } from '../models/model-discovery.ts';
 import { PRIVATE_DIR_MODE } from '../shared/private-files.ts';
 import { DaemonClient } from './daemon-client.ts';
@@ -57,7 +57,7 @@ export async function checkLlama(gpu: GpuChoice): Promise<CheckResult> {
   const name = 'llama.cpp';
   try {
     const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-    const llama = await getLlama({ gpu: gpu === 'cpu' ? false : gpu, build: 'never', progressLogs: false, logLevel: LlamaLogLevel.error, logger: () => {} });
+    const llama = await getLlama({ ...llamaBindingOptions(gpu), logLevel: LlamaLogLevel.error, logger: () => {} });
     try {
       const features = cpuFeatures(llama.systemInfo);
       const build = `${llama.buildType} binary, llama.cpp release ${llama.llamaCppRelease.release}`;

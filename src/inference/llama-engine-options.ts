@@ -5,6 +5,15 @@
  */
 export type GpuChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
 
+/**
+ * The getLlama options every use of llama.cpp in svc shares (the engine, and `svc doctor`, which
+ * reports the backend the engine would get): the `--gpu` choice, and prebuilt binaries only,
+ * never a compile or download at run time (the binary ships in the npm package).
+ */
+export function llamaBindingOptions(gpu: GpuChoice): { gpu: false | Exclude<GpuChoice, 'cpu'>; build: 'never'; progressLogs: false } {
+  return { gpu: gpu === 'cpu' ? false : gpu, build: 'never', progressLogs: false };
+}
+
 export interface LlamaEngineOptions {
   /** Parallel sequences per model (continuous batching width). */
   parallel: number;

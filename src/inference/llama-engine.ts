@@ -5,7 +5,7 @@
  */
 import type { Llama } from 'node-llama-cpp';
 import type { LanguageModel, ModelDescriptor, ModelRegistry } from './language-model.ts';
-import type { LlamaEngineOptions } from './llama-engine-options.ts';
+import { llamaBindingOptions, type LlamaEngineOptions } from './llama-engine-options.ts';
 import { LlamaModelHost } from './llama-model-host.ts';
 import type { ModelCatalog } from './model-catalog.ts';
 import type { LoadOutcome } from './model-residency.ts';
@@ -98,10 +98,7 @@ export class LlamaEngine implements ModelRegistry {
     // node-llama-cpp takes ~0.7 s to import; a daemon without models, `svc --help` and every
     // other command should not pay for it, so it loads with the first inference request.
     this.#llama ??= import('node-llama-cpp').then(({ getLlama, LlamaLogLevel }) => getLlama({
-      gpu: this.#options.gpu === 'cpu' ? false : this.#options.gpu,
-      // Never compile or download at run time: the prebuilt binary ships in the npm package.
-      build: 'never',
-      progressLogs: false,
+      ...llamaBindingOptions(this.#options.gpu),
       logLevel: LlamaLogLevel.warn,
       logger: (level, message) => {
         const text = message.trim();
