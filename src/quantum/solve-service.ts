@@ -23,8 +23,9 @@ import {
 } from './solve-schemas.ts';
 import type { WorkerReply, WorkerRequest } from './solve-worker.ts';
 import type { RunOptions, ValidatedProblem } from './solvers/registry.ts';
+import { siblingModule } from '../shared/sibling-module.ts';
 
-const INTAKE_MODULE = new URL('./solve-intake.ts', import.meta.url);
+const INTAKE_MODULE = siblingModule('./solve-intake', import.meta.url);
 
 /**
  * The solve service: validates solve and batch requests against the contract and runs each
@@ -306,7 +307,7 @@ export class SolveService {
     return new WorkerQueue({
       size: this.workers,
       maxPending: this.workers + this.maxQueue,
-      start: (events) => startWorkerThread(new URL('./solve-worker.ts', import.meta.url), { name: 'solve', resourceLimits }, events),
+      start: (events) => startWorkerThread(siblingModule('./solve-worker', import.meta.url), { name: 'solve', resourceLimits }, events),
       message: (task, id) => {
         task.started = performance.now();
         // A problem that starts while others run gets one simulator thread: the pool already uses the cores.

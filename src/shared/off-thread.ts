@@ -3,6 +3,7 @@ import { ApiError } from './api-error.ts';
 import { startWorkerThread } from './start-worker-thread.ts';
 import { taskReplyValue, type TaskReply } from './task-reply.ts';
 import { WorkerQueue } from './worker-queue.ts';
+import { siblingModule } from './sibling-module.ts';
 
 /**
  * One worker thread for the request work that costs in proportion to what a client sends:
@@ -61,7 +62,7 @@ export class OffThread {
     this.#queue = new WorkerQueue({
       maxPending: this.maxPending,
       idleMs: this.idleMs,
-      start: (events) => startWorkerThread(new URL('./off-thread-worker.ts', import.meta.url), { name: 'intake' }, events),
+      start: (events) => startWorkerThread(siblingModule('./off-thread-worker', import.meta.url), { name: 'intake' }, events),
       message: ({ module, exportName, args, transfer }, id) => ({ message: { id, module, exportName, args } satisfies OffThreadTask, transfer }),
       settle: (reply) => taskReplyValue(reply),
       errors: {

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { siblingModule } from './sibling-module.ts';
 
 /**
  * Moves an SQLite store's WAL checkpoints off the event loop. SQLite's automatic checkpoint
@@ -14,7 +15,7 @@ export class WalCheckpointer {
   #stopped: Promise<void> | undefined;
 
   constructor(path: string, intervalMs = 250) {
-    this.#worker = new Worker(new URL('./wal-checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs } });
+    this.#worker = new Worker(siblingModule('./wal-checkpoint-worker', import.meta.url), { workerData: { path, intervalMs } });
     // A store that is never closed must not keep the process alive.
     this.#worker.unref();
     this.#worker.on('error', () => {

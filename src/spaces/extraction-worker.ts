@@ -6,6 +6,7 @@ import { WorkerQueue, type QueueWorker, type QueueWorkerEvents } from '../shared
 import { documentTooComplex, documentUnreadable } from './extraction-errors.ts';
 import { extractionLimitsFromEnv } from './extraction-limits.ts';
 import type { DocumentFormat, ExtractedDocument } from './space-document.ts';
+import { siblingModule } from '../shared/sibling-module.ts';
 
 /**
  * Runs extractors in a separate process (extraction-child.ts) with a time, a memory and an
@@ -102,7 +103,7 @@ export class ExtractionWorker {
     this.maxTextBytes = options.maxTextBytes ?? limits.maxTextBytes;
     this.idleMs = options.idleMs ?? 5_000;
     this.maxPending = options.maxPending ?? 32;
-    const script = options.script ?? new URL('./extraction-child.ts', import.meta.url);
+    const script = options.script ?? siblingModule('./extraction-child', import.meta.url);
     this.#queue = new WorkerQueue({
       maxPending: this.maxPending,
       idleMs: this.idleMs,

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { siblingModule } from '../../shared/sibling-module.ts';
 
 /**
  * Writes the embedded store's ledger rows (and its other per-request write, a key's
@@ -77,7 +78,7 @@ export class LedgerWriter {
   #drained: (() => void)[] = [];
 
   constructor(setup: LedgerWriterSetup) {
-    this.#worker = new Worker(new URL('./ledger-writer-worker.ts', import.meta.url), { workerData: setup });
+    this.#worker = new Worker(siblingModule('./ledger-writer-worker', import.meta.url), { workerData: setup });
     // Idle, it must not keep the process alive; a batch in flight holds it (see #send).
     this.#worker.unref();
     this.#worker.on('message', (reply: LedgerWriterReply) => this.#settle(reply));

@@ -6,6 +6,7 @@ import type { ValidatedProblem } from '../solvers/registry.ts';
 import { hardwareErrors } from './hardware-errors.ts';
 import type { HardwareJobReport, HardwareWorkerReply, HardwareWorkerRequest, SampleReply, SampleRequest } from './hardware-worker.ts';
 import type { RuntimeSamplerClient, SampleProgress } from './runtime-sampler-client.ts';
+import { siblingModule } from '../../shared/sibling-module.ts';
 
 /** The (solver, problem type) pairs whose final circuit goes to hardware; the others estimate from many circuits. */
 const HARDWARE_PROBLEMS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
@@ -234,7 +235,7 @@ export class ProviderHardware {
       job.reject(hardwareErrors.unavailable(this.#missing));
       return this.#next();
     }
-    const worker = new Worker(new URL('./hardware-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.#heapMb } });
+    const worker = new Worker(siblingModule('./hardware-worker', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.#heapMb } });
     const running: Running = { worker, job, abort: new AbortController(), sampling: undefined, progress: undefined, sampled: 0 };
     this.#running = running;
     let settled = false;

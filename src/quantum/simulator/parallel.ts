@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { createTeamControl, CTL_COUNT, CTL_ERROR, CTL_NEXT, CTL_READY, raiseTeamError, teamSync } from './barrier.ts';
 import { runQaoaShare, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
+import { siblingModule } from '../../shared/sibling-module.ts';
 
 /** Below this many qubits the QAOA evaluation stays on the calling thread. */
 export const PARALLEL_MIN_QUBITS = 16;
@@ -36,7 +37,7 @@ export class QaoaTeam {
     this.#ctl = createTeamControl();
     this.#workers = [];
     for (let k = 1; k < threads; k++) {
-      const worker = new Worker(new URL('./qaoa-team-worker.ts', import.meta.url), {
+      const worker = new Worker(siblingModule('./qaoa-team-worker', import.meta.url), {
         workerData: { ctl: this.#ctl },
       });
       worker.unref();
