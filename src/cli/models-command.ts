@@ -11,6 +11,7 @@ import { UserError } from '../shared/user-error.ts';
 import { DaemonClient, DEFAULT_DAEMON_URL, developerKeyHeaders, isRecord } from './daemon-client.ts';
 import { formatSize, formatTable, modelDetails, modelTable, printable, viewFromDaemon, viewFromDisk, type ModelView } from './model-view.ts';
 import { PullProgress } from './pull-progress.ts';
+import { onStopSignals } from './stop-signals.ts';
 
 /**
  * `svc models list | ps | info | rm | pull`. `list`, `ps` and `info` ask the running daemon
@@ -277,14 +278,8 @@ function registerPull(models: Command): void {
         return;
       }
       const controller = new AbortController();
-      let interrupts = 0;
       // First Ctrl-C: stop cleanly (the partial stays for a resume); a second one exits at once.
-      const onSignal = () => {
-        if (++interrupts > 1) process.exit(130);
-        controller.abort();
-      };
-      const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-      for (const signal of signals) process.on(signal, onSignal);
+      const offSignals = onStopSignals(() => controller.abort(), () => process.exit(130), ['SIGINT', 'SIGTERM', 'SIGHUP']);
       const progress = new PullProgress({ stream: process.stderr, tty: process.stderr.isTTY === true });
       let result: PullResult;
       try {
@@ -300,7 +295,7 @@ function registerPull(models: Command): void {
         });
       } finally {
         progress.close();
-        for (const signal of signals) process.off(signal, onSignal);
+        offSignals();
       }
       print(opts.json, pullJson(result), () => `${result.id} is ready: ${result.path}\nUse it as "model": "${result.id}"\n`);
       // A running daemon lists the models it found at start; say so rather than let a request 404.

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import { UserError } from '../shared/user-error.ts';
+import { onStopSignals } from './stop-signals.ts';
 
 /**
  * What `svc serve` and `svc hosted` share around their servers: a start failure with a known
  * cause becomes one line (logged for whoever collects the log, then reported on stderr by the
  * CLI's error handler; the stack only with SVC_DEBUG=1), and SIGINT/SIGTERM close the server
- * gracefully, a second signal exiting at once.
+ * gracefully, a second signal (a second or more later) exiting at once.
  */
 export async function runServer<T extends { close(): Promise<void> }>(
   start: () => Promise<T>,
@@ -27,20 +28,18 @@ export async function runServer<T extends { close(): Promise<void> }>(
     log.fatal({ code: e.code }, known);
     throw new UserError(known, { cause: error });
   }
-  let signals = 0;
-  const stop = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
+  onStopSignals(
+    (signal) => {
+      log.info({ signal }, 'signal received');
+      void server.close().then(() => process.exit(0), (error: unknown) => {
+        log.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      });
+    },
+    (signal) => {
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(130);
-    }
-    log.info({ signal }, 'signal received');
-    void server.close().then(() => process.exit(0), (error: unknown) => {
-      log.error({ err: error }, 'error during shutdown');
-      process.exit(1);
-    });
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+    },
+  );
   return server;
 }
