@@ -31,7 +31,7 @@ const errorText = (error: unknown): string => {
   return error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error);
 };
 
-/** The Node that runs svc, against package.json's `engines.node` (only `>=N…` is judged). */
+/** The Node that runs svc, against the range it needs (version.ts SVC_NODE_RANGE; only `>=N…` is judged). */
 export function checkNode(range: string | undefined, version: string = process.versions.node, execPath: string = process.execPath): CheckResult {
   const where = `v${version} at ${execPath}`;
   const needed = range === undefined ? undefined : /^>=\s*(\d+)/.exec(range.trim());

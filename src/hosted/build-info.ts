@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { svcCommit } from '../shared/svc-commit.ts';
 import { SVC_VERSION } from '../shared/version.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,18 +12,13 @@ export interface BuildInfo {
 }
 
 /**
- * The commit this build runs: `git rev-parse HEAD` where the install is a git checkout, else
- * `SVC_COMMIT` (set by whoever packaged it), else null. Read once at start.
+ * The commit this build runs: the git checkout's HEAD or the commit the package recorded
+ * (svc-commit.ts, the same answer `svc --version` gives), else `SVC_COMMIT` (set by whoever
+ * deployed it some other way, a container image without .git), else null. Read once at start.
  */
 export function readCommit(env: NodeJS.ProcessEnv = process.env, root = ROOT): string | null {
-  if (existsSync(`${root}/.git`)) {
-    try {
-      const out = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(out)) return out;
-    } catch {
-      // No git on this machine, or not a usable repository: fall through to the variable.
-    }
-  }
+  const known = svcCommit(root);
+  if (known !== undefined) return known;
   const fromEnv = env.SVC_COMMIT?.trim();
   return fromEnv !== undefined && /^[0-9a-f]{7,64}$/i.test(fromEnv) ? fromEnv.toLowerCase() : null;
 }
