@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.svc-test/**', 'bench/.cache/**', 'src/console/dist/**', 'src/**/*.as.ts'] },
+  { ignores: ['node_modules/**', 'dist/**', '.svc-test/**', 'bench/.cache/**', 'src/console/dist/**', 'src/**/*.as.ts'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
