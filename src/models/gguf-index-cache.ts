@@ -4,6 +4,12 @@
  * path still names the same file (device, inode), with the same size and modification time
  * (nanoseconds); anything else is a miss and the header is read again. Failures are kept too, so a
  * broken file is not re-read on every listing while it stays as it is.
+ *
+ * Across upgrades (docs/runtime.md): the file records its `format`. An older format (or none) is
+ * dropped and rebuilt, since the entries are only what the GGUF files say and are read again. A
+ * newer format is not refused as the stores are (a cache must not stop svc from starting): it is
+ * ignored and left exactly as it is, for the newer svc that wrote it, and this svc keeps its
+ * index in memory only, saying so in `notice`.
  */
 import { lstat, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -11,6 +17,7 @@ import type { BigIntStats } from 'node:fs';
 import { z } from 'zod';
 import type { GgufSummary } from './gguf-header.ts';
 import { makePrivateDir, writePrivateFile } from '../shared/private-files.ts';
+import { checkStoreVersion, StoreVersionError } from '../shared/store-version.ts';
 
 /** Bump when GgufSummary or the reader changes, so old entries are read again. */
 const FORMAT = 1;
@@ -53,7 +60,8 @@ export function fileIdentity(stats: BigIntStats): string {
 }
 
 export class GgufIndexCache {
-  readonly #path: string | undefined;
+  #path: string | undefined;
+  #notice: string | undefined;
   readonly #old = new Map<string, Entry>();
   readonly #now = new Map<string, Entry>();
   #changed = false;
@@ -78,9 +86,19 @@ export class GgufIndexCache {
     } catch {
       json = undefined;
     }
-    const entries = typeof json === 'object' && json !== null && (json as { format?: unknown }).format === FORMAT
-      ? (json as { entries?: unknown }).entries
-      : undefined;
+    const format = typeof json === 'object' && json !== null ? (json as { format?: unknown }).format : undefined;
+    try {
+      checkStoreVersion({ store: 'model index cache', file: path }, format ?? 0, FORMAT);
+    } catch (error) {
+      if (!(error instanceof StoreVersionError)) throw error;
+      // Only a newer format is kept as it is; an unreadable one is our own broken cache: rebuilt below.
+      if (typeof error.found === 'number') {
+        cache.#path = undefined;
+        cache.#notice = `the model index cache ${path} has format ${error.found}, newer than this svc knows (${FORMAT}): a newer svc wrote it; it is left as it is and model headers are read on each listing (upgrade svc to use it)`;
+        return cache;
+      }
+    }
+    const entries = format === FORMAT ? (json as { entries?: unknown }).entries : undefined;
     if (typeof entries !== 'object' || entries === null) {
       cache.#changed = true;
       return cache;
@@ -91,6 +109,11 @@ export class GgufIndexCache {
       if (entry.success) cache.#old.set(file, entry.data as Entry);
     }
     return cache;
+  }
+
+  /** Why the cache on disk is not used (a newer svc's format), for the listing's warnings. */
+  get notice(): string | undefined {
+    return this.#notice;
   }
 
   static pathIn(dataDir: string): string {

@@ -249,7 +249,7 @@ export async function discoverModels(options: DiscoveryOptions): Promise<Discove
   const results = scans.map(([source], i) => ({ source, ...scanned[i]! }));
   results.sort((a, b) => SOURCE_ORDER.indexOf(a.source) - SOURCE_ORDER.indexOf(b.source));
 
-  const warnings = results.flatMap((r) => r.warnings);
+  const warnings = [...(cache.notice === undefined ? [] : [cache.notice]), ...results.flatMap((r) => r.warnings)];
   const { facts, reads } = await inspectFiles(results.flatMap((r) => r.candidates.flatMap((c) => c.parts)), cache);
 
   const models = new Map<string, LocalModel>();

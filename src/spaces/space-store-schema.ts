@@ -1,11 +1,10 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { checkStoreVersion, migrateStore, type StoreMigrationStep } from '../shared/store-version.ts';
 
 /**
  * The space store's schema (spaces.db): its tables, the per-space FTS5 table, and the migration
- * that brings a file up to SCHEMA_VERSION. space-store.ts reads and writes the rows.
+ * that brings a file up to the newest version. space-store.ts reads and writes the rows.
  */
-
-const SCHEMA_VERSION = 1;
 
 const SCHEMA = `
 CREATE TABLE spaces (
@@ -106,13 +105,33 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   }
 }
 
-/** Creates the schema in a new file; refuses a file written by a newer svc. */
-export function migrate(db: DatabaseSync): void {
-  const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-  if (version > SCHEMA_VERSION) throw new Error(`space store: schema version ${version} is newer than this svc knows (${SCHEMA_VERSION})`);
-  if (version === SCHEMA_VERSION) return;
-  transaction(db, () => {
-    db.exec(SCHEMA);
-    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-  });
+/**
+ * The steps that bring spaces.db forward, one per version (PRAGMA user_version records it):
+ * step 0 makes the schema in a new file. svc 0.1.0 already stamped version 1, so its files open
+ * as they are. A new schema is one step appended here (ALTER TABLE …), never an edit of one.
+ */
+function steps(db: DatabaseSync): StoreMigrationStep[] {
+  return [() => db.exec(SCHEMA)];
+}
+
+/** The version PRAGMA user_version records (0 in a new file). */
+function storedVersion(db: DatabaseSync): number {
+  return Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+}
+
+/** The file's schema version; StoreVersionError when a newer svc wrote it (checked before any pragma that writes). */
+export function checkSpacesVersion(db: DatabaseSync, path: string): number {
+  return checkStoreVersion({ store: 'spaces store', file: path }, storedVersion(db), steps(db).length);
+}
+
+/**
+ * Brings the file at `path` up to the newest schema, or refuses (StoreVersionError, before any
+ * write) one a newer svc wrote. Read first without a transaction: a current file is not written.
+ */
+export function migrate(db: DatabaseSync, path: string): void {
+  const where = { store: 'spaces store', file: path };
+  const all = steps(db);
+  if (checkSpacesVersion(db, path) === all.length) return;
+  // Read again under the write lock: another process may have migrated it meanwhile.
+  transaction(db, () => migrateStore(where, storedVersion(db), all, (version) => db.exec(`PRAGMA user_version = ${version}`)));
 }

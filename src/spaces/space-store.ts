@@ -3,7 +3,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { preparePrivateDatabase } from '../shared/private-files.ts';
 import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkRow, ChunkWrite, DocumentRow, DocumentWrite, NewDocument, SpaceRow } from './space-rows.ts';
-import { ftsTable, ftsTableSql, migrate, transaction } from './space-store-schema.ts';
+import { checkSpacesVersion, ftsTable, ftsTableSql, migrate, transaction } from './space-store-schema.ts';
 import { foldedWords } from './word-tokens.ts';
 
 /**
@@ -52,6 +52,8 @@ export class SpaceStore {
     preparePrivateDatabase(path);
     const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
     try {
+      // A file a newer svc wrote is refused before the pragmas below could change its header.
+      checkSpacesVersion(db, path);
       // WAL + synchronous=NORMAL: a commit is in the WAL before it returns, so a killed process
       // loses nothing it answered (only a power loss can drop the last commits).
       // 8 KiB pages hold a 384-float vector (1.5 KiB) in its row; with 4 KiB pages it spills to an
@@ -61,7 +63,7 @@ export class SpaceStore {
       // own (src/shared/wal-checkpointer.ts): inside commits they were a large part of ingest.
       db.exec(`PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};
         PRAGMA wal_autocheckpoint = ${WAL_BACKSTOP_PAGES};`);
-      migrate(db);
+      migrate(db, path);
     } catch (error) {
       db.close();
       throw error;

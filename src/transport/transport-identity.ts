@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, ran
 import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { checkStoreVersion, migrateStore, type StoreMigrationStep } from '../shared/store-version.ts';
 import { UserError } from '../shared/user-error.ts';
 import type { MlDsaName } from './pqc-transport-options.ts';
 import { selfSignedCertificate } from './self-signed-certificate.ts';
@@ -84,6 +85,42 @@ function certificateFits(pem: string, publicKey: KeyObject, names: readonly stri
 }
 
 /**
+ * The identity's files have no room for a version of their own (PEM), so `transport/version`
+ * beside them records it: a whole number and a newline. svc 0.1.0 wrote none (version 0 here);
+ * its files are version 1 as they are, so step 0 only stamps. A new layout is one step appended.
+ */
+const VERSION_FILE = 'version';
+const STEPS: readonly StoreMigrationStep[] = [() => {}];
+
+/** What `transport/version` says: 0 when it is not there; its text when it is not a whole number (refused as unreadable). */
+function storedVersion(path: string): number | string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  return /^\d{1,9}\n?$/.test(text) ? Number(text.trim()) : text.slice(0, 40);
+}
+
+/** The folder's version, checked: StoreVersionError (nothing touched yet) when a newer svc wrote it. */
+function checkTransportVersion(dir: string): number {
+  const path = join(dir, VERSION_FILE);
+  return checkStoreVersion({ store: 'transport identity', file: path }, storedVersion(path), STEPS.length);
+}
+
+/** Brings the folder (made by now) from version `found` to the newest: the steps, then `transport/version`. */
+function migrateTransportFolder(dir: string, found: number): void {
+  const path = join(dir, VERSION_FILE);
+  migrateStore({ store: 'transport identity', file: path }, found, STEPS, (version) => {
+    const temp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
+    writeFileSync(temp, `${version}\n`, { mode: 0o600, flag: 'wx' });
+    renameSync(temp, path);
+  });
+}
+
+/**
  * Loads the identity kept in `<dataDir>/transport`, or makes it on first start: a private key
  * (mode 0600, never rewritten) and a self-signed certificate for `names` (remade from the same key
  * when the names change or it expires, so pinned public keys keep working).
@@ -91,9 +128,12 @@ function certificateFits(pem: string, publicKey: KeyObject, names: readonly stri
 export function loadTransportIdentity(options: { dataDir: string; algorithm: MlDsaName | undefined; names: readonly string[] }): TransportIdentity {
   const algorithm = options.algorithm ?? 'ecdsa-p256';
   const dir = join(options.dataDir, 'transport');
+  // A version this build does not know is refused before the folder's mode or files change.
+  const version = checkTransportVersion(dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode applies only to a folder it creates.
   if (process.platform !== 'win32') chmodSync(dir, 0o700);
+  if (version !== STEPS.length) migrateTransportFolder(dir, version);
   const keyPath = join(dir, `identity-${algorithm}.key`);
   const certificatePath = join(dir, `identity-${algorithm}.crt`);
   let privateKey: KeyObject;

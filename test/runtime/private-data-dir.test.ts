@@ -75,6 +75,6 @@ test('the transport identity (--pqc-transport) writes its key and certificate 06
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const fresh = join(dir, 'svc');
   await withUmask(0o000, () => loadTransportIdentity({ dataDir: fresh, algorithm: 'ml-dsa-65', names: ['localhost', '127.0.0.1'] }));
-  assert.equal(fileCount(join(fresh, 'transport')), 2);
+  assert.equal(fileCount(join(fresh, 'transport')), 3, 'the key, the certificate and the version file');
   assert.deepEqual(entriesNotPrivate(fresh), []);
 });

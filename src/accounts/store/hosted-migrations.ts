@@ -221,6 +221,11 @@ function migrationsFor(kind: StoreKind): Record<string, Migration> {
   };
 }
 
+/** The migrations this build knows, in order: what a store it opens may have applied (refuse-unknown-migrations.ts). */
+export function hostedMigrationNames(kind: StoreKind): string[] {
+  return Object.keys(migrationsFor(kind)).sort();
+}
+
 export function hostedMigrationProvider(kind: StoreKind): MigrationProvider {
   return { getMigrations: () => Promise.resolve(migrationsFor(kind)) };
 }

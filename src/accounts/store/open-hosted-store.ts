@@ -4,11 +4,13 @@ import { Migrator } from 'kysely/migration';
 import { SqliteDialect } from 'kysely-sqlite';
 import { CachingDatabase } from './caching-database.ts';
 import { makePrivateDirSync, preparePrivateDatabase } from '../../shared/private-files.ts';
+import { StoreVersionError } from '../../shared/store-version.ts';
 import { WalCheckpointer } from '../../shared/wal-checkpointer.ts';
 import pg from 'pg';
 import type { HostedStore } from '../hosted-store.ts';
 import type { HostedDatabase } from './hosted-database.ts';
-import { hostedMigrationProvider } from './hosted-migrations.ts';
+import { hostedMigrationNames, hostedMigrationProvider } from './hosted-migrations.ts';
+import { appliedPostgresMigrations, appliedSqliteMigrations, postgresLocation, refuseUnknownMigrations } from './refuse-unknown-migrations.ts';
 import { kyselyHostedStore } from './kysely-hosted-store.ts';
 import { SchemaScopedPostgresDialect } from './schema-scoped-postgres-dialect.ts';
 import { SqliteHotPath } from './sqlite-hot-path.ts';
@@ -60,13 +62,21 @@ async function openSqlite(dataDir: string): Promise<HostedStore> {
   const path = join(dataDir, 'hosted', 'hosted.db');
   preparePrivateDatabase(path);
   const database = new CachingDatabase(path);
+  const known = hostedMigrationNames('sqlite');
+  try {
+    // A file a newer svc migrated is refused before the pragmas and the checkpointer touch it.
+    refuseUnknownMigrations({ store: 'hosted store', file: path }, appliedSqliteMigrations(database), known);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   // WAL with synchronous=NORMAL (sqlite-connection-settings.ts says why).
   database.exec(`PRAGMA journal_mode = WAL; ${sqliteConnectionPragmas(SQLITE_BUSY_TIMEOUT_MS)}`);
   // Checkpoints run on their own thread (wal-checkpointer.ts says why).
   const checkpointer = new WalCheckpointer(path);
   const db = new Kysely<HostedDatabase>({ dialect: new SqliteDialect({ database }) });
   try {
-    await migrate(db, 'sqlite', undefined);
+    await migrate(db, 'sqlite', undefined, () => refuseUnknownMigrations({ store: 'hosted store', file: path }, appliedSqliteMigrations(database), known));
   } catch (error) {
     await db.destroy();
     await checkpointer.stop();
@@ -121,13 +131,27 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
       throw new Error('the hosted database has no schema to create tables in: none on the search path exists (set search_path in the URL options)');
     }
   }
+  const schemaName = migrationSchema;
+  const where = { store: 'hosted store', file: postgresLocation(url, schemaName) };
+  const known = hostedMigrationNames('postgres');
+  const refuseNewer = async (): Promise<void> => refuseUnknownMigrations(where, await appliedPostgresMigrations(pool, schemaName), known);
+  try {
+    await refuseNewer();
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
   const db = new Kysely<HostedDatabase>({ dialect: new SchemaScopedPostgresDialect({ pool }, migrationSchema) });
-  await migrate(db, 'postgres', migrationSchema);
+  await migrate(db, 'postgres', migrationSchema, refuseNewer);
   return kyselyHostedStore(db, 'postgres');
 }
 
-/** Kysely's PostgreSQL adapter holds an advisory lock while migrating: replicas starting together take turns. */
-async function migrate(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', schema: string | undefined): Promise<void> {
+/**
+ * Kysely's PostgreSQL adapter holds an advisory lock while migrating: replicas starting together take turns.
+ * `refuseNewer` was checked before; it is asked again when the Migrator fails, since a newer
+ * replica may have migrated the database in between (the Migrator then says "corrupted migrations").
+ */
+async function migrate(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', schema: string | undefined, refuseNewer: () => void | Promise<void>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: hostedMigrationProvider(kind),
@@ -135,7 +159,10 @@ async function migrate(db: Kysely<HostedDatabase>, kind: 'sqlite' | 'postgres', 
   });
   const { error } = await migrator.migrateToLatest();
   if (error !== undefined) {
+    const refusal = await Promise.resolve().then(refuseNewer).then(() => undefined, (e: unknown) => e);
     await db.destroy();
+    // Only the refusal replaces the Migrator's error (a failed look at the table says nothing new).
+    if (refusal instanceof StoreVersionError) throw refusal;
     throw error instanceof Error ? error : new Error(`hosted store migration failed: ${String(error)}`);
   }
 }
