@@ -244,6 +244,9 @@ export const responseRequestSchema = z.strictObject({
   max_output_tokens: maxTokens,
   temperature,
   top_p: topP,
+  // Open Responses' CreateResponseBody carries the chat penalties too.
+  frequency_penalty: penalty,
+  presence_penalty: penalty,
   stream: nullish(z.boolean()),
   stream_options: nullish(z.looseObject({})),
   store: nullish(z.boolean()),

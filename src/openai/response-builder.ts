@@ -5,18 +5,28 @@ import type { OpenAIFinishReason } from './openai-finish-reason.ts';
 import type { OpenAIUsage } from './openai-usage.ts';
 import { SseEvents, type StreamShape } from './stream-shape.ts';
 
-/** The request fields a Response object echoes back (OpenAI returns the settings it used). */
+/**
+ * The request fields a Response object echoes back: OpenAI returns the settings it used, and the
+ * Open Responses schema (ResponseResource) requires each one, so every field has a value here
+ * (toResponseSettings in responses-request.ts fills in what the request left out).
+ */
 export interface ResponseSettings {
   model: string;
   instructions: string | null;
   maxOutputTokens: number | null;
-  temperature: number | null;
-  topP: number | null;
+  temperature: number;
+  topP: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  topLogprobs: number;
   parallelToolCalls: boolean;
   toolChoice: unknown;
   tools: readonly unknown[];
   text: unknown;
   truncation: string;
+  serviceTier: string;
+  safetyIdentifier: string | null;
+  promptCacheKey: string | null;
   metadata: Record<string, string>;
   user: string | null;
 }
@@ -100,20 +110,28 @@ export class ResponseBuilder {
       incomplete_details: this.#status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       instructions: s.instructions,
       max_output_tokens: s.maxOutputTokens,
+      max_tool_calls: null,
       model: s.model,
       output: this.#output,
       parallel_tool_calls: s.parallelToolCalls,
       previous_response_id: null,
       reasoning: { effort: null, summary: null },
       store: false,
+      background: false,
+      service_tier: s.serviceTier,
       temperature: s.temperature,
+      top_p: s.topP,
+      presence_penalty: s.presencePenalty,
+      frequency_penalty: s.frequencyPenalty,
+      top_logprobs: s.topLogprobs,
       text: s.text,
       tool_choice: s.toolChoice,
       tools: s.tools,
-      top_p: s.topP,
       truncation: s.truncation,
       usage: usage === undefined ? null : responsesUsage(usage),
       user: s.user,
+      safety_identifier: s.safetyIdentifier,
+      prompt_cache_key: s.promptCacheKey,
       metadata: s.metadata,
     };
   }

@@ -1,9 +1,12 @@
-import type { ChatMessage, ChatOptions, ResponseFormat, ToolDefinition } from '../inference/language-model.ts';
+import type { ChatMessage, ChatOptions, LanguageModel, ResponseFormat, SamplingOptions, ToolDefinition } from '../inference/language-model.ts';
+import { DEFAULT_TEMPERATURE, DEFAULT_TOP_P } from '../inference/llama-sampling.ts';
+import { isRemoteModel } from '../inference/model-plane.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { joinTextParts, toolOptions, type RequestedToolChoice } from './chat-request.ts';
 import { responseFunctionToolSchema, type ResponseInputItem, type ResponseRequest } from './openai-schemas.ts';
+import type { ResponseSettings } from './response-builder.ts';
 
 /**
  * What only OpenAI's stored state can serve is refused with the reason: svc's Responses
@@ -127,4 +130,37 @@ export function toResponsesError(error: unknown): unknown {
     return new ApiError({ ...error.toOptions(), param: renamed, message: error.message.replaceAll(param, renamed), cause: error });
   }
   return error;
+}
+
+/**
+ * The settings the Response object reports. What the request left out is the value that applied:
+ * the local engine's sampling defaults (llama-sampling.ts); for an upstream model, whose own
+ * defaults svc cannot see, OpenAI's documented ones (temperature 1, top_p 1). Function tools come
+ * back in their full form (description, parameters and strict null when not sent).
+ */
+export function toResponseSettings(body: ResponseRequest, model: LanguageModel, sampling: SamplingOptions): ResponseSettings {
+  const remote = isRemoteModel(model);
+  return {
+    model: model.id,
+    instructions: body.instructions ?? null,
+    maxOutputTokens: body.max_output_tokens ?? null,
+    temperature: sampling.temperature ?? (remote ? 1 : DEFAULT_TEMPERATURE),
+    topP: sampling.topP ?? (remote ? 1 : DEFAULT_TOP_P),
+    presencePenalty: sampling.presencePenalty ?? 0,
+    frequencyPenalty: sampling.frequencyPenalty ?? 0,
+    topLogprobs: body.top_logprobs ?? 0,
+    parallelToolCalls: body.parallel_tool_calls ?? true,
+    toolChoice: body.tool_choice ?? 'auto',
+    tools: (body.tools ?? []).map((raw) => {
+      const tool = parseWithSchema(responseFunctionToolSchema, raw);
+      return { type: 'function', name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null };
+    }),
+    text: { format: body.text?.format ?? { type: 'text' }, ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}) },
+    truncation: body.truncation ?? 'disabled',
+    serviceTier: body.service_tier ?? 'default',
+    safetyIdentifier: body.safety_identifier ?? null,
+    promptCacheKey: body.prompt_cache_key ?? null,
+    metadata: body.metadata ?? {},
+    user: body.user ?? null,
+  };
 }

@@ -7,7 +7,7 @@ import { lookupModel } from '../openai/model-lookup.ts';
 import { responseRequestSchema } from '../openai/openai-schemas.ts';
 import { requestBody } from '../openai/request-body.ts';
 import { ResponseBuilder } from '../openai/response-builder.ts';
-import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from '../openai/responses-request.ts';
+import { refuseStateful, toResponseMessages, toResponseOptions, toResponseSettings, toResponsesError } from '../openai/responses-request.ts';
 import { samplingFrom } from '../openai/sampling-from.ts';
 
 export interface ResponsesRouteOptions {
@@ -29,20 +29,7 @@ export async function responsesRoute(app: FastifyInstance, options: ResponsesRou
     request.model = model.id;
     refuseLocalContext(model, () => localContextInResponse(body));
     const sampling = samplingFrom(body, body.max_output_tokens);
-    const response = new ResponseBuilder({
-      model: model.id,
-      instructions: body.instructions ?? null,
-      maxOutputTokens: body.max_output_tokens ?? null,
-      temperature: sampling.temperature ?? null,
-      topP: sampling.topP ?? null,
-      parallelToolCalls: body.parallel_tool_calls ?? true,
-      toolChoice: body.tool_choice ?? 'auto',
-      tools: body.tools ?? [],
-      text: { format: body.text?.format ?? { type: 'text' }, ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}) },
-      truncation: body.truncation ?? 'disabled',
-      metadata: body.metadata ?? {},
-      user: body.user ?? null,
-    });
+    const response = new ResponseBuilder(toResponseSettings(body, model, sampling));
 
     const results = await runGeneration(
       { reply, shutdownSignal: options.shutdownSignal },

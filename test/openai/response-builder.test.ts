@@ -9,8 +9,9 @@ import { SseEvents, type StreamShape } from '../../src/openai/stream-shape.ts';
 import { ResponseBuilder, type ResponseSettings } from '../../src/openai/response-builder.ts';
 
 const settings: ResponseSettings = {
-  model: 'm', instructions: null, maxOutputTokens: null, temperature: 1, topP: 1, parallelToolCalls: true,
-  toolChoice: 'auto', tools: [], text: { format: { type: 'text' } }, truncation: 'disabled', metadata: {}, user: null,
+  model: 'm', instructions: null, maxOutputTokens: null, temperature: 1, topP: 1, presencePenalty: 0, frequencyPenalty: 0,
+  topLogprobs: 0, parallelToolCalls: true, toolChoice: 'auto', tools: [], text: { format: { type: 'text' } }, truncation: 'disabled',
+  serviceTier: 'default', safetyIdentifier: null, promptCacheKey: null, metadata: {}, user: null,
 };
 const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
 
