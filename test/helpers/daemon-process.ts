@@ -32,6 +32,14 @@ export function tinyModelPath(): string {
   return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-v1.gguf'));
 }
 
+/**
+ * A variant of the tiny model whose replies end on their own after a few dozen tokens (see
+ * TinyGgufOptions.endOfTextWeight), for suites that expect a `completed` reply with no token cap.
+ */
+export function endingModelPath(): string {
+  return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-ending-v1.gguf'), { endOfTextWeight: 9 });
+}
+
 /** `wrap`: a command that runs the CLI as its last arguments (`unshare -rn …`); the CLI's pid is the child's only if it execs. */
 export function runCli(args: string[], env: Record<string, string> = {}, wrap: readonly string[] = []): ChildProcessWithoutNullStreams {
   const argv = [NODE, join(ROOT, 'src/cli/main.ts'), ...args];

@@ -22,6 +22,7 @@ const enum_ = {
 } as const;
 
 const GGML_TYPE_F32 = 0;
+const EOS_TOKEN_ID = 2;
 
 type MetaValue =
   | { t: 'u32'; v: number }
@@ -40,6 +41,14 @@ export interface TinyGgufOptions {
   contextLength?: number;
   seed?: number;
   name?: string;
+  /**
+   * Makes replies end on their own: hidden dimension 0 carries a constant (every token
+   * embedding sets it, no block writes to it), and the end-of-text token's output row reads only
+   * that dimension with this weight, so its logit is a steady ~2.5 × weight while the word
+   * pieces' logits spread with a standard deviation of ~8. Absent: the token's row is zero and
+   * generation practically never ends (see below).
+   */
+  endOfTextWeight?: number;
 }
 
 class ByteWriter {
@@ -198,6 +207,17 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
   for (let id = 0; id < nVocab; id++) {
     if (vocab.types[id] !== 1) output.fill(0, id * nEmbd, (id + 1) * nEmbd);
   }
+  if (options.endOfTextWeight !== undefined) {
+    const data = (name: string): Float32Array => tensors.find((t) => t.name === name)!.data;
+    const embeddings = data('token_embd.weight');
+    for (let id = 0; id < nVocab; id++) embeddings[id * nEmbd] = 3;
+    // Row 0 of each block's output projections writes dimension 0 of the residual stream.
+    for (let b = 0; b < nBlocks; b++) {
+      data(`blk.${b}.attn_output.weight`).fill(0, 0, nEmbd);
+      data(`blk.${b}.ffn_down.weight`).fill(0, 0, nFf);
+    }
+    output[EOS_TOKEN_ID * nEmbd] = options.endOfTextWeight;
+  }
 
   const w = new ByteWriter();
   const meta: [string, MetaValue][] = [
@@ -218,7 +238,7 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
     ['tokenizer.ggml.scores', { t: 'f32[]', v: vocab.scores }],
     ['tokenizer.ggml.token_type', { t: 'i32[]', v: vocab.types }],
     ['tokenizer.ggml.bos_token_id', { t: 'u32', v: 1 }],
-    ['tokenizer.ggml.eos_token_id', { t: 'u32', v: 2 }],
+    ['tokenizer.ggml.eos_token_id', { t: 'u32', v: EOS_TOKEN_ID }],
     ['tokenizer.ggml.unknown_token_id', { t: 'u32', v: 0 }],
     ['tokenizer.ggml.add_bos_token', { t: 'bool', v: true }],
     ['tokenizer.ggml.add_eos_token', { t: 'bool', v: false }],
