@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { responseRequestSchema, type ResponseRequest } from '../../src/openai/openai-schemas.ts';
-import { refuseStateful, toResponseMessages, toResponseOptions, toResponsesError } from '../../src/openai/responses-request.ts';
+import type { LanguageModel } from '../../src/inference/language-model.ts';
+import { samplingFrom } from '../../src/openai/sampling-from.ts';
+import { refuseStateful, toResponseMessages, toResponseOptions, toResponseSettings, toResponsesError } from '../../src/openai/responses-request.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 
 function request(extra: Record<string, unknown>): ResponseRequest {
@@ -93,5 +95,44 @@ describe('Responses options', () => {
     assert.equal(schema.message, 'tools[3].parameters at /a: bad');
     assert.equal(renamed('response_format.json_schema.schema', 'x').param, 'text.format.schema');
     assert.equal(renamed('seed', 'x').param, 'seed');
+  });
+});
+
+describe('Responses settings echoed in the Response object', () => {
+  const local = { id: 'tiny' } as LanguageModel;
+  const remote = { id: 'gpt', plane: 'remote' } as LanguageModel;
+  const settingsOf = (body: ResponseRequest, model: LanguageModel) => toResponseSettings(body, model, samplingFrom(body, body.max_output_tokens));
+
+  it('fills in what applied where the request is silent: local defaults, OpenAI defaults for an upstream', () => {
+    const body = request({});
+    assert.deepEqual(settingsOf(body, local), {
+      model: 'tiny', instructions: null, maxOutputTokens: null, temperature: 0.8, topP: 0.95, presencePenalty: 0,
+      frequencyPenalty: 0, topLogprobs: 0, parallelToolCalls: true, toolChoice: 'auto', tools: [], text: { format: { type: 'text' } },
+      truncation: 'disabled', serviceTier: 'default', safetyIdentifier: null, promptCacheKey: null, metadata: {}, user: null,
+    });
+    const upstream = settingsOf(body, remote);
+    assert.equal(upstream.temperature, 1);
+    assert.equal(upstream.topP, 1);
+  });
+
+  it("echoes the request's values and each function tool whole", () => {
+    const body = request({
+      temperature: 0.2, top_p: 0.5, presence_penalty: 0.5, frequency_penalty: -1, service_tier: 'flex', safety_identifier: 'u1',
+      prompt_cache_key: 'k', max_output_tokens: 9, tools: [{ type: 'function', name: 'f' }, { type: 'function', name: 'g', description: 'G', parameters: { type: 'object' }, strict: true }],
+    });
+    const settings = settingsOf(body, remote);
+    assert.deepEqual([settings.temperature, settings.topP, settings.presencePenalty, settings.frequencyPenalty], [0.2, 0.5, 0.5, -1]);
+    assert.deepEqual([settings.serviceTier, settings.safetyIdentifier, settings.promptCacheKey, settings.maxOutputTokens], ['flex', 'u1', 'k', 9]);
+    assert.deepEqual(settings.tools, [
+      { type: 'function', name: 'f', description: null, parameters: null, strict: null },
+      { type: 'function', name: 'g', description: 'G', parameters: { type: 'object' }, strict: true },
+    ]);
+  });
+
+  it('takes frequency_penalty and presence_penalty within [-2, 2] to the engine', () => {
+    const sampling = samplingFrom(request({ frequency_penalty: 1.5, presence_penalty: -0.5 }), null);
+    assert.equal(sampling.frequencyPenalty, 1.5);
+    assert.equal(sampling.presencePenalty, -0.5);
+    assert.throws(() => request({ presence_penalty: 3 }));
   });
 });
