@@ -10,6 +10,7 @@ import { runCliToEnd, startDaemon, tinyModelPath, waitForHealth } from '../helpe
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { devFullUnavailable } from '../helpers/dev-full.ts';
 
 const q4 = buildTinyGguf({ seed: 11 });
 const q8 = buildTinyGguf({ seed: 12 });
@@ -121,7 +122,7 @@ test('errors are one line and a non-zero exit: 404 repository and file, bad refe
   assert.deepEqual(files(dataDir).filter((f) => !f.startsWith('cache/')), []);
 });
 
-test('disk full (the .partial links to /dev/full): one line, exit 1, no model file', { skip: !existsSync('/dev/full') }, async () => {
+test('disk full (the .partial links to /dev/full): one line, exit 1, no model file', { skip: devFullUnavailable() }, async () => {
   const { dataDir, env } = sandbox();
   const dir = join(dataDir, 'models', 'hf', 'acme', 'Tiny-GGUF');
   mkdirSync(dir, { recursive: true });

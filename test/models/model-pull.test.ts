@@ -10,6 +10,7 @@ import { PullError, type PullErrorCode } from '../../src/models/pull-error.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { devFullUnavailable } from '../helpers/dev-full.ts';
 
 const q4 = buildTinyGguf({ seed: 1 });
 const q8 = buildTinyGguf({ seed: 2 });
@@ -263,7 +264,7 @@ test('the hub unreachable and a 500 from the CDN are one-line errors', async () 
   assert.equal(hub.requests.filter((r) => r.server === 'cdn').length, 2, 'a 5xx is retried');
 });
 
-test('disk full (the .partial is a link to /dev/full): ENOSPC is a disk_full error', { skip: !existsSync('/dev/full') }, async () => {
+test('disk full (the .partial is a link to /dev/full): ENOSPC is a disk_full error', { skip: devFullUnavailable() }, async () => {
   const opts = options();
   const dir = join(opts.dataDir, 'models', 'hf', 'acme', 'Tiny-GGUF');
   mkdirSync(dir, { recursive: true });
