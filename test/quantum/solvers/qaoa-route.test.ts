@@ -251,7 +251,8 @@ describe('qaoa / route_optimization: the answer is the best any method found', (
       assert.equal(solution['classical_optimum'], undefined);
       // optimality is claimed only when the bound meets the route, and then it must be true
       if (solution['proven_optimal'] === true) assert.ok(Math.abs(cost - optimum) < 1e-3 && gap === 0);
-      assert.ok(bound <= optimum + 1e-3, `bound ${bound} above the optimum ${optimum}`);
+      // rounded down, the bound stays a bound: no slack for rounding (route-optimum-figures.ts)
+      assert.ok(bound <= optimum, `bound ${bound} above the optimum ${optimum}`);
       assert.ok(cost >= optimum - 1e-3);
       assert.ok(cost <= bound * (1 + gap) + 1e-3, `cost ${cost} outside the reported gap ${gap} of ${bound}`);
       assert.ok(Math.abs(check(nodes, routeOf(solution)).km - cost) < 1e-3);
