@@ -9,8 +9,9 @@ import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './q
 import { exhaustiveTwoOpt, nearestNeighbourTwoOpt } from './exhaustive-two-opt.ts';
 import { routeLocalSearch } from './route-local-search.ts';
 import { lowerBoundFigures, optimumFigures, reportedKm } from './route-optimum-figures.ts';
-import { evaluateRoute, hasWindows, isFeasible, penalisedCost, type RouteModel } from './route-model.ts';
+import { evaluateRoute, hasWindows, isFeasible, LATE_TOLERANCE_MINUTES, penalisedCost, type RouteModel } from './route-model.ts';
 import { oneHotBits, oneHotOrder, routeQubo } from './route-qubo.ts';
+import { roundUp } from './safe-rounding.ts';
 import type { SolverContext } from './solver-context.ts';
 import { sweepSplit } from './sweep-split.ts';
 
@@ -49,8 +50,13 @@ export function haversineKm(a: { lat: number; lng: number }, b: { lat: number; l
 }
 
 const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+/**
+ * HH:MM, rounded up to the minute (less LATE_TOLERANCE_MINUTES, which is no lateness): a stop
+ * on time is never shown after its window's end, and a late one always is — to the nearest
+ * minute, 10:00.3 read "arrives at 10:00, after its window ends at 10:00".
+ */
 const hhmmOf = (minutes: number): string => {
-  const m = Math.round(minutes);
+  const m = roundUp(minutes - LATE_TOLERANCE_MINUTES, 0);
   const day = Math.floor(m / 1440);
   const rest = m - day * 1440;
   const text = `${String(Math.floor(rest / 60)).padStart(2, '0')}:${String(rest % 60).padStart(2, '0')}`;
