@@ -186,8 +186,9 @@ function describeSolution(s: Record<string, unknown>, meta: SolveResponse['meta'
         : `selected: ${(s['selected'] as string[]).join(', ')}  expected return ${fmt(s['expected_return'])}  risk ${fmt(s['risk'])}`,
     );
   }
-  if (s['optimality_gap'] !== undefined) lines.push(`optimality gap vs exact classical optimum: ${fmt(s['optimality_gap'])}`);
-  if (s['lower_bound'] !== undefined) lines.push(`lower bound: ${fmt(s['lower_bound'], 6)} km (answer at most ${fmt(s['gap_to_lower_bound'])} above the optimum)`);
+  // bounds and gaps as the solver rounded them (down and up): rounding them again to the nearest could make a bound overstate
+  if (s['optimality_gap'] !== undefined) lines.push(`optimality gap vs exact classical optimum: ${String(s['optimality_gap'])}`);
+  if (s['lower_bound'] !== undefined) lines.push(`lower bound: ${String(s['lower_bound'])} km (answer at most ${String(s['gap_to_lower_bound'])} above the optimum)`);
   const quantumRoute = s['quantum_result'] as { method: string; cost: number | null } | undefined;
   if (quantumRoute !== undefined) lines.push(`quantum result (${quantumRoute.method}): ${quantumRoute.cost === null ? 'no valid ordering measured' : `${fmt(quantumRoute.cost, 6)} km`}`);
   const circuit = s['circuit'] as { qubits?: number } | undefined;

@@ -8,6 +8,7 @@ import { StateVector } from '../simulator/state-vector.ts';
 import type { PatternSearchProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
 import { countsFields, measurementCounts } from './measurement-counts.ts';
+import { roundDown } from './safe-rounding.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -270,6 +271,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     hits += c;
     if (target < 0 || c > counts.get(target)! || (c === counts.get(target)! && z < target)) target = z;
   }
+  // reported exactly; the reason below rounds it down, so it never reads as reaching min_confidence
   const confidence = hits / ctx.shots;
   const found = target >= 0 && confidence >= minConfidence;
 
@@ -278,7 +280,7 @@ export function solvePatternSearch(problem: PatternSearchProblem, ctx: SolverCon
     found,
     target_index: found ? target : -1,
     confidence,
-    ...(found ? { record: sliceWhole(records[target]!, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${confidence.toFixed(4)} is below min_confidence ${minConfidence}` }),
+    ...(found ? { record: sliceWhole(records[target]!, 1000) } : { reason: marked.length === 0 ? 'no record matches the pattern' : `confidence ${roundDown(confidence, 4)} is below min_confidence ${minConfidence}` }),
     ...base,
     qubits,
     ...(qubits > recordQubits ? { register_widened: `${qubits - recordQubits} qubit(s) added so that the ${marked.length} matches are at most a quarter of the ${2 ** qubits} indices` } : {}),

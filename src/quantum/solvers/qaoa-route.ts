@@ -8,8 +8,10 @@ import { oneTreeBound } from './one-tree-bound.ts';
 import { quantumEvidence, quboToIsing, runQaoa, type QuantumEvidence } from './qaoa-runner.ts';
 import { exhaustiveTwoOpt, nearestNeighbourTwoOpt } from './exhaustive-two-opt.ts';
 import { routeLocalSearch } from './route-local-search.ts';
-import { evaluateRoute, hasWindows, isFeasible, penalisedCost, type RouteModel } from './route-model.ts';
+import { lowerBoundFigures, optimumFigures, reportedKm } from './route-optimum-figures.ts';
+import { evaluateRoute, hasWindows, isFeasible, LATE_TOLERANCE_MINUTES, penalisedCost, type RouteModel } from './route-model.ts';
 import { oneHotBits, oneHotOrder, routeQubo } from './route-qubo.ts';
+import { roundUp } from './safe-rounding.ts';
 import type { SolverContext } from './solver-context.ts';
 import { sweepSplit } from './sweep-split.ts';
 
@@ -48,8 +50,13 @@ export function haversineKm(a: { lat: number; lng: number }, b: { lat: number; l
 }
 
 const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+/**
+ * HH:MM, rounded up to the minute (less LATE_TOLERANCE_MINUTES, which is no lateness): a stop
+ * on time is never shown after its window's end, and a late one always is — to the nearest
+ * minute, 10:00.3 read "arrives at 10:00, after its window ends at 10:00".
+ */
 const hhmmOf = (minutes: number): string => {
-  const m = Math.round(minutes);
+  const m = roundUp(minutes - LATE_TOLERANCE_MINUTES, 0);
   const day = Math.floor(m / 1440);
   const rest = m - day * 1440;
   const text = `${String(Math.floor(rest / 60)).padStart(2, '0')}:${String(rest % 60).padStart(2, '0')}`;
@@ -198,7 +205,6 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const answers = groups.map((stops) => solveOneRoute(model, stops, scale, ctx, includeQasm, countsTopK));
 
   const id = (i: number): string => nodes[i]!.id;
-  const round = (x: number): number => Math.round(x * 1000) / 1000;
   const violations: string[] = [];
   const routeOf = (order: readonly number[]): string[] => (order.length === 0 ? [] : [id(0), ...order.map(id), id(0)]);
   /**
@@ -222,7 +228,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     if (q === undefined) return undefined;
     if (q.order === undefined) return { method: q.method, route: null, cost: null, feasible: null, optimal_count: 0, note: 'no valid ordering was measured', ...countsOf(q) };
     const e = evaluateRoute(model, q.order);
-    return { method: q.method, route: routeOf(q.order), cost: round(e.distanceKm), feasible: isFeasible(model, e), optimal_count: q.optimalCount, ...countsOf(q) };
+    return { method: q.method, route: routeOf(q.order), cost: reportedKm(e.distanceKm), feasible: isFeasible(model, e), optimal_count: q.optimalCount, ...countsOf(q) };
   };
   const described = answers.map((a, v) => {
     const e = evaluateRoute(model, a.order);
@@ -254,7 +260,7 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
   const solution: Record<string, unknown> = { method };
   if (vehicles === 1) {
     const only = described[0]!;
-    Object.assign(solution, { route: only.stops, cost: round(only.e.distanceKm), unit: 'km', schedule: only.schedule });
+    Object.assign(solution, { route: only.stops, cost: reportedKm(only.e.distanceKm), unit: 'km', schedule: only.schedule });
     const q = quantumResult(only.answer);
     if (q !== undefined) solution['quantum_result'] = q;
     Object.assign(solution, noCircuitCounts(only.answer));
@@ -262,9 +268,9 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
     Object.assign(solution, {
       routes: described.map((d, v) => {
         const q = quantumResult(d.answer);
-        return { vehicle: v + 1, stops: d.stops, distance_km: round(d.e.distanceKm), method: d.answer.method, schedule: d.schedule, ...(q === undefined ? {} : { quantum_result: q }), ...noCircuitCounts(d.answer) };
+        return { vehicle: v + 1, stops: d.stops, distance_km: reportedKm(d.e.distanceKm), method: d.answer.method, schedule: d.schedule, ...(q === undefined ? {} : { quantum_result: q }), ...noCircuitCounts(d.answer) };
       }),
-      cost: round(totalKm),
+      cost: reportedKm(totalKm),
       unit: 'km',
     });
   }
@@ -280,15 +286,11 @@ export function solveRoute(problem: RouteProblem, ctx: SolverContext): SolverOut
         : 'for this split of the stops among vehicles, no ordering of some route meets max_distance_km and the time windows (each route checked exhaustively; the split itself is a heuristic sweep, so another split may be feasible)';
   } else if (answers.every((a) => a.optimumKm !== undefined)) {
     const exact = answers.reduce((sum, a) => sum + a.optimumKm!, 0);
-    solution['classical_optimum'] = round(exact);
-    solution['optimality_gap'] = exact > 0 ? Math.max(0, round((totalKm - exact) / exact)) : 0;
-    solution['proven_optimal'] = totalKm <= exact + 1e-9;
+    Object.assign(solution, optimumFigures(totalKm, exact));
   } else {
     const bound = answers.reduce((sum, a) => sum + (a.optimumKm ?? a.lowerBoundKm ?? 0), 0);
-    solution['lower_bound'] = round(bound);
-    solution['gap_to_lower_bound'] = bound > 0 ? Math.max(0, round((totalKm - bound) / bound)) : 0;
     // a 1-tree bound that meets a feasible route's length proves it optimal (it happens on small instances)
-    solution['proven_optimal'] = violations.length === 0 && totalKm - bound <= 1e-7 * bound;
+    Object.assign(solution, lowerBoundFigures(totalKm, bound, violations.length === 0));
   }
   if (vehicles > 1 && (solution['classical_optimum'] !== undefined || solution['lower_bound'] !== undefined)) {
     solution['classical_optimum_scope'] = 'per vehicle, for the given split of stops';

@@ -4,6 +4,7 @@ import type { PortfolioProblem, SolverOutput } from '../solve-schemas.ts';
 import { summarizeCircuit } from './circuit-summary.ts';
 import { countsFields, measurementCounts } from './measurement-counts.ts';
 import { quantumEvidence, runQaoa, WALSH_MAX_QUBITS } from './qaoa-runner.ts';
+import { roundNearest, roundUp } from './safe-rounding.ts';
 import type { SolverContext } from './solver-context.ts';
 
 /**
@@ -270,7 +271,8 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
   const scan = penalised?.scan ?? (n <= EXHAUSTIVE_MAX_ASSETS ? scanSelections(model) : undefined);
   // null: proven infeasible; undefined: too large to enumerate
   const exact = scan === undefined ? undefined : scan.bestZ < 0 ? null : { members: membersOf(scan.bestZ, n), stats: evaluateMask(model, scan.bestZ) };
-  const round = (x: number): number => Math.round(x * 1e10) / 1e10;
+  // measured values: nearest at 10 decimals, which hides only floating noise
+  const round = (x: number): number => roundNearest(x, 10);
   const answer = (method: string, found: { members: number[]; stats: Stats } | null, extra: Record<string, unknown>, meta: SolverOutput['meta']): SolverOutput => {
     const solution: Record<string, unknown> = { method };
     if (found === null) {
@@ -290,7 +292,11 @@ export function solvePortfolio(problem: PortfolioProblem, ctx: SolverContext): S
     }
     if (exact !== undefined) {
       solution['classical_optimum'] = exact === null ? null : { selected: exact.members.map((i) => assets[i]!.id), objective: round(exact.stats.objective) };
-      if (exact !== null && found !== null) solution['optimality_gap'] = Math.max(0, round(found.stats.objective - exact.stats.objective));
+      if (exact !== null && found !== null) {
+        // a gap rounds up (never understates); within TOLERANCE the selection is one of the optimal ones
+        const gap = found.stats.objective - exact.stats.objective;
+        solution['optimality_gap'] = gap <= TOLERANCE ? 0 : roundUp(gap, 10);
+      }
     }
     solution['model'] = { weights: 'equal', correlation: model.rho, risk_aversion: model.lambda, objective: 'minimise -expected_return + risk_aversion * risk' };
     return { solution: { ...solution, ...extra }, meta };

@@ -62,6 +62,22 @@ describe('grover / pattern_search', () => {
     }
   });
 
+  it('a confidence just below min_confidence is shown rounded down, never at or above it', () => {
+    let nearestWouldContradict = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const confidence = search(patternProblem(32, 5), seed).solution['confidence'] as number;
+      if (confidence >= 0.999) continue;
+      const min = confidence + 1e-6;
+      if (Number(confidence.toFixed(4)) >= min) nearestWouldContradict++;
+      const { solution } = search({ ...patternProblem(32, 5), target: { pattern: 'FRAUD', min_confidence: min } }, seed);
+      assert.equal(solution['confidence'], confidence, 'the same seed samples the same shots');
+      assert.equal(solution['found'], false);
+      const shown = Number(/^confidence ([\d.]+) is below/.exec(solution['reason'] as string)![1]);
+      assert.ok(shown <= confidence && confidence - shown < 1e-4, `shown ${shown} for ${confidence}`);
+    }
+    assert.ok(nearestWouldContradict > 0, 'the seeds include a confidence that rounds up to the nearest 1e-4 past min_confidence');
+  });
+
   it('accepts /regex/flags patterns and CRLF datasets', () => {
     assert.deepEqual(splitRecords('a\r\nb\r\n'), ['a', 'b']);
     const { solution } = search({ dataset: 'alpha\r\nBeta 42\r\ngamma\r\n', type: 'pattern_search', target: { pattern: '/beta \\d+/i', min_confidence: 0.5 }, search_space_size: 3 });

@@ -24,6 +24,15 @@ function bruteForce(assets: { id: string; expected_return: number; risk: number 
   return best?.ids ?? null;
 }
 
+/** The documented objective of a selection, −return + λ·risk, computed the way bruteForce does. */
+function objectiveOf(assets: { id: string; expected_return: number; risk: number }[], ids: readonly string[]): number {
+  const s = assets.filter((a) => ids.includes(a.id));
+  const k = s.length;
+  const sum = s.reduce((a, x) => a + x.risk, 0);
+  const sum2 = s.reduce((a, x) => a + x.risk ** 2, 0);
+  return -s.reduce((a, x) => a + x.expected_return, 0) / k + 0.5 * (Math.sqrt(0.7 * sum2 + 0.3 * sum * sum) / k);
+}
+
 describe('qubo / portfolio_allocation', () => {
   for (const constraints of [
     { max_assets: 3, max_risk: 0.15, min_return: 0.08 },
@@ -79,7 +88,10 @@ describe('qubo / portfolio_allocation', () => {
     // the classical certificate is the independent brute force's optimum
     const expected = bruteForce(assets, constraints)!;
     assert.deepEqual([...(solution['classical_optimum'] as { selected: string[] }).selected].sort(), [...expected].sort());
-    assert.equal(typeof solution['optimality_gap'], 'number');
+    // the gap rounds up at 10 decimals: never below the true gap, less than one step above it
+    const gap = solution['optimality_gap'] as number;
+    const trueGap = objectiveOf(assets, solution['selected'] as string[]) - objectiveOf(assets, expected);
+    assert.ok(gap >= trueGap - 1e-12 && gap < trueGap + 1e-10 + 1e-12, `gap ${gap} vs true ${trueGap}`);
     // the transferred angles amplify the optimum far above uniform guessing (2^-18)
     assert.ok(quantum.amplification > 100, `amplification ${quantum.amplification}`);
     assert.ok((solution['risk'] as number) <= constraints.max_risk + 1e-12);
