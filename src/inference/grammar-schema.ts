@@ -191,6 +191,12 @@ function walkObjectInside(walk: Walk, node: SchemaObject, pointer: string): Gram
   else if (additionalNode !== undefined && additionalNode !== false) additional = walkSchema(walk, additionalNode, `${pointer}/additionalProperties`);
   const minProperties = nonNegativeInteger(walk, node, 'minProperties', pointer);
   const maxProperties = nonNegativeInteger(walk, node, 'maxProperties', pointer);
+  // Every listed property is written, and node-llama-cpp counts properties only where extra ones may be added.
+  const listed = Object.keys(properties).length;
+  if (minProperties !== undefined && minProperties > listed && additional === false) {
+    refuseKeyword(walk, pointer, 'minProperties', `the grammar writes exactly the ${listed} listed properties when no additional ones are allowed`);
+  }
+  if (maxProperties !== undefined && maxProperties < listed) refuseKeyword(walk, pointer, 'maxProperties', `the grammar writes all ${listed} listed properties`);
   return {
     type: 'object',
     properties,

@@ -144,6 +144,9 @@ describe('toGrammarSchema: refused schemas name the keyword and where', () => {
     refused({ enum: [{ a: 1 }] }, 'enum', '/enum/0');
     refused({ type: 'string', enum: ['a', 1] }, 'enum', '/enum/1');
     refused(false, 'false', 'the root');
+    // Every listed property is written: fewer than minProperties (none may be added) or more than maxProperties.
+    refused({ type: 'object', properties: { a: { type: 'string' } }, minProperties: 2 }, "'minProperties'", 'the root');
+    refused({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, maxProperties: 1 }, "'maxProperties'", 'the root');
   });
 
   it('refuses references it cannot follow', () => {
