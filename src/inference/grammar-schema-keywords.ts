@@ -12,7 +12,16 @@ export const ANNOTATIONS = new Set([
   'nullable',
   // Gemini's property order hint; properties are written in the order given anyway.
   'propertyOrdering',
+  // An anchor only `$dynamicRef` could reach, and that is refused.
+  '$dynamicAnchor',
+  // OpenAPI's annotations (pydantic writes `discriminator` beside the `oneOf` that does the work).
+  'discriminator', 'example', 'externalDocs', 'xml',
 ]);
+
+/** Vendor extensions (`x-…`, OpenAPI's convention) describe by definition: treated as annotations. */
+export function isAnnotation(keyword: string): boolean {
+  return ANNOTATIONS.has(keyword) || keyword.startsWith('x-');
+}
 
 /** Why each refused keyword cannot be enforced by the grammar, for the error message. */
 export const REFUSED = new Map<string, string>([
@@ -45,12 +54,29 @@ export const ARRAY_KEYWORDS = ['items', 'prefixItems', 'additionalItems', 'minIt
 export const STRING_KEYWORDS = ['minLength', 'maxLength', 'format'];
 export const NUMBER_KEYWORDS = ['minimum', 'maximum'];
 
+/** The keywords the walk translates into the grammar (each applied as grammar-schema.ts says). */
+export const TRANSLATED = new Set([
+  'type', 'enum', 'const', 'oneOf', 'anyOf', 'allOf', '$ref',
+  ...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS, ...STRING_KEYWORDS, ...NUMBER_KEYWORDS,
+]);
+
+/**
+ * Why a keyword of a schema object is not taken, or undefined when it is (translated or an
+ * annotation). Anything unknown is refused too: a misspelt `maxLenght` or a keyword of a newer
+ * draft would otherwise be ignored, and the reply could break the rule the client meant.
+ */
+export function unsupportedReason(keyword: string): string | undefined {
+  const why = REFUSED.get(keyword);
+  if (why !== undefined) return why;
+  if (TRANSLATED.has(keyword) || isAnnotation(keyword)) return undefined;
+  return "svc does not know it; annotations svc accepts are listed in docs/runtime.md, and vendor extensions start with 'x-'";
+}
+
 export function hasAny(node: Readonly<Record<string, unknown>>, keywords: readonly string[]): boolean {
   return keywords.some((k) => Object.hasOwn(node, k));
 }
 
 /** Keywords present beside `keyword` that constrain (annotations and unknown keywords aside). */
 export function constrainingSiblings(node: Readonly<Record<string, unknown>>, keyword: string): string[] {
-  const known = new Set(['type', 'enum', 'const', 'oneOf', 'anyOf', 'allOf', '$ref', ...OBJECT_KEYWORDS, ...ARRAY_KEYWORDS, ...STRING_KEYWORDS, ...NUMBER_KEYWORDS]);
-  return Object.keys(node).filter((k) => k !== keyword && known.has(k));
+  return Object.keys(node).filter((k) => k !== keyword && TRANSLATED.has(k));
 }

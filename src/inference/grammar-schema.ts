@@ -2,16 +2,16 @@ import type { GbnfJsonSchema } from 'node-llama-cpp';
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import {
-  ANNOTATIONS,
   ARRAY_KEYWORDS,
   constrainingSiblings,
   FORMATS,
   hasAny,
+  isAnnotation,
   NUMBER_KEYWORDS,
   OBJECT_KEYWORDS,
-  REFUSED,
   STRING_KEYWORDS,
   TYPES,
+  unsupportedReason,
 } from './grammar-schema-keywords.ts';
 import { resolveJsonPointer } from './resolve-json-pointer.ts';
 
@@ -179,7 +179,7 @@ function walkObjectInside(walk: Walk, node: SchemaObject, pointer: string): Gram
   if (node.propertyNames !== undefined) {
     const names = node.propertyNames;
     // Property names are strings anyway; anything narrower cannot be enforced.
-    const trivial = names === true || (isObject(names) && Object.keys(names).every((k) => ANNOTATIONS.has(k) || (k === 'type' && names.type === 'string')));
+    const trivial = names === true || (isObject(names) && Object.keys(names).every((k) => isAnnotation(k) || (k === 'type' && names.type === 'string')));
     if (!trivial) refuseKeyword(walk, pointer, 'propertyNames', 'property names cannot be constrained');
   }
   let additional: boolean | GrammarSchema = false;
@@ -191,6 +191,12 @@ function walkObjectInside(walk: Walk, node: SchemaObject, pointer: string): Gram
   else if (additionalNode !== undefined && additionalNode !== false) additional = walkSchema(walk, additionalNode, `${pointer}/additionalProperties`);
   const minProperties = nonNegativeInteger(walk, node, 'minProperties', pointer);
   const maxProperties = nonNegativeInteger(walk, node, 'maxProperties', pointer);
+  // Every listed property is written, and node-llama-cpp counts properties only where extra ones may be added.
+  const listed = Object.keys(properties).length;
+  if (minProperties !== undefined && minProperties > listed && additional === false) {
+    refuseKeyword(walk, pointer, 'minProperties', `the grammar writes exactly the ${listed} listed properties when no additional ones are allowed`);
+  }
+  if (maxProperties !== undefined && maxProperties < listed) refuseKeyword(walk, pointer, 'maxProperties', `the grammar writes all ${listed} listed properties`);
   return {
     type: 'object',
     properties,
@@ -320,9 +326,11 @@ function walkSchemaNode(walk: Walk, node: unknown, pointer: string): GrammarSche
   if (node === false) refuse(walk, pointer, 'the schema false matches nothing.');
   if (!isObject(node)) refuse(walk, pointer, `a schema must be an object or a boolean, not ${quoteInput(node)}.`);
   for (const keyword of Object.keys(node)) {
-    const why = REFUSED.get(keyword);
+    const why = unsupportedReason(keyword);
     if (why !== undefined) refuseKeyword(walk, pointer, keyword, why);
   }
+  // `$id` below the root starts a new base for references, which the walk resolves from the root only.
+  if (pointer !== '' && node.$id !== undefined) refuseKeyword(walk, pointer, '$id', 'an $id inside the schema changes what its references mean');
   if (node.$ref !== undefined) return walkRef(walk, node, pointer);
   if (node.allOf !== undefined) {
     // A single-element allOf is how some generators attach a description to a $ref.
@@ -339,6 +347,12 @@ function walkSchemaNode(walk: Walk, node: unknown, pointer: string): GrammarSche
     const siblings = constrainingSiblings(node, keyword);
     if (siblings.length > 0) refuseKeyword(walk, pointer, siblings[0]!, `keywords beside ${keyword} are not enforced; move them into each alternative`);
     return { oneOf: alternatives.map((alt, i) => walkSchema(walk, alt, `${pointer}/${keyword}/${i}`)), ...describe(node) } as GrammarSchema;
+  }
+  for (const keyword of ['const', 'enum'] as const) {
+    if (node[keyword] === undefined) continue;
+    // The grammar writes the literal as given: a sibling that would rule one out (`minLength`…) is not applied.
+    const siblings = constrainingSiblings(node, keyword).filter((k) => k !== 'type');
+    if (siblings.length > 0) refuseKeyword(walk, pointer, siblings[0]!, `keywords beside ${keyword} are not applied to its values`);
   }
   if (node.const !== undefined) return { const: checkLiterals(walk, node, [node.const], 'const', pointer)[0]!, ...describe(node) } as GrammarSchema;
   if (node.enum !== undefined) {

@@ -116,12 +116,37 @@ describe('toGrammarSchema: refused schemas name the keyword and where', () => {
     refused({ if: { type: 'string' }, then: { maxLength: 2 } }, "'if'", 'the root');
   });
 
+  it('refuses keywords it does not know (a typo, a newer draft) instead of ignoring them', () => {
+    refused({ type: 'object', properties: { s: { type: 'string', maxLenght: 3 } } }, "'maxLenght'", '/properties/s');
+    refused({ type: 'array', items: { type: 'string' }, contentSchema: {} }, "'contentSchema'", 'the root');
+    refused({ type: 'object', properties: { a: { type: 'integer', exclusiveMinimum: 0 } } }, "'exclusiveMinimum'", '/properties/a');
+    refused({ type: 'array', items: { type: 'integer' }, unevaluatedItems: false }, "'unevaluatedItems'", 'the root');
+    refused({ type: 'object', properties: { a: { type: 'string', dependentRequired: {} } } }, "'dependentRequired'", '/properties/a');
+    // A keyword beside enum/const would rule literals out, which the grammar writes as given.
+    refused({ enum: ['a', 'bbb'], maxLength: 1 }, "'maxLength'", 'the root');
+    refused({ const: 'a', enum: ['a', 'b'] }, "'enum'", 'the root');
+    // $id below the root would change what '#/…' means there.
+    refused({ type: 'object', properties: { a: { $id: 'https://example.com/a', type: 'string' } } }, "'$id'", '/properties/a');
+  });
+
+  it('accepts annotations and x- vendor extensions, and drops them', () => {
+    const schema = {
+      $id: 'https://example.com/root', $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'T', $comment: 'c',
+      type: 'object', 'x-order': 1, discriminator: { propertyName: 'k' },
+      properties: { k: { type: 'string', enum: ['a'], examples: ['a'], default: 'a', deprecated: true, readOnly: true, 'x-go-name': 'K' } },
+    };
+    assert.deepEqual(toGrammarSchema(schema, PARAM), { type: 'object', properties: { k: { enum: ['a'] } } });
+  });
+
   it('refuses what no value could satisfy the way the grammar writes it', () => {
     refused({ type: 'object', properties: { a: { type: 'string' } }, required: ['b'] }, '"b"', '/required');
     refused({ type: 'object', properties: { a: false } }, 'false', '/properties/a');
     refused({ enum: [{ a: 1 }] }, 'enum', '/enum/0');
     refused({ type: 'string', enum: ['a', 1] }, 'enum', '/enum/1');
     refused(false, 'false', 'the root');
+    // Every listed property is written: fewer than minProperties (none may be added) or more than maxProperties.
+    refused({ type: 'object', properties: { a: { type: 'string' } }, minProperties: 2 }, "'minProperties'", 'the root');
+    refused({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, maxProperties: 1 }, "'maxProperties'", 'the root');
   });
 
   it('refuses references it cannot follow', () => {
