@@ -21,10 +21,13 @@ import { l2Normalize } from './l2-normalize.ts';
 import { toChatHistory } from './llama-chat-history.ts';
 import type { LlamaEngineOptions } from './llama-engine-options.ts';
 import { engineSampling, finishReasonOf, unavailableSampler, type EngineSampling } from './llama-sampling.ts';
-import { chatWrapperFor, planTools, ToolCallAssembler } from './llama-tools.ts';
+import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
+import type { GrammarSchema } from './grammar-schema.ts';
 import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
 import { compiledGrammar, responseFormatSchema } from './response-format-grammar.ts';
+import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
+import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
   contextLengthExceeded,
   promptTexts,
@@ -41,7 +44,31 @@ interface Generator {
   run: (sampling: EngineSampling) => Promise<{ text: string; stopReason: string }>;
   /** The tool calls made so far (chat with tools). */
   toolCalls?: () => ToolCall[];
+  /**
+   * The reply is grammar-constrained JSON (response_format, a forced call): stop sequences do
+   * not apply, as a value cut by one could not parse (docs/runtime.md, Stop sequences).
+   */
+  constrained?: boolean;
   dispose: () => void;
+}
+
+/**
+ * What a chat reply must be when its output is structured: the response format's schema, or the
+ * callable tools' parameter schemas (checked against the client's schemas, see
+ * structured-reply-check.ts). Undefined for free text.
+ */
+function structuredExpectation(options: ChatOptions, plan: ToolPlan, format: GrammarSchema | undefined): StructuredExpectation | undefined {
+  const response = options.responseFormat;
+  const text: JsonCheck | undefined = format === undefined || response === undefined
+    ? undefined
+    : response.type === 'json_schema' ? schemaCheck(response.schema, format) : anyObject;
+  if (plan.callable === undefined) return text === undefined ? undefined : { text };
+  const tools = new Map<string, JsonCheck>();
+  for (const tool of options.tools ?? []) {
+    const callable = Object.hasOwn(plan.callable, tool.name) ? plan.callable[tool.name] : undefined;
+    if (callable !== undefined) tools.set(tool.name, tool.parameters === undefined ? anyObject : schemaCheck(tool.parameters, callable.params));
+  }
+  return { ...(text !== undefined ? { text } : {}), tools, callForced: plan.force };
 }
 
 function tokenCounter(loaded: LoadedLlamaModel): TokenCounter {
@@ -81,7 +108,8 @@ export class LlamaModelHost implements LanguageModel {
     const plan = planTools(options);
     const format = responseFormatSchema(options.responseFormat, plan);
     const history = toChatHistory(messages);
-    return this.#generate(options, 'messages', promptTexts(messages, options), (loaded, sequence) => {
+    const expected = structuredExpectation(options, plan, format);
+    const reply = this.#generate(options, 'messages', promptTexts(messages, options), (loaded, sequence) => {
       const chatWrapper = chatWrapperFor(loaded.chatWrapper, plan, loaded.lib);
       const chat = new loaded.lib.LlamaChat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: false });
       const calls = new ToolCallAssembler(options.onPart);
@@ -104,9 +132,11 @@ export class LlamaModelHost implements LanguageModel {
           return { text: result.response, stopReason: result.metadata.stopReason };
         },
         toolCalls: () => calls.calls(),
+        constrained: format !== undefined || plan.force,
         dispose: () => chat.dispose({ disposeSequence: false }),
       };
     });
+    return expected === undefined ? reply : reply.then((result) => checkStructuredReply(result, expected));
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
@@ -158,21 +188,42 @@ export class LlamaModelHost implements LanguageModel {
         // Every token the model sampled, read from the sequence's own meter: counting the
         // tokens handed to onToken misses those held back while a stop sequence might match.
         const meterAtStart = sequence.tokenMeter.usedOutputTokens;
-        let partial = '';
         const usage = () => ({ promptTokens, completionTokens: sequence.tokenMeter.usedOutputTokens - meterAtStart });
+        const stops = generator.constrained === true || options.stop === undefined ? [] : options.stop.filter((s) => s !== '');
+        const matcher = stops.length === 0 ? undefined : new StopSequenceMatcher(stops);
+        // A stop sequence's match ends the generation the way a client's abort does.
+        const matched = new AbortController();
+        const signal = options.signal === undefined ? matched.signal : AbortSignal.any([options.signal, matched.signal]);
+        let text = '';
+        const release = (chunk: string): void => {
+          if (matcher !== undefined && chunk === '') return;
+          text += chunk;
+          options.onPart?.({ type: 'text-delta', text: chunk });
+        };
+        const toolCalls = (): ToolCall[] => generator.toolCalls?.() ?? [];
+        const ended = (fallbackText: string, stopReason: string): GenerateResult => {
+          if (matcher?.stopped === true) return { text, toolCalls: toolCalls(), finishReason: 'stop', usage: usage() };
+          if (options.signal?.aborted === true) return { text, toolCalls: toolCalls(), finishReason: 'abort', usage: usage() };
+          // Ended without a match (max_tokens, end of generation): what was held back is the reply's too.
+          if (matcher !== undefined) release(matcher.flush());
+          return { text: matcher === undefined ? fallbackText : text, toolCalls: toolCalls(), finishReason: finishReasonOf(stopReason), usage: usage() };
+        };
         try {
           const result = await generator.run({
             ...engineSampling(options, maxTokens),
-            onTextChunk: (text) => {
-              partial += text;
-              options.onPart?.({ type: 'text-delta', text });
+            signal,
+            stopOnAbortSignal: true,
+            onTextChunk: (chunk) => {
+              if (matcher === undefined) return release(chunk);
+              release(matcher.push(chunk));
+              if (matcher.stopped) matched.abort();
             },
           });
-          return { text: result.text, toolCalls: generator.toolCalls?.() ?? [], finishReason: finishReasonOf(result.stopReason), usage: usage() };
+          return ended(result.text, result.stopReason);
         } catch (error) {
           // node-llama-cpp throws the abort reason when the signal fires before the first
           // token; either way an aborted generation is a result, not a failure.
-          if (options.signal?.aborted === true) return { text: partial, toolCalls: generator.toolCalls?.() ?? [], finishReason: 'abort', usage: usage() };
+          if (options.signal?.aborted === true || matcher?.stopped === true) return ended(text, 'abort');
           throw error;
         }
       } finally {

@@ -22,7 +22,6 @@ export interface EngineSampling {
   topK?: number;
   minP?: number;
   seed?: number;
-  customStopTriggers?: readonly string[];
   signal?: AbortSignal;
   stopOnAbortSignal?: boolean;
   repeatPenalty?: { frequencyPenalty: number; presencePenalty: number; penalty: number; lastTokens?: number };
@@ -50,7 +49,11 @@ export function unavailableSampler(options: GenerateOptions): ApiError | undefin
   return undefined;
 }
 
-/** The request's sampling options for a reply of at most `maxTokens` tokens. */
+/**
+ * The request's sampling options for a reply of at most `maxTokens` tokens. Stop sequences are
+ * not among them: svc matches them itself (stop-sequence-matcher.ts), node-llama-cpp's
+ * `customStopTriggers` drop held-back text at `max_tokens`.
+ */
 export function engineSampling(options: GenerateOptions, maxTokens: number): Omit<EngineSampling, 'onTextChunk'> {
   return {
     maxTokens,
@@ -59,7 +62,6 @@ export function engineSampling(options: GenerateOptions, maxTokens: number): Omi
     ...(options.topK !== undefined ? { topK: options.topK } : {}),
     ...(options.minP !== undefined ? { minP: options.minP } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
-    ...(options.stop !== undefined && options.stop.length > 0 ? { customStopTriggers: options.stop } : {}),
     ...(options.signal !== undefined ? { signal: options.signal, stopOnAbortSignal: true } : {}),
     ...(options.frequencyPenalty || options.presencePenalty || options.repeatPenalty !== undefined || options.repeatLastN !== undefined
       ? {

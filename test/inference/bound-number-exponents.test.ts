@@ -17,8 +17,9 @@ test('boundNumberExponents: node-llama-cpp\'s JSON grammar keeps numbers finite 
     assert.ok(!bounded.includes('[eE] [-+]? ("0" | [1-9] [0-9]{0,15})'), bounded);
     const rule = (name: string) => bounded.split('\n').find((line) => line.startsWith(`${name} ::= `)) ?? '';
     assert.match(rule('fractional-number-rule'), /\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\?\)/);
-    // An integer has no exponent at all: 659e-89 is not an integer.
-    assert.equal(rule('integer-number-rule'), 'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})');
+    // An integer has no exponent at all (659e-89 is not an integer), and at most 15 digits (safe).
+    assert.equal(rule('integer-number-rule'), 'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,14})');
+    assert.ok(Number.isSafeInteger(-Number('9'.repeat(15))));
     // llama.cpp accepts the bounded grammar.
     await llama.createGrammar({ grammar: bounded });
     // The largest number the bounded rule allows is finite.

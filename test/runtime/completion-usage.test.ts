@@ -86,15 +86,46 @@ describe('tokens held back by a stop sequence that never completes still count',
   }
 });
 
-// Found by the test above: when max_tokens ends the generation, node-llama-cpp 3.22 drops the
-// text it was holding back for a partial stop match (LlamaChat's and LlamaCompletion's
-// maxTokens exit never release it), so the reply loses its last characters. Not fixed here.
+// Found by the test above: node-llama-cpp 3.22 drops the text it holds back for a partial stop
+// match when max_tokens ends the generation, so replies lost their last characters. svc matches
+// stop sequences itself (stop-sequence-matcher.ts) and releases held-back text at the end.
 describe('text held back by a stop sequence that never completes is returned', () => {
   for (const { path, body } of endpoints) {
-    test(`${path}`, { todo: 'node-llama-cpp drops held-back text at max_tokens' }, async () => {
-      const plain = await generate(path, { ...body, temperature: 0, max_tokens: 4 }, false);
-      const held = await generate(path, { ...body, temperature: 0, max_tokens: 4, stop: [`${plain.text.slice(-1)}\u0007never`] }, false);
-      assert.equal(held.text, plain.text);
-    });
+    for (const stream of [false, true]) {
+      test(`${path}, ${stream ? 'streamed' : 'whole'}: the reply equals the one without the stop sequence`, async () => {
+        for (const maxTokens of [1, 4, 16]) {
+          for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 3 }]) {
+            const plain = await generate(path, { ...body, ...sampling, max_tokens: maxTokens }, stream);
+            assert.equal(plain.finish, 'length');
+            // Stops that the end of the reply begins: the last character, the last few, the whole reply.
+            for (const tail of [plain.text.slice(-1), plain.text.slice(-3), plain.text]) {
+              const held = await generate(path, { ...body, ...sampling, max_tokens: maxTokens, stop: [`${tail}\u0007never`, '\u0007'] }, stream);
+              assert.equal(held.text, plain.text, `max_tokens ${maxTokens}, stop ${JSON.stringify(tail)}…`);
+              assert.equal(held.finish, 'length');
+            }
+          }
+        }
+      });
+    }
+  }
+});
+
+describe('a stop sequence cuts the reply exactly where it first matches', () => {
+  for (const { path, body } of endpoints) {
+    for (const stream of [false, true]) {
+      test(`${path}, ${stream ? 'streamed' : 'whole'}: text up to the match, finish stop`, async () => {
+        for (const seed of [1, 2, 3]) {
+          const sampling = { temperature: 1, seed, max_tokens: 24 };
+          const plain = await generate(path, { ...body, ...sampling }, stream);
+          assert.ok(plain.text.length >= 6, JSON.stringify(plain));
+          // A stop that spans tokens (a slice of the middle of the reply), and one that starts at its first character.
+          for (const stop of [plain.text.slice(Math.floor(plain.text.length / 2), Math.floor(plain.text.length / 2) + 3), plain.text.slice(0, 2)]) {
+            const cut = await generate(path, { ...body, ...sampling, stop: [stop] }, stream);
+            assert.equal(cut.text, plain.text.slice(0, plain.text.indexOf(stop)), `stop ${JSON.stringify(stop)} in ${JSON.stringify(plain.text)}`);
+            assert.equal(cut.finish, 'stop');
+          }
+        }
+      });
+    }
   }
 });

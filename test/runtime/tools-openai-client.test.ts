@@ -202,6 +202,18 @@ describe('chat completions: structured output', () => {
     Event.parse(JSON.parse(streamed));
   });
 
+  test('stop sequences do not cut a structured reply: chat.completions.parse still returns the parsed object', async () => {
+    const Pick = z.object({ kind: z.enum(['a', 'b']), n: z.int(), tag: z.string().max(4) });
+    for (const seed of [1, 2, 3]) {
+      const request = { model: 'tiny', messages: [{ role: 'user' as const, content: 'Pick one.' }], response_format: zodResponseFormat(Pick, 'pick'), temperature: 1, seed, max_tokens: 200 };
+      // Characters every JSON object holds: a stop sequence that cut the value would leave "{".
+      const completion = await client.chat.completions.parse({ ...request, stop: ['"', ',', '}', ':'] });
+      assert.equal(completion.choices[0]!.finish_reason, 'stop');
+      assert.ok(completion.choices[0]!.message.parsed !== null);
+      assert.deepEqual(completion.choices[0]!.message.parsed, Pick.parse(JSON.parse((await client.chat.completions.create(request)).choices[0]!.message.content!)));
+    }
+  });
+
   test('cut by max_tokens: finish_reason length (the JSON is incomplete, as with OpenAI)', async () => {
     const completion = await client.chat.completions.create({
       model: 'tiny', messages: [{ role: 'user', content: 'json' }], response_format: { type: 'json_object' }, temperature: 1, seed: 2, max_tokens: 5,

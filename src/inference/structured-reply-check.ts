@@ -1,0 +1,111 @@
+/**
+ * The structured-output guarantee of the embedded engine, checked after generation: a reply
+ * that says `stop` (JSON response format) or `tool_calls` parses and validates against the
+ * client's own schema. The grammar makes this the rule; the check makes it certain, because a
+ * generation can still end before the value is complete (a chat template's stop text such as
+ * `<|im_end|>` written inside a JSON string, an end-of-generation token), and a few rules differ
+ * between the grammar and a validator (calendar dates, for one).
+ *
+ * - The value is incomplete (does not parse): the reply says `length`, with the partial text,
+ *   as a reply cut by `max_tokens` does; a client never parses it as complete.
+ * - The value parses but breaks the schema: a 500 `structured_output_invalid` naming where,
+ *   never a `stop` with a value the client's validator would reject.
+ */
+import { z } from 'zod';
+import { ApiError } from '../shared/api-error.ts';
+import type { GenerateResult } from './language-model.ts';
+
+/** An issue with a value, or undefined when it is valid. */
+export type JsonCheck = (value: unknown) => string | undefined;
+
+/** What a reply must be: JSON text for `response_format`, calls of known tools with valid arguments. */
+export interface StructuredExpectation {
+  /** The reply text is one JSON value (response_format json_object / json_schema). */
+  text?: JsonCheck;
+  /** Checks of each callable tool's arguments, by name (a Map: names are the client's). */
+  tools?: ReadonlyMap<string, JsonCheck>;
+  /** A call was forced (tool_choice required or named): a reply without one is not complete. */
+  callForced?: boolean;
+}
+
+/** Validators built from schemas, by schema text, least recently used first. */
+const CHECK_CACHE_SIZE = 128;
+const checks = new Map<string, JsonCheck>();
+
+/** `json_object`: any JSON object. */
+export const anyObject: JsonCheck = (value) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : 'the reply is JSON but not an object';
+
+/**
+ * The check for a JSON Schema, with zod's JSON Schema reader (zod is svc's one schema library).
+ * `fallback`: the schema the grammar was built from (svc's translation of the client's), used
+ * when zod cannot read the client's schema; when it can read neither, only well-formed JSON is
+ * checked.
+ */
+export function schemaCheck(schema: Readonly<Record<string, unknown>>, fallback?: unknown): JsonCheck {
+  const key = JSON.stringify(schema);
+  const cached = checks.get(key);
+  if (cached !== undefined) {
+    checks.delete(key);
+    checks.set(key, cached);
+    return cached;
+  }
+  const check = build(schema) ?? build(fallback) ?? (() => undefined);
+  checks.set(key, check);
+  if (checks.size > CHECK_CACHE_SIZE) checks.delete(checks.keys().next().value!);
+  return check;
+}
+
+function build(schema: unknown): JsonCheck | undefined {
+  if (schema === undefined) return undefined;
+  let validator: z.ZodType;
+  try {
+    validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    return undefined;
+  }
+  return (value) => {
+    const parsed = validator.safeParse(value);
+    if (parsed.success) return undefined;
+    const issue = parsed.error.issues[0]!;
+    return `${issue.path.length === 0 ? 'the root' : `/${issue.path.join('/')}`}: ${issue.message}`;
+  };
+}
+
+function parse(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function invalid(what: string, issue: string): ApiError {
+  return new ApiError({
+    status: 500, type: 'server_error', code: 'structured_output_invalid',
+    message: `The model's ${what} is complete JSON that does not match the schema (${issue}); svc does not pass it on as a normal reply.`,
+  });
+}
+
+/** The result as the client gets it: `length` for an incomplete value, an error for an invalid one. */
+export function checkStructuredReply(result: GenerateResult, expected: StructuredExpectation): GenerateResult {
+  const cut: GenerateResult = { ...result, finishReason: 'length' };
+  if (result.finishReason === 'stop' && expected.text !== undefined) {
+    const value = parse(result.text);
+    if (!value.ok) return cut;
+    const issue = expected.text(value.value);
+    if (issue !== undefined) throw invalid('reply', issue);
+    return result;
+  }
+  if (result.finishReason === 'stop' && expected.callForced === true) return cut;
+  if (result.finishReason !== 'tool_calls' || expected.tools === undefined) return result;
+  if (result.toolCalls.length === 0) return cut;
+  for (const call of result.toolCalls) {
+    const value = parse(call.arguments);
+    if (!value.ok) return cut;
+    const check = expected.tools.get(call.name);
+    const issue = check === undefined ? `there is no tool named ${JSON.stringify(call.name)}` : check(value.value);
+    if (issue !== undefined) throw invalid(`call of ${JSON.stringify(call.name)}`, issue);
+  }
+  return result;
+}
