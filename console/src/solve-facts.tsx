@@ -10,6 +10,15 @@ export function Definition(props: { term: string; value: unknown; id?: string })
   );
 }
 
+/**
+ * The gap as a reader takes it: a relative gap as a percentage (reported rounded up to 3
+ * decimals, so one decimal of a percent shows it whole), an absolute one as the solver gave it.
+ */
+export function gapText(gap: number | undefined, kind: 'relative' | 'absolute'): string | undefined {
+  if (gap === undefined) return undefined;
+  return kind === 'relative' ? `${(gap * 100).toFixed(1)} %` : `${gap} (objective units)`;
+}
+
 /** What every solver reports beside its answer: the classical certificate and `meta`. */
 export interface Certificate {
   method?: string;
@@ -28,9 +37,11 @@ export interface Certificate {
  * small enough to enumerate) beside `meta`, then the circuit figures folded away. `extra` are
  * the solver's own headline figures (cost, return and risk), shown first. `optimum` replaces the
  * classical-optimum row for solvers whose classical check is something else (Grover's scan of
- * the records, k-means' exact-distance inertia).
+ * the records, k-means' exact-distance inertia). `gap` says what `optimality_gap` measures: a
+ * share of the optimum (routes: shown as a percentage) or a difference in the objective's own
+ * units (portfolios: shown as reported, since a small absolute gap would read "0.0 %").
  */
-export function SolveFacts(props: { prefix: string; response: SolveResponse<Certificate>; extra?: { term: string; value: unknown; id?: string }[]; optimum?: { term: string; value: unknown } }) {
+export function SolveFacts(props: { prefix: string; response: SolveResponse<Certificate>; extra?: { term: string; value: unknown; id?: string }[]; optimum?: { term: string; value: unknown }; gap?: 'relative' | 'absolute' }) {
   const { solution, meta } = props.response;
   return (
     <>
@@ -43,7 +54,7 @@ export function SolveFacts(props: { prefix: string; response: SolveResponse<Cert
             {props.optimum !== undefined
               ? <Definition term={props.optimum.term} value={props.optimum.value} id={`${props.prefix}-optimum`} />
               : <Definition term="Classical optimum" value={solution.classical_optimum === undefined ? 'not computed (too large to enumerate)' : solution.classical_optimum} id={`${props.prefix}-optimum`} />}
-            <Definition term="Optimality gap" value={solution.optimality_gap === undefined ? undefined : `${(solution.optimality_gap * 100).toFixed(1)} %`} id={`${props.prefix}-gap`} />
+            <Definition term="Optimality gap" value={gapText(solution.optimality_gap, props.gap ?? 'relative')} id={`${props.prefix}-gap`} />
             {solution.classical_optimum_scope !== undefined && <Definition term="Scope" value={solution.classical_optimum_scope} />}
             <Definition term="Feasible" value={solution.feasible} />
             {solution.infeasible_reason !== undefined && <Definition term="Why not" value={solution.infeasible_reason} />}

@@ -78,6 +78,7 @@ export function PortfolioSolverPage() {
           <SolveFacts
             prefix="portfolio"
             response={result.response}
+            gap="absolute"
             extra={[
               { term: 'Expected return', value: solution.expected_return, id: 'portfolio-return' },
               { term: 'Risk', value: solution.risk, id: 'portfolio-risk' },
