@@ -33,6 +33,9 @@ export async function responsesSocketRoute(app: FastifyInstance, options: Respon
   app.route({
     method: 'GET',
     url: '/responses',
+    // @fastify/websocket answers HEAD on a WebSocket route with a bare 404; without the HEAD
+    // route the request gets the daemon's answer for any path without one, in the envelope.
+    exposeHeadRoute: false,
     handler: async () => {
       throw new ApiError({
         status: 426, type: 'invalid_request_error', code: 'upgrade_required',
