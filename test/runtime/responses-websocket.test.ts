@@ -70,9 +70,10 @@ describe('WebSocket mode of /v1/responses', () => {
       const alone = completed(await client.turn(create({ input: 'What is the code word?' })));
       const next = completed(await client.turn(create({ previous_response_id: first.id, input: 'What is the code word?' })));
       assert.equal(next.previous_response_id, first.id);
-      // The continuation's prompt holds the first turn's input and reply on top of its own.
-      assert.ok(next.usage.input_tokens >= alone.usage.input_tokens + first.usage.output_tokens,
-        `continuation prompt ${next.usage.input_tokens} tokens; alone ${alone.usage.input_tokens}, first reply ${first.usage.output_tokens}`);
+      // The continuation's prompt holds the first turn's input and reply on top of its own input
+      // (not compared with the reply's generated token count: generated noise may re-tokenize shorter).
+      assert.ok(next.usage.input_tokens > Math.max(first.usage.input_tokens, alone.usage.input_tokens) + 2,
+        `continuation prompt ${next.usage.input_tokens} tokens; first ${first.usage.input_tokens}, alone ${alone.usage.input_tokens}`);
       // A chain: the continuation can be continued in turn.
       const third = completed(await client.turn(create({ previous_response_id: next.id, input: 'And once more?' })));
       assert.ok(third.usage.input_tokens > next.usage.input_tokens);
