@@ -23,15 +23,6 @@ import { endingModelPath, startDaemon } from '../test/helpers/daemon-process.ts'
 export const EXCLUDED: ReadonlyMap<string, string> = new Map([
   ['tool-calling', 'tool_choice "auto" leaves calling to the model; a random-weights model never chooses to (svc\'s function_call items are checked with tool_choice "required" in test/runtime/tools-openai-client.test.ts)'],
   ['image-input', 'image input needs a vision model; svc\'s local engine is text-only and refuses input_image with 400'],
-  ['compact-response', 'POST /v1/responses/compact is not implemented'],
-  ['compact-missing-model', 'POST /v1/responses/compact is not implemented (404, not the 400 the test expects)'],
-  ['websocket-response', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-sequential-responses', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-continuation', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-reconnect-store-false-recovery', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-previous-response-not-found', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-failed-continuation-evicts-cache', 'WebSocket mode of /v1/responses is not implemented'],
-  ['websocket-compact-new-chain', 'WebSocket mode and /v1/responses/compact are not implemented'],
 ]);
 
 /** Adds `.ts` to relative imports that name no extension (Bun resolves them; Node does not). */

@@ -193,6 +193,8 @@ const responseInputItemSchema = z.preprocess(
     }),
     // A pointer to an item OpenAI stored; refused in the route (svc keeps no state).
     z.looseObject({ type: z.literal('item_reference'), id: z.string() }),
+    // The summary `POST /v1/responses/compact` returned (response-compaction.ts reads it).
+    z.looseObject({ type: z.literal('compaction'), encrypted_content: z.string(), id: nullish(z.string()) }),
   ]),
 );
 export type ResponseInputItem = z.output<typeof responseInputItemSchema>;
@@ -268,6 +270,20 @@ export const responseRequestSchema = z.strictObject({
 export type ResponseRequest = z.infer<typeof responseRequestSchema>;
 
 /**
+ * `POST /v1/responses/compact` (Open Responses' CompactResponseMethodPublicBody): the
+ * conversation to compact, as `input` items (or a string) and `instructions`. Over HTTP svc
+ * remembers no response, so `previous_response_id` is refused in the route.
+ */
+export const responseCompactRequestSchema = z.strictObject({
+  model: z.string().min(1),
+  input: nullish(responseRequestSchema.shape.input),
+  instructions: nullish(z.string()),
+  previous_response_id: nullish(z.string()),
+  prompt_cache_key: nullish(z.string()),
+});
+export type ResponseCompactRequest = z.infer<typeof responseCompactRequestSchema>;
+
+/**
  * Each OpenAI route's body schema by its path, for validating a large body on the intake worker
  * (openai-intake.ts) with the very schema the route uses (request-body.ts checks it is the same).
  */
@@ -276,4 +292,5 @@ export const OPENAI_BODY_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<strin
   ['/v1/completions', completionRequestSchema],
   ['/v1/embeddings', embeddingRequestSchema],
   ['/v1/responses', responseRequestSchema],
+  ['/v1/responses/compact', responseCompactRequestSchema],
 ]);

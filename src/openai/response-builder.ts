@@ -12,6 +12,8 @@ import { SseEvents, type StreamShape } from './stream-shape.ts';
  */
 export interface ResponseSettings {
   model: string;
+  /** The response this one continues (WebSocket mode only; HTTP refuses the field). */
+  previousResponseId: string | null;
   instructions: string | null;
   maxOutputTokens: number | null;
   temperature: number;
@@ -52,7 +54,8 @@ interface FunctionCallItem {
 
 type OutputItem = MessageItem | FunctionCallItem;
 
-function responsesUsage(usage: OpenAIUsage): object {
+/** OpenAI usage in the Responses API's names (a Response object's and a compaction's `usage`). */
+export function responsesUsage(usage: OpenAIUsage): object {
   return {
     input_tokens: usage.prompt_tokens,
     input_tokens_details: { cached_tokens: 0 },
@@ -114,7 +117,7 @@ export class ResponseBuilder {
       model: s.model,
       output: this.#output,
       parallel_tool_calls: s.parallelToolCalls,
-      previous_response_id: null,
+      previous_response_id: s.previousResponseId,
       reasoning: { effort: null, summary: null },
       store: false,
       background: false,

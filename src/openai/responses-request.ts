@@ -7,15 +7,18 @@ import { quoteInput } from '../shared/quote-input.ts';
 import { joinTextParts, toolOptions, type RequestedToolChoice } from './chat-request.ts';
 import { responseFunctionToolSchema, type ResponseInputItem, type ResponseRequest } from './openai-schemas.ts';
 import type { ResponseSettings } from './response-builder.ts';
+import { compactedSummary } from './response-compaction.ts';
 
 /**
  * What only OpenAI's stored state can serve is refused with the reason: svc's Responses
  * endpoint is stateless, so every request carries its whole conversation in `input`.
  */
-export function refuseStateful(body: ResponseRequest): void {
+export function refuseStateful(body: ResponseRequest, transport: 'http' | 'websocket' = 'http'): void {
   const stateless = 'svc keeps no responses (the endpoint is stateless): send the whole conversation in input.';
   if (body.store === true) throw ApiError.unsupported('store', `store: true is not supported; ${stateless} Send store: false or leave it out.`);
-  if (body.previous_response_id != null) throw ApiError.unsupported('previous_response_id', `previous_response_id is not supported; ${stateless}`);
+  if (body.previous_response_id != null && transport === 'http') {
+    throw ApiError.unsupported('previous_response_id', `previous_response_id is not supported over HTTP; ${stateless} (WebSocket mode of /v1/responses remembers the responses of its connection.)`);
+  }
   if (body.conversation != null) throw ApiError.unsupported('conversation', `conversation is not supported; ${stateless}`);
   if (body.background === true) throw ApiError.unsupported('background', `background responses are not supported; ${stateless}`);
   if (body.prompt != null) throw ApiError.unsupported('prompt', 'Stored prompt templates are not available locally; send instructions and input instead.');
@@ -35,11 +38,20 @@ function textOf(content: Extract<ResponseInputItem, { type: 'message' }>['conten
  * assistant turn before them (the chat form: one assistant message with several tool calls);
  * each `function_call_output` answers a call made earlier in `input`, by `call_id`.
  */
-export function toResponseMessages(body: ResponseRequest): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (body.instructions != null && body.instructions !== '') messages.push({ role: 'system', content: body.instructions });
-  const callIds = new Set<string>();
-  for (const [i, item] of body.input.entries()) {
+export function toResponseMessages(body: Pick<ResponseRequest, 'instructions' | 'input'>): ChatMessage[] {
+  const instructions: ChatMessage[] = body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
+  return [...instructions, ...toInputMessages(body.input, [])];
+}
+
+/**
+ * `input` items → engine turns, after `history` (the turns of a previous response, whose
+ * tool calls its `function_call_output` items may answer). Instructions are not part of a
+ * history: as OpenAI's `previous_response_id`, they apply to the one response that sends them.
+ */
+export function toInputMessages(input: ResponseRequest['input'], history: readonly ChatMessage[]): ChatMessage[] {
+  const messages: ChatMessage[] = [...history];
+  const callIds = new Set<string>(history.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)));
+  for (const [i, item] of input.entries()) {
     switch (item.type) {
       case 'message': {
         const content = textOf(item.content, `input[${i}].content`);
@@ -50,19 +62,23 @@ export function toResponseMessages(body: ResponseRequest): ChatMessage[] {
       case 'function_call': {
         const last = messages.at(-1);
         const call = { id: item.call_id, name: item.name, arguments: item.arguments };
-        if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
+        // A new object: the last turn may be a remembered one (history), which stays as it was.
+        if (last?.role === 'assistant') messages[messages.length - 1] = { ...last, toolCalls: [...(last.toolCalls ?? []), call] };
         else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
         callIds.add(item.call_id);
         break;
       }
       case 'function_call_output': {
         if (!callIds.has(item.call_id)) {
-          throw ApiError.invalidRequest(`input[${i}].call_id ${quoteInput(item.call_id)} answers no function_call earlier in input.`, `input[${i}].call_id`);
+          throw ApiError.invalidRequest(`input[${i}].call_id ${quoteInput(item.call_id)} answers no function_call earlier in input${history.length > 0 ? ' or in the previous response' : ''}.`, `input[${i}].call_id`);
         }
         const output = typeof item.output === 'string' ? item.output : textOf(item.output, `input[${i}].output`);
         messages.push({ role: 'tool', content: output, toolCallId: item.call_id });
         break;
       }
+      case 'compaction':
+        messages.push({ role: 'system', content: compactedSummary(item.encrypted_content, `input[${i}].encrypted_content`) });
+        break;
       case 'item_reference':
         throw ApiError.unsupported(`input[${i}]`, `input[${i}] is an item_reference to a stored item; svc keeps no responses (the endpoint is stateless): send the item itself. (Vercel AI SDK: providerOptions.openai.store = false.)`);
     }
@@ -142,6 +158,7 @@ export function toResponseSettings(body: ResponseRequest, model: LanguageModel, 
   const remote = isRemoteModel(model);
   return {
     model: model.id,
+    previousResponseId: body.previous_response_id ?? null,
     instructions: body.instructions ?? null,
     maxOutputTokens: body.max_output_tokens ?? null,
     temperature: sampling.temperature ?? (remote ? 1 : DEFAULT_TEMPERATURE),

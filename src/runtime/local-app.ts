@@ -15,6 +15,9 @@ import { installLoopbackGuard } from '../http/loopback-guard.ts';
 import { installMemoryRelief } from '../http/memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
 import { responsesRoute } from './responses-route.ts';
+import { responsesCompactRoute } from './responses-compact-route.ts';
+import { responsesSocketRoute } from './responses-socket-route.ts';
+import { closeRefusedUpgrades } from '../http/refused-upgrades.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from '../http/openai-error-handler.ts';
 import { installDraining } from '../http/draining.ts';
 import { installJsonBodyParser } from '../http/json-body-parser.ts';
@@ -118,6 +121,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   const app = buildBaseApp(options);
   installJsonBodyParser(app, options.offThread, OPENAI_BODY_INTAKE);
   await installListenerGuards(app);
+  closeRefusedUpgrades(app);
 
   // Every request is seen in flight, so a stall's log line can name the ones that caused it.
   const eventLoop = installEventLoopMonitor(app);
@@ -128,6 +132,8 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
       await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
+      await v1.register(responsesCompactRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
+      await v1.register(responsesSocketRoute, { models: options.models, shutdownSignal: options.shutdownSignal, maxMessageBytes: options.bodyLimit });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
       await v1.register(comingSoonRoutes);

@@ -41,7 +41,7 @@ export function localContextInChat(body: ChatCompletionRequest): LocalContext | 
 }
 
 /** The first local context in a Responses request: svc's tools among its tools or calls (outputs answer calls in input). */
-export function localContextInResponse(body: ResponseRequest): LocalContext | undefined {
+export function localContextInResponse(body: Pick<ResponseRequest, 'tools' | 'input'>): LocalContext | undefined {
   for (const [i, t] of (body.tools ?? []).entries()) {
     if (t.type === 'function' && typeof t.name === 'string' && isLocalToolName(t.name)) return { param: `tools[${i}].name`, what: tool(t.name) };
   }

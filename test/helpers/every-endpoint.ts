@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TOOL_NAMES } from '../../src/mcp/tool-names.ts';
 import { blobs, patternProblem, portfolioProblem, routeProblem } from '../quantum/fixtures.ts';
+import { ResponsesSocketClient } from './responses-socket-client.ts';
 
 export interface OutboundHealth {
   status: string;
@@ -60,6 +61,11 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   assert.match(streamed.text, /data: \[DONE\]/);
   await expect(base, 'POST', '/v1/completions', 200, { model: 'tiny', prompt: 'Once', max_tokens: 4 });
   await expect(base, 'POST', '/v1/responses', 200, { model: 'tiny', input: 'Hi', max_output_tokens: 4 });
+  await expect(base, 'POST', '/v1/responses/compact', 200, { model: 'tiny', input: 'Hi' });
+  const socket = await ResponsesSocketClient.open(base);
+  const turn = await socket.turn({ type: 'response.create', model: 'tiny', input: 'Hi', max_output_tokens: 4 });
+  socket.close();
+  assert.match(turn.at(-1)?.type ?? '', /^response\.(completed|incomplete)$/, 'a WebSocket turn of /v1/responses');
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'tiny', input: 'pumps' });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'svc-hashed-embed-v2', input: 'pumps' });
   await expect(base, 'POST', '/v1/images/generations', 501, { prompt: 'x' });

@@ -106,7 +106,7 @@ describe('Responses settings echoed in the Response object', () => {
   it('fills in what applied where the request is silent: local defaults, OpenAI defaults for an upstream', () => {
     const body = request({});
     assert.deepEqual(settingsOf(body, local), {
-      model: 'tiny', instructions: null, maxOutputTokens: null, temperature: 0.8, topP: 0.95, presencePenalty: 0,
+      model: 'tiny', previousResponseId: null, instructions: null, maxOutputTokens: null, temperature: 0.8, topP: 0.95, presencePenalty: 0,
       frequencyPenalty: 0, topLogprobs: 0, parallelToolCalls: true, toolChoice: 'auto', tools: [], text: { format: { type: 'text' } },
       truncation: 'disabled', serviceTier: 'default', safetyIdentifier: null, promptCacheKey: null, metadata: {}, user: null,
     });
