@@ -11,7 +11,16 @@ export interface ResponsesSocketRouteOptions {
   maxMessageBytes: number;
   /** Open Responses' 60 minutes unless a test says otherwise. */
   connectionLimitMs?: number | undefined;
+  /** Connections open at once; an upgrade beyond is refused with 503 (MAX_SOCKET_CONNECTIONS unless a test says otherwise). */
+  maxConnections?: number | undefined;
 }
+
+/**
+ * Connections open at once. Each may hold its remembered responses (responses-memory.ts: 32 Mi
+ * characters at most), so the count is what bounds the daemon's memory for WebSocket mode; 32
+ * is far above what one user's agents open on a loopback daemon.
+ */
+export const MAX_SOCKET_CONNECTIONS = 32;
 
 /**
  * `GET /v1/responses` with `Upgrade: websocket`: Open Responses' WebSocket mode
@@ -21,6 +30,7 @@ export interface ResponsesSocketRouteOptions {
  */
 export async function responsesSocketRoute(app: FastifyInstance, options: ResponsesSocketRouteOptions): Promise<void> {
   const sessions = new Set<ResponsesSocketSession>();
+  const maxConnections = options.maxConnections ?? MAX_SOCKET_CONNECTIONS;
   await app.register(websocket, {
     options: { maxPayload: options.maxMessageBytes, perMessageDeflate: false },
     // Shutdown: idle connections close now, busy ones once their turn has ended (the shutdown
@@ -36,6 +46,12 @@ export async function responsesSocketRoute(app: FastifyInstance, options: Respon
     // @fastify/websocket answers HEAD on a WebSocket route with a bare 404; without the HEAD
     // route the request gets the daemon's answer for any path without one, in the envelope.
     exposeHeadRoute: false,
+    // Refused before the upgrade, so the client reads an HTTP answer in the envelope.
+    preHandler: async (request) => {
+      if (request.ws && sessions.size >= maxConnections) {
+        throw ApiError.busy(`${maxConnections} WebSocket connections are open, the most this daemon keeps at once; close one or retry shortly.`, 1, 503, 'too_many_connections');
+      }
+    },
     handler: async () => {
       throw new ApiError({
         status: 426, type: 'invalid_request_error', code: 'upgrade_required',

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
+import WebSocket from 'ws';
 import type { ChatMessage, ChatOptions, GenerateResult, LanguageModel, ModelRegistry } from '../../src/inference/language-model.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { responsesSocketRoute } from '../../src/runtime/responses-socket-route.ts';
@@ -64,10 +65,10 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function serve(models: ModelRegistry, extra: { connectionLimitMs?: number; shutdownSignal?: AbortSignal } = {}): Promise<string> {
+async function serve(models: ModelRegistry, extra: { connectionLimitMs?: number; shutdownSignal?: AbortSignal; maxConnections?: number } = {}): Promise<string> {
   app = Fastify();
   await app.register(responsesSocketRoute, {
-    prefix: '/v1', models, shutdownSignal: extra.shutdownSignal ?? new AbortController().signal, maxMessageBytes: 1 << 20, connectionLimitMs: extra.connectionLimitMs,
+    prefix: '/v1', models, shutdownSignal: extra.shutdownSignal ?? new AbortController().signal, maxMessageBytes: 1 << 20, connectionLimitMs: extra.connectionLimitMs, maxConnections: extra.maxConnections,
   });
   return app.listen({ host: '127.0.0.1', port: 0 });
 }
@@ -80,6 +81,30 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('WebSocket session', () => {
+  it('refuses an upgrade beyond the connection cap with 503 before upgrading, and takes one again once a connection closes', async () => {
+    const base = await serve(new ScriptedModels(), { maxConnections: 2 });
+    const open = [await ResponsesSocketClient.open(base), await ResponsesSocketClient.open(base)];
+    const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+      const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/v1/responses`);
+      socket.once('open', () => reject(new Error('a third connection was accepted')));
+      socket.once('unexpected-response', (_request, response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+        response.on('end', () => resolve({ status: response.statusCode, body }));
+      });
+      socket.once('error', () => {});
+    });
+    assert.equal(refused.status, 503);
+    // This bare app has Fastify's own error reply; the daemon's handler puts the same ApiError in the envelope.
+    assert.match(refused.body, /2 WebSocket connections are open, the most this daemon keeps at once/);
+    open[0]!.close();
+    await until(() => open[0]!.socket.readyState === open[0]!.socket.CLOSED, 'the first connection closed');
+    await sleep(50);
+    const again = await ResponsesSocketClient.open(base);
+    again.close();
+    open[1]!.close();
+  });
+
   it('a disconnect mid-generation aborts the generation', async () => {
     const models = new ScriptedModels();
     const client = await ResponsesSocketClient.open(await serve(models));
