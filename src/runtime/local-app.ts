@@ -15,6 +15,7 @@ import { installLoopbackGuard } from '../http/loopback-guard.ts';
 import { installMemoryRelief } from '../http/memory-relief.ts';
 import { modelsRoutes } from './models-routes.ts';
 import { responsesRoute } from './responses-route.ts';
+import { messagesRoutes } from './messages-route.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from '../http/openai-error-handler.ts';
 import { installDraining } from '../http/draining.ts';
 import { installJsonBodyParser } from '../http/json-body-parser.ts';
@@ -128,6 +129,8 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
       await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
+      // Anthropic's Messages API: its own error envelope, scoped to /v1/messages.
+      await v1.register(messagesRoutes, { prefix: '/messages', models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
       await v1.register(comingSoonRoutes);
