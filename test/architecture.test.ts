@@ -25,13 +25,14 @@ const ROOMS = new Map<string, readonly string[]>([
   ['inference', ['shared', 'models']],
   ['spaces', ['shared', 'inference']],
   ['openai', ['shared', 'http', 'inference']],
+  ['anthropic', ['shared', 'http', 'inference', 'openai']],
   ['accounts', ['shared']],
   ['mcp', ['shared', 'http', 'openai', 'inference', 'spaces', 'quantum']],
   ['console', ['shared']],
-  ['runtime', ['shared', 'http', 'openai', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console']],
-  ['hosted', ['shared', 'http', 'openai', 'inference', 'models', 'spaces', 'quantum', 'accounts', 'transport', 'telemetry', 'console']],
-  ['app', ['shared', 'http', 'openai', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console', 'runtime', 'hosted']],
-  ['cli', ['shared', 'http', 'openai', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console', 'runtime', 'hosted', 'app']],
+  ['runtime', ['shared', 'http', 'openai', 'anthropic', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console']],
+  ['hosted', ['shared', 'http', 'openai', 'anthropic', 'inference', 'models', 'spaces', 'quantum', 'accounts', 'transport', 'telemetry', 'console']],
+  ['app', ['shared', 'http', 'openai', 'anthropic', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console', 'runtime', 'hosted']],
+  ['cli', ['shared', 'http', 'openai', 'anthropic', 'inference', 'models', 'spaces', 'quantum', 'mcp', 'accounts', 'transport', 'telemetry', 'console', 'runtime', 'hosted', 'app']],
 ]);
 
 const MAX_LINES = 450;

@@ -126,6 +126,11 @@ export interface GenerateResult {
   /** Calls the model made, in order (empty without tools). */
   toolCalls: ToolCall[];
   finishReason: FinishReason;
+  /**
+   * The stop sequence that ended the reply (finish `stop`), where the engine knows it: the
+   * llama.cpp engine does; an OpenAI-compatible upstream does not say, so it is absent there.
+   */
+  stopSequence?: string | undefined;
   usage: TokenUsage;
 }
 

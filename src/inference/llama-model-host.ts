@@ -202,7 +202,7 @@ export class LlamaModelHost implements LanguageModel {
         };
         const toolCalls = (): ToolCall[] => generator.toolCalls?.() ?? [];
         const ended = (fallbackText: string, stopReason: string): GenerateResult => {
-          if (matcher?.stopped === true) return { text, toolCalls: toolCalls(), finishReason: 'stop', usage: usage() };
+          if (matcher?.stopped === true) return { text, toolCalls: toolCalls(), finishReason: 'stop', stopSequence: matcher.matched, usage: usage() };
           if (options.signal?.aborted === true) return { text, toolCalls: toolCalls(), finishReason: 'abort', usage: usage() };
           // Ended without a match (max_tokens, end of generation): what was held back is the reply's too.
           if (matcher !== undefined) release(matcher.flush());

@@ -15,6 +15,7 @@ export class StopSequenceMatcher {
   readonly #longest: number;
   #held = '';
   #stopped = false;
+  #matched: string | undefined;
 
   /** `stops`: the request's stop sequences; empty strings match nothing (as with OpenAI). */
   constructor(stops: readonly string[]) {
@@ -25,6 +26,11 @@ export class StopSequenceMatcher {
   /** Whether a stop sequence has matched: the reply is complete, and later text is ignored. */
   get stopped(): boolean {
     return this.#stopped;
+  }
+
+  /** The stop sequence that matched (Anthropic's `stop_sequence` names it); undefined before a match. */
+  get matched(): string | undefined {
+    return this.#matched;
   }
 
   /** Feeds newly generated text; returns what may be released now (possibly empty). */
@@ -65,6 +71,7 @@ export class StopSequenceMatcher {
       if (stopEnd < end || (stopEnd === end && at < start)) {
         start = at;
         end = stopEnd;
+        this.#matched = stop;
       }
     }
     return start;

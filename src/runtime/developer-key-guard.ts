@@ -52,6 +52,23 @@ function unauthorized(code: string, message: string): ApiError {
   return new ApiError({ status: 401, type: 'authentication_error', code, message, headers: { 'www-authenticate': 'Bearer realm="svc"' } });
 }
 
+/** Longest `x-api-key` value read, as for Authorization (bearer-token.ts). */
+const MAX_API_KEY_CHARS = 512;
+
+/**
+ * The key a request presents: `Authorization: Bearer <key>`, or `x-api-key: <key>` as
+ * Anthropic's clients send it. Of the two, an svc key wins (a client may send another tool's
+ * key in one header); else the bearer value, then the x-api-key value.
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const bearer = bearerToken(request.headers.authorization);
+  const header = request.headers['x-api-key'];
+  const apiKey = typeof header === 'string' && header.length <= MAX_API_KEY_CHARS && header !== '' ? header.trim() : undefined;
+  if (bearer?.startsWith(KEY_START) === true) return bearer;
+  if (apiKey?.startsWith(KEY_START) === true) return apiKey;
+  return bearer ?? apiKey;
+}
+
 function projectOf(request: FastifyRequest, keyProject: string | null): string | null {
   const header = request.headers['x-svc-project-id'];
   return typeof header === 'string' && PROJECT_ID.test(header) ? header : keyProject;
@@ -83,11 +100,10 @@ export function installDeveloperKeyGuard(app: FastifyInstance, options: Develope
   });
   const checkKey = async (request: FastifyRequest): Promise<void> => {
     if (request.method === 'OPTIONS' || OPEN_PATHS.has(request.url.split('?')[0] ?? '') || request.routeOptions.config.keyFree === true) return;
-    const header = request.headers.authorization;
-    const token = bearerToken(header);
+    const token = presentedKey(request);
     if (token === undefined || token === NO_KEY || !token.startsWith(KEY_START)) {
       if (!options.required) return;
-      throw unauthorized('developer_key_required', 'This daemon requires a developer key: send Authorization: Bearer <DEVELOPER_KEY> (svc_dk_…).');
+      throw unauthorized('developer_key_required', 'This daemon requires a developer key: send Authorization: Bearer <DEVELOPER_KEY> (svc_dk_…), or x-api-key: <DEVELOPER_KEY>.');
     }
     const result = await options.verifier.verify(token);
     if (result.status === 'revoked') throw unauthorized('developer_key_revoked', 'This developer key was revoked; issue a new one at /settings/api-keys.');

@@ -18,6 +18,7 @@ import { responsesRoute } from './responses-route.ts';
 import { responsesCompactRoute } from './responses-compact-route.ts';
 import { responsesSocketRoute } from './responses-socket-route.ts';
 import { closeRefusedUpgrades } from '../http/refused-upgrades.ts';
+import { messagesRoutes } from './messages-route.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from '../http/openai-error-handler.ts';
 import { installDraining } from '../http/draining.ts';
 import { installJsonBodyParser } from '../http/json-body-parser.ts';
@@ -134,6 +135,8 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
       await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(responsesCompactRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(responsesSocketRoute, { models: options.models, shutdownSignal: options.shutdownSignal, maxMessageBytes: options.bodyLimit });
+      // Anthropic's Messages API: its own error envelope, scoped to /v1/messages.
+      await v1.register(messagesRoutes, { prefix: '/messages', models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
       await v1.register(comingSoonRoutes);

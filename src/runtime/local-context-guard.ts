@@ -4,6 +4,7 @@ import { isLocalToolName } from '../mcp/tool-names.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import type { ChatCompletionRequest, ResponseRequest } from '../openai/openai-schemas.ts';
+import type { PromptRequest } from '../anthropic/messages-schemas.ts';
 import type { LocalContext } from '../mcp/local-context-marker.ts';
 
 /**
@@ -47,6 +48,26 @@ export function localContextInResponse(body: Pick<ResponseRequest, 'tools' | 'in
   }
   for (const [i, item] of body.input.entries()) {
     if (item.type === 'function_call' && isLocalToolName(item.name)) return { param: `input[${i}].name`, what: `a call of ${tool(item.name)}` };
+  }
+  return undefined;
+}
+
+/**
+ * The first local context in an Anthropic Messages request: svc's tools among its tools, or a
+ * `tool_use` of one in the conversation (a `tool_result` answers a tool_use of the turn before,
+ * which toEngineMessages checks, so results of svc's tools are found at their call).
+ */
+export function localContextInMessages(body: Pick<PromptRequest, 'tools' | 'messages'>): LocalContext | undefined {
+  for (const [i, t] of (body.tools ?? []).entries()) {
+    if (isLocalToolName(t.name)) return { param: `tools[${i}].name`, what: tool(t.name) };
+  }
+  for (const [i, message] of body.messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [j, block] of message.content.entries()) {
+      if (block.type === 'tool_use' && typeof block.name === 'string' && isLocalToolName(block.name)) {
+        return { param: `messages[${i}].content[${j}].name`, what: `a call of ${tool(block.name)}` };
+      }
+    }
   }
   return undefined;
 }

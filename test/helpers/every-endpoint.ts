@@ -66,6 +66,10 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   const turn = await socket.turn({ type: 'response.create', model: 'tiny', input: 'Hi', max_output_tokens: 4 });
   socket.close();
   assert.match(turn.at(-1)?.type ?? '', /^response\.(completed|incomplete)$/, 'a WebSocket turn of /v1/responses');
+  await expect(base, 'POST', '/v1/messages', 200, { model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content: 'Hi' }] });
+  const events = await call(base, 'POST', '/v1/messages', { model: 'tiny', max_tokens: 4, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+  assert.match(events.text, /event: message_stop/);
+  await expect(base, 'POST', '/v1/messages/count_tokens', 200, { model: 'tiny', messages: [{ role: 'user', content: 'Hi' }] });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'tiny', input: 'pumps' });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'svc-hashed-embed-v2', input: 'pumps' });
   await expect(base, 'POST', '/v1/images/generations', 501, { prompt: 'x' });

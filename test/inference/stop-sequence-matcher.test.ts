@@ -99,6 +99,22 @@ describe('StopSequenceMatcher', () => {
     assert.equal(matcher.flush(), '');
   });
 
+  test('matched names the stop sequence that ended the text: the one that completes first', () => {
+    const matcher = new StopSequenceMatcher(['END', 'D!', 'zz']);
+    assert.equal(matcher.matched, undefined);
+    assert.equal(matcher.push('abc EN'), 'abc ');
+    assert.equal(matcher.matched, undefined);
+    assert.equal(matcher.push('D! more'), '');
+    assert.equal(matcher.matched, 'END');
+    const other = new StopSequenceMatcher(['xyz', 'yz']);
+    other.push('axyzb');
+    assert.equal(other.matched, 'xyz', 'a tie on the end: the longer one');
+    const none = new StopSequenceMatcher(['q']);
+    none.push('abc');
+    none.flush();
+    assert.equal(none.matched, undefined);
+  });
+
   test('property: any text, stops and chunking give the reference reply', () => {
     const alphabet = fc.constantFrom('a', 'b', 'c', ' ', '\n', 'é', '😀', '<', '/');
     const text = fc.array(alphabet, { maxLength: 40 }).map((cs) => cs.join(''));

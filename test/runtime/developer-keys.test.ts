@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { exportDeveloperKeys } from '../../src/accounts/developer-keys/export-developer-keys.ts';
 import type { HostedStore } from '../../src/accounts/hosted-store.ts';
@@ -171,6 +172,28 @@ describe('svc serve --developer-keys', () => {
     await response.body?.cancel();
     const client = new OpenAI({ baseURL: `${enforced.url}/v1`, apiKey: 'none', maxRetries: 0 });
     await assert.rejects(client.models.list(), OpenAI.AuthenticationError);
+  });
+
+  it('with enforcement: x-api-key is read like a bearer token (the Anthropic client sends it); refusals on /v1/messages are in Anthropic\'s envelope', async () => {
+    const keyed = await get(enforced.url, undefined, { 'x-api-key': keys.get('main')!.secret });
+    assert.equal(keyed.status, 200);
+    await keyed.body?.cancel();
+    // Another tool's key in Authorization does not hide an svc key in x-api-key.
+    const both = await get(enforced.url, 'Bearer sk-other', { 'x-api-key': keys.get('main')!.secret });
+    assert.equal(both.status, 200);
+    await both.body?.cancel();
+    await expectError(await get(enforced.url, undefined, { 'x-api-key': 'svc_dk_not_a_key' }), 401, 'developer_key_invalid');
+    const ask = { model: 'absent', max_tokens: 4, messages: [{ role: 'user' as const, content: 'hi' }] };
+    // Past the guard, the daemon (no model) answers 404: the key was accepted.
+    const client = new Anthropic({ baseURL: enforced.url, apiKey: keys.get('main')!.secret, maxRetries: 0 });
+    await assert.rejects(client.messages.create(ask), (e: unknown) => e instanceof Anthropic.NotFoundError);
+    const anonymous = new Anthropic({ baseURL: enforced.url, apiKey: 'none', maxRetries: 0 });
+    await assert.rejects(anonymous.messages.create(ask), (e: unknown) => {
+      assert.ok(e instanceof Anthropic.AuthenticationError);
+      assert.deepEqual(Object.keys((e.error as { error: object }).error).sort(), ['message', 'type']);
+      assert.equal((e.error as { error: { type: string } }).error.type, 'authentication_error');
+      return true;
+    });
   });
 
   it('with enforcement: a job request refused for want of a key is not a job; the same request with the key is', async () => {
