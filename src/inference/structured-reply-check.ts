@@ -9,11 +9,12 @@
  * - The value is incomplete (does not parse): the reply says `length`, with the partial text,
  *   as a reply cut by `max_tokens` does; a client never parses it as complete.
  * - The value parses but breaks the schema: a 500 `structured_output_invalid` naming where,
- *   never a `stop` with a value the client's validator would reject.
+ *   never a `stop` with a value the client's validator would reject (an error, not a retry
+ *   inside svc: see `invalid`).
  */
 import { z } from 'zod';
 import { ApiError } from '../shared/api-error.ts';
-import type { GenerateResult } from './language-model.ts';
+import type { GenerateResult, SamplingOptions } from './language-model.ts';
 
 /** An issue with a value, or undefined when it is valid. */
 export type JsonCheck = (value: unknown) => string | undefined;
@@ -128,17 +129,32 @@ export function structuredReplyFault(result: GenerateResult, expected: Structure
   return undefined;
 }
 
-function invalid(what: string, issue: string): ApiError {
+/**
+ * The 500 for complete JSON that breaks the schema. Kept an error rather than retried inside svc
+ * (docs/runtime.md, Structured output): a stream cannot take back the deltas it sent, and a
+ * seeded request must stay reproducible. A seeded or greedy request would write the same value
+ * again, so the answer tells clients not to retry it (`x-should-retry: false`, which OpenAI's
+ * clients honour); otherwise their own retry samples anew.
+ */
+function invalid(what: string, issue: string, sampling: Pick<SamplingOptions, 'seed' | 'temperature'>): ApiError {
+  const repeats = sampling.seed !== undefined || sampling.temperature === 0;
+  const hint = repeats
+    ? `the same request repeats it (${sampling.seed !== undefined ? 'seed' : 'temperature 0'}): change ${sampling.seed !== undefined ? 'or drop the seed' : 'the temperature'} for another`
+    : 'a retry samples anew';
   return new ApiError({
     status: 500, type: 'server_error', code: 'structured_output_invalid',
-    message: `The model's ${what} is complete JSON that does not match the schema (${issue}); svc does not pass it on as a normal reply.`,
+    message: `The model's ${what} is complete JSON that does not match the schema (${issue}); svc does not pass it on as a normal reply; ${hint}.`,
+    ...(repeats ? { headers: { 'x-should-retry': 'false' } } : {}),
   });
 }
 
-/** The result as the client gets it: `length` for an incomplete value, an error for an invalid one. */
-export function checkStructuredReply(result: GenerateResult, expected: StructuredExpectation): GenerateResult {
+/**
+ * The result as the client gets it: `length` for an incomplete value, an error for an invalid
+ * one. `sampling`: the request's seed and temperature (whether a retry would repeat the value).
+ */
+export function checkStructuredReply(result: GenerateResult, expected: StructuredExpectation, sampling: Pick<SamplingOptions, 'seed' | 'temperature'> = {}): GenerateResult {
   const fault = structuredReplyFault(result, expected);
   if (fault === undefined) return result;
   if (fault.kind === 'incomplete') return { ...result, finishReason: 'length' };
-  throw invalid(fault.what, fault.issue);
+  throw invalid(fault.what, fault.issue, sampling);
 }
