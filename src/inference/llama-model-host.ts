@@ -136,7 +136,7 @@ export class LlamaModelHost implements LanguageModel {
         dispose: () => chat.dispose({ disposeSequence: false }),
       };
     });
-    return expected === undefined ? reply : reply.then((result) => checkStructuredReply(result, expected));
+    return expected === undefined ? reply : reply.then((result) => checkStructuredReply(result, expected, options));
   }
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {

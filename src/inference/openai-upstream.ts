@@ -11,6 +11,7 @@ import type {
   LanguageModel,
   SamplingOptions,
 } from './language-model.ts';
+import { checkUpstreamReply, upstreamExpectation } from './check-upstream-reply.ts';
 import { malformedUpstream, upstreamHttpError, upstreamNetworkError, type UpstreamErrorContext } from './upstream-errors.ts';
 import { upstreamEmbeddingsSchema, upstreamErrorBodySchema, upstreamModelListSchema, upstreamWholeAnswerSchema } from './upstream-schemas.ts';
 import { readUpstreamStream, UpstreamStreamNormalizer, type StreamKind } from './upstream-stream.ts';
@@ -149,6 +150,17 @@ export class OpenAIUpstream {
   /** The upstream model `upstreamId` under the id svc lists it as. */
   model(upstreamId: string, publicId: string): LanguageModel {
     return new UpstreamModel(this, upstreamId, publicId);
+  }
+
+  /**
+   * A streamed chat request, read into a result (parts go to `onPart`). When the request asks for
+   * structured output, the reply is checked before it is returned: the finish of a stream waits
+   * for the check, so a broken promise ends it with an error instead (check-upstream-reply.ts).
+   */
+  async chat(body: Record<string, unknown>, options: ChatOptions): Promise<GenerateResult> {
+    const expected = upstreamExpectation(options);
+    const result = await this.generate('chat', body, options);
+    return expected === undefined ? result : checkUpstreamReply(result, expected, this.#errors);
   }
 
   /** A streamed chat or completion request, read into a result (parts go to `onPart`). */
@@ -378,7 +390,7 @@ export class UpstreamModel implements LanguageModel {
   }
 
   chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult> {
-    return this.#upstream.generate('chat', {
+    return this.#upstream.chat({
       model: this.upstreamId,
       messages: messages.map(toOpenAIMessage),
       ...samplingFields(options),

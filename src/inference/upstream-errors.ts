@@ -1,5 +1,7 @@
 import { ApiError } from '../shared/api-error.ts';
 import { truncateInput } from '../shared/quote-input.ts';
+import type { FinishReason } from './language-model.ts';
+import type { StructuredFault } from './structured-reply-check.ts';
 import type { UpstreamErrorBody } from './upstream-schemas.ts';
 
 /**
@@ -135,6 +137,20 @@ export function malformedUpstream(ctx: UpstreamErrorContext, detail: string): Ap
   return new ApiError({
     status: 502, type: 'server_error', code: 'upstream_invalid_response',
     message: `Upstream '${ctx.name}' sent an invalid response: ${truncateInput(scrubSecrets(detail, ctx.secrets), MAX_UPSTREAM_MESSAGE)}`,
+  });
+}
+
+/**
+ * The upstream said its reply was complete (`stop`, `tool_calls`) but the JSON asked for does not
+ * parse or breaks the schema (check-upstream-reply.ts). A 502 like any invalid upstream answer,
+ * with its own code so a client can tell it from a protocol error and retry; the reply itself is
+ * not repeated (only the end of an incomplete value, where it stopped).
+ */
+export function upstreamStructuredOutputInvalid(ctx: UpstreamErrorContext, finishReason: FinishReason, fault: StructuredFault): ApiError {
+  const problem = fault.kind === 'invalid' ? `it does not match the schema (${fault.issue})` : fault.issue;
+  return new ApiError({
+    status: 502, type: 'server_error', code: 'upstream_structured_output_invalid',
+    message: `Upstream '${ctx.name}' said its ${fault.what} was complete (finish_reason ${finishReason}) but ${truncateInput(scrubSecrets(problem, ctx.secrets), MAX_UPSTREAM_MESSAGE)}; svc does not pass it on as a normal reply.`,
   });
 }
 

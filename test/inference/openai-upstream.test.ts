@@ -58,7 +58,9 @@ describe('requests', () => {
 
   test('sampling, tools, tool_choice and response_format pass through in OpenAI\'s form', async () => {
     const upstream = make();
-    server.handle(sse([finishChunk('stop'), 'data: [DONE]']));
+    // The forced call, as the request asks (svc checks what a structured request gets back).
+    const call = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c2', function: { name: 'w', arguments: '{}' } }] } }] };
+    server.handle(sse([call, finishChunk('tool_calls'), 'data: [DONE]']));
     await upstream.model('m', 'up/m').chat([
       { role: 'user', content: 'weather?' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'w', arguments: '{}' }] },

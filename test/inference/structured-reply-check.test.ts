@@ -54,6 +54,29 @@ describe('checkStructuredReply', () => {
     assert.equal(checkStructuredReply(text('hello'), { tools: new Map(), callForced: false }).finishReason, 'stop');
   });
 
+  test('an invalid value is an error, not a retry: a seeded or greedy request is marked not worth retrying', () => {
+    const check = { text: schemaCheck(ORDER) };
+    const bad = text('{"kind":"c","n":1}');
+    const caught = (sampling: { seed?: number; temperature?: number }): ApiError => {
+      try {
+        checkStructuredReply(bad, check, sampling);
+      } catch (error) {
+        assert.ok(error instanceof ApiError);
+        return error;
+      }
+      assert.fail('expected an error');
+    };
+    const sampled = caught({ temperature: 0.8 });
+    assert.deepEqual(sampled.headers, {});
+    assert.match(sampled.message, /a retry samples anew\.$/);
+    const seeded = caught({ seed: 7, temperature: 0.8 });
+    assert.deepEqual(seeded.headers, { 'x-should-retry': 'false' });
+    assert.match(seeded.message, /the same request repeats it \(seed\): change or drop the seed for another\.$/);
+    const greedy = caught({ temperature: 0 });
+    assert.deepEqual(greedy.headers, { 'x-should-retry': 'false' });
+    assert.match(greedy.message, /\(temperature 0\): change the temperature for another\.$/);
+  });
+
   test('a schema zod cannot read falls back to the grammar schema, then to well-formed JSON only', () => {
     const unreadable = { type: 'object', properties: { a: { $ref: '#/nowhere' } } };
     const fallback = schemaCheck(unreadable, { type: 'object', properties: { a: { type: 'string' } } });
