@@ -36,8 +36,9 @@ function recordingFetch(seen: { sentSession: boolean; gotSession: boolean }[]): 
 
 function structured(result: CallToolResult): Record<string, unknown> {
   assert.notEqual(result.isError, true, JSON.stringify(result.content));
-  assert.ok(result.structuredContent !== undefined);
-  return result.structuredContent;
+  const content = result.structuredContent;
+  assert.ok(typeof content === 'object' && content !== null);
+  return content as Record<string, unknown>;
 }
 
 for (const mode of [{ name: 'with sessions', args: [] as string[] }, { name: '--mcp-stateless', args: ['--mcp-stateless'] }]) {
