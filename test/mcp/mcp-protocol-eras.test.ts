@@ -124,7 +124,8 @@ for (const mode of [{ name: 'with sessions', args: [] as string[] }, { name: '--
       });
       const body = await response.json() as { error?: { code: number; data?: { supported?: string[] } } };
       assert.equal(response.status, 400);
-      assert.ok(body.error !== undefined && body.error.data?.supported?.includes(MODERN), JSON.stringify(body));
+      assert.equal(body.error?.code, -32022, JSON.stringify(body));
+      assert.ok(body.error.data?.supported?.includes(MODERN), JSON.stringify(body));
     });
   });
 }
