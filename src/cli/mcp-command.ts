@@ -19,9 +19,9 @@ export function registerMcpCommand(program: Command): void {
     .action(async (options: { url?: string; allowRemoteDaemon?: boolean; logLevel: string }) => {
       const { base, headers } = mcpDaemonTarget(options, process.env);
       // Imported here so other commands start without the SDK.
-      const [{ default: pino }, { StdioServerTransport }, { buildMcpServer }, { LocalRuntimeClient }, { SpaceChanges }, { DaemonChangeRelay }] = await Promise.all([
+      const [{ default: pino }, { serveStdio }, { buildMcpServer }, { LocalRuntimeClient }, { SpaceChanges }, { DaemonChangeRelay }] = await Promise.all([
         import('pino'),
-        import('@modelcontextprotocol/sdk/server/stdio.js'),
+        import('@modelcontextprotocol/server/stdio'),
         import('../mcp/mcp-server.ts'),
         import('../mcp/local-runtime-client.ts'),
         import('../mcp/space-changes.ts'),
@@ -30,14 +30,17 @@ export function registerMcpCommand(program: Command): void {
       // fd 2: stdout belongs to the protocol.
       const log = pino({ level: options.logLevel, base: { component: 'mcp' } }, pino.destination(2));
       const changes = new SpaceChanges();
-      const server = buildMcpServer({ runtime: new LocalRuntimeClient({ baseUrl: base, headers }), log, changes });
-      const transport = new StdioServerTransport();
+      const runtime = new LocalRuntimeClient({ baseUrl: base, headers });
       const closed = new Promise<void>((resolve) => {
         // The client ends the session by closing our stdin.
         process.stdin.once('end', resolve);
         process.stdin.once('close', resolve);
       });
-      await server.connect(transport);
+      // The SDK picks the era from the client's opening (2026-07-28 `server/discover` or a 2025
+      // `initialize`) and pins one server from this factory to the connection.
+      const server = serveStdio(() => buildMcpServer({ runtime, log, changes }), {
+        onerror: (error) => log.warn({ err_name: error.name }, 'svc mcp: protocol error'),
+      });
       log.info({ url: base }, `svc mcp: serving on stdio, tools call ${base}`);
       // Documents added anywhere else (HTTP API, uploads, other clients) reach this client too.
       const relay = new DaemonChangeRelay({ base, headers, changes, log });

@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { McpLogger } from './mcp-server.ts';
 import type { SpaceChanges } from './space-changes.ts';
 
@@ -18,12 +16,16 @@ export interface DaemonChangeRelayOptions {
 
 const DEFAULT_RETRY_MS = 5_000;
 
+/** The protocol revision the bridge speaks to the daemon: the daemon is svc too, so no probing. */
+const DAEMON_PROTOCOL = '2026-07-28';
+
 /**
  * The stdio bridge's ear on the daemon. Documents can be added by anyone (the HTTP API, an upload
- * job, another MCP client), and only the daemon knows; the bridge holds an MCP session with the
- * daemon's `/mcp` whose server-to-client stream carries `notifications/resources/list_changed`,
- * and passes each one to its own client. A daemon that is down, restarts, or serves `/mcp`
- * stateless (no stream) just means no relay until a later attempt works; tools are unaffected.
+ * job, another MCP client), and only the daemon knows; the bridge holds a 2026-07-28
+ * `subscriptions/listen` stream on the daemon's `/mcp` (no session: it works on a
+ * `--mcp-stateless` daemon too) that carries `notifications/resources/list_changed`, and passes
+ * each one to its own client. A daemon that is down or restarts just means no relay until a
+ * later attempt works; tools are unaffected.
  */
 export class DaemonChangeRelay {
   readonly #options: DaemonChangeRelayOptions;
@@ -44,16 +46,19 @@ export class DaemonChangeRelay {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
-    const client = new Client({ name: 'svc-mcp-bridge', version: '1' });
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.#options.changes.changed());
+    const client = new Client({ name: 'svc-mcp-bridge', version: '1' }, { versionNegotiation: { mode: { pin: DAEMON_PROTOCOL } } });
+    client.setNotificationHandler('notifications/resources/list_changed', () => this.#options.changes.changed());
     const transport = new StreamableHTTPClientTransport(new URL(`${this.#options.base}/mcp`), { requestInit: { headers: { ...this.#options.headers } } });
-    // Any transport failure (the stream ended, the session is gone after a daemon restart, the
-    // SDK gave up reconnecting) starts over with a fresh session.
+    // Any transport failure, or the stream ending (a daemon restart or shutdown), starts over.
     client.onerror = () => this.#retry(client);
     client.onclose = () => this.#retry(client);
     this.#client = client;
     try {
       await client.connect(transport);
+      const subscription = await client.listen({ resourcesListChanged: true });
+      void subscription.closed.then((how) => {
+        if (how !== 'local') this.#retry(client);
+      });
       this.#options.log.info({ url: this.#options.base }, 'svc mcp: listening for document changes on the daemon');
     } catch {
       this.#retry(client);

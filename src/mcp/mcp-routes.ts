@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, type McpServer } from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../shared/api-error.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
@@ -12,10 +11,16 @@ import type { LocalRuntimeClient } from './local-runtime-client.ts';
 import type { SpaceChanges } from './space-changes.ts';
 
 /**
- * `/mcp` (Streamable HTTP, MCP 2025-06-18 and later) and `/openai-tools` on the daemon's
- * listener. The daemon's hooks run first (loopback Host/Origin guard → 403, draining, developer
- * keys), so the SDK's own DNS-rebinding check, an exact host:port list, is left off: the guard
- * already refuses every non-loopback Host and Origin, on every port the daemon binds.
+ * `/mcp` (Streamable HTTP) on the daemon's listener, through the MCP TypeScript SDK v2. The
+ * daemon's hooks run first (loopback Host/Origin guard → 403, draining, developer keys), so the
+ * SDK's own DNS-rebinding check, an exact host:port list, is left off: the guard already refuses
+ * every non-loopback Host and Origin, on every port the daemon binds.
+ *
+ * Two protocol eras share the path, told apart by the SDK's own classifier (`isLegacyRequest`):
+ * a request carrying the 2026-07-28 `_meta` envelope (or its `MCP-Protocol-Version` header) is
+ * served by `createMcpHandler`: no handshake, no session, one fresh server per request,
+ * `server/discover`, and `subscriptions/listen` streams that carry resource-list changes (at most
+ * `maxSessions` open at once). Everything else is 2025-era traffic (2025-11-25, 2025-06-18):
  *
  * Sessions are the SDK's: `initialize` without a session id opens one (its id comes back in
  * `Mcp-Session-Id`), later requests carry it, `GET` opens the server-to-client SSE stream,
@@ -106,14 +111,25 @@ function toJsonRpcError(error: FastifyError | ApiError | JsonRpcHttpError): Json
 
 export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const sessions = new Map<string, Session>();
-  const newServer = (): McpServer => buildMcpServer({ runtime: options.runtime, log: options.log, changes: options.changes });
+  const newServer = (announceChanges = true): McpServer => buildMcpServer({ runtime: options.runtime, log: options.log, changes: options.changes, announceChanges });
+
+  // 2026-07-28: stateless by design; 2025-era requests never reach it (`legacy: 'reject'` is the
+  // strict answer should one slip past the classifier), they take the session routes below.
+  const modern = createMcpHandler(() => newServer(false), {
+    legacy: 'reject',
+    maxRequestBodySize: options.bodyLimit,
+    maxSubscriptions: options.maxSessions,
+    onerror: (error) => options.log.warn({ err_name: error.name }, 'mcp request failed'),
+  });
+  const serveModern = toNodeHandler(modern, { maxRequestBodySize: options.bodyLimit, onerror: (error) => options.log.warn({ err_name: error.name }, 'mcp transport failed') });
+  const stopRelay = options.changes.subscribe(() => modern.notify.resourcesChanged());
 
   const closeSession = async (id: string, session: Session): Promise<void> => {
     sessions.delete(id);
     await session.transport.close().catch(() => {});
     await session.server.close().catch(() => {});
   };
-  const closeAll = (): Promise<void> => Promise.all([...sessions].map(([id, s]) => closeSession(id, s))).then(() => {});
+  const closeAll = (): Promise<void> => Promise.all([modern.close(), ...[...sessions].map(([id, s]) => closeSession(id, s))]).then(() => {});
 
   const sweep = setInterval(() => {
     const now = performance.now();
@@ -129,6 +145,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   options.drainingSignal.addEventListener('abort', onDraining, { once: true });
   app.addHook('onClose', async () => {
     clearInterval(sweep);
+    stopRelay();
     options.drainingSignal.removeEventListener('abort', onDraining);
     await closeAll();
   });
@@ -144,15 +161,16 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     return sendJsonRpcError(reply, rpc.status, rpc.rpcCode, rpc.message, rpc.headers);
   });
 
-  /** Hands the raw request to the transport; headers set by hooks so far (CORS) go along. */
-  const handOver = async (request: FastifyRequest, reply: FastifyReply, transport: StreamableHTTPServerTransport, body: unknown, onDone?: () => void): Promise<void> => {
+  /** Hands the raw request to the SDK; headers set by hooks so far (CORS) go along. */
+  const handOver = async (request: FastifyRequest, reply: FastifyReply, serve: StreamableHTTPServerTransport | 'modern', body: unknown, onDone?: () => void): Promise<void> => {
     reply.hijack();
     const raw: ServerResponse = reply.raw;
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
     if (request.headers.origin !== undefined) raw.setHeader('access-control-expose-headers', 'mcp-session-id, mcp-protocol-version');
     if (onDone !== undefined) raw.once('close', onDone);
     try {
-      await transport.handleRequest(request.raw, raw, body);
+      if (serve === 'modern') await serveModern(request.raw, raw, body);
+      else await serve.handleRequest(request.raw, raw, body);
     } catch (error) {
       options.log.warn({ err_name: (error as Error).name }, 'mcp transport failed');
       if (!raw.headersSent) {
@@ -264,6 +282,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
 
   app.post('/mcp', async (request, reply) => {
     const body = parseBody(request);
+    if (!(await isLegacyRequest(await toWebRequest(request.raw, body), body, { maxRequestBodySize: options.bodyLimit }))) return handOver(request, reply, 'modern', body);
     if (options.stateless) return statelessPost(request, reply, body);
     const found = sessionOf(request);
     if (found !== undefined) return handOver(request, reply, found[1].transport, body, using(found[1]));

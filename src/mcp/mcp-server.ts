@@ -1,5 +1,4 @@
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type CallToolResult, type GetPromptResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CallToolResult, type GetPromptResult, type ListResourcesResult, type ReadResourceResult, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { SVC_VERSION } from '../shared/version.ts';
 import { RuntimeAnswerError, RuntimeUnreachableError, type LocalRuntimeClient } from './local-runtime-client.ts';
@@ -9,14 +8,22 @@ import { isRecord } from '../shared/is-record.ts';
 
 /**
  * One MCP server (tools, the space-document resources, the answer-from-a-space prompt) over
- * any transport: a session of `/mcp` in the daemon, one stateless request, or `svc mcp` on stdio.
+ * any transport and either protocol era (SDK v2): one 2026-07-28 request on `/mcp`, a 2025-era
+ * session or stateless request there, or a `svc mcp` stdio connection of either era.
  */
 export interface McpServerOptions {
   runtime: LocalRuntimeClient;
   /** Where each call is logged: tool name, duration and outcome, never arguments or results. */
   log: McpLogger;
-  /** Document additions from anywhere (tools, the HTTP API): each one tells this server's client. */
+  /** Document additions from anywhere (tools, the HTTP API): tools report theirs here. */
   changes: SpaceChanges;
+  /**
+   * Whether this instance tells its own client of each change (`notifications/resources/list_changed`):
+   * yes for a 2025-era session and a stdio connection (the SDK routes it onto the client's
+   * `subscriptions/listen` on a 2026-07-28 one); no for an instance that serves one HTTP request,
+   * where the route's `subscriptions/listen` streams carry changes instead.
+   */
+  announceChanges?: boolean;
 }
 
 export interface McpLogger {
@@ -49,9 +56,19 @@ function toolResult(structured: Record<string, unknown>): CallToolResult {
 }
 
 /** The runtime as this caller may use it: an HTTP caller's Authorization goes along (developer keys). */
-function runtimeFor(runtime: LocalRuntimeClient, extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } | undefined }): LocalRuntimeClient {
-  const authorization = extra.requestInfo?.headers?.authorization;
+function runtimeFor(runtime: LocalRuntimeClient, ctx: ServerContext): LocalRuntimeClient {
+  const authorization = ctx.http?.req?.headers.get('authorization');
   return typeof authorization === 'string' ? runtime.withHeaders({ authorization }) : runtime;
+}
+
+/**
+ * The tool-call line (tool, duration, outcome: never arguments or results) goes to the client as a
+ * log notification too, tied to the call: at or above the level a 2025-era client chose with
+ * `logging/setLevel`, or a 2026-07-28 client named in the request's `_meta` (the SDK filters).
+ * Protocol logging is deprecated in 2026-07-28 but still served; a client gone mid-call is no error.
+ */
+function tellClient(ctx: ServerContext, level: 'info' | 'warning', fields: Record<string, unknown>, message: string): void {
+  void ctx.mcpReq.log(level, { message, ...fields }, 'svc').catch(() => {});
 }
 
 function registerTool(server: McpServer, tool: LocalTool, options: McpServerOptions): void {
@@ -62,19 +79,23 @@ function registerTool(server: McpServer, tool: LocalTool, options: McpServerOpti
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
     annotations: { title: tool.title, ...tool.annotations },
-  }, async (args, extra): Promise<CallToolResult> => {
+  }, async (args, ctx): Promise<CallToolResult> => {
     const started = performance.now();
     try {
       const structured = await tool.run(args, {
-        runtime: runtimeFor(options.runtime, extra),
-        signal: extra.signal,
+        runtime: runtimeFor(options.runtime, ctx),
+        signal: ctx.mcpReq.signal,
         onDocumentAdded: () => changes.changed(),
       });
-      log.info({ tool: tool.name, ms: Math.round(performance.now() - started), ok: true }, 'mcp tool call');
+      const fields = { tool: tool.name, ms: Math.round(performance.now() - started), ok: true };
+      log.info(fields, 'mcp tool call');
+      tellClient(ctx, 'info', fields, 'mcp tool call');
       return toolResult(structured);
     } catch (error) {
       const { message, kind } = failureMessage(tool.name, error);
-      log.warn({ tool: tool.name, ms: Math.round(performance.now() - started), ok: false, failure: kind }, 'mcp tool call failed');
+      const fields = { tool: tool.name, ms: Math.round(performance.now() - started), ok: false, failure: kind };
+      log.warn(fields, 'mcp tool call failed');
+      tellClient(ctx, 'warning', fields, 'mcp tool call failed');
       return { content: [{ type: 'text', text: message }], isError: true };
     }
   });
@@ -108,22 +129,22 @@ function variable(value: string | string[] | undefined): string {
     return decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
   } catch (error) {
     // A malformed %-escape is the client's mistake: invalid params, not an internal error.
-    if (error instanceof URIError) throw new McpError(ErrorCode.InvalidParams, 'The resource URI has a malformed percent-escape.');
+    if (error instanceof URIError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'The resource URI has a malformed percent-escape.');
     throw error;
   }
 }
 
 function registerResources(server: McpServer, runtime: LocalRuntimeClient): void {
   const template = new ResourceTemplate('svc://spaces/{space}/{document}', {
-    list: async (extra) => listDocuments(runtimeFor(runtime, extra), extra.signal),
+    list: async (ctx) => listDocuments(runtimeFor(runtime, ctx), ctx.mcpReq.signal),
   });
   server.registerResource('space-document', template, {
     title: 'Knowledge-space document',
     description: 'The extracted text of a document in one of svc\'s knowledge spaces.',
-  }, async (uri, variables, extra): Promise<ReadResourceResult> => {
+  }, async (uri, variables, ctx): Promise<ReadResourceResult> => {
     const space = variable(variables.space);
     const id = variable(variables.document);
-    const document = await runtimeFor(runtime, extra).json('GET', `/api/spaces/${encodeURIComponent(space)}/documents/${encodeURIComponent(id)}?include=text`, undefined, extra.signal);
+    const document = await runtimeFor(runtime, ctx).json('GET', `/api/spaces/${encodeURIComponent(space)}/documents/${encodeURIComponent(id)}?include=text`, undefined, ctx.mcpReq.signal);
     if (!isRecord(document) || typeof document.text !== 'string') throw new Error(`Document ${uri.href} has no text.`);
     return { contents: [{ uri: uri.href, mimeType: document.format === 'markdown' ? 'text/markdown' : 'text/plain', text: document.text }] };
   });
@@ -152,30 +173,15 @@ function registerPrompt(server: McpServer, runtime: LocalRuntimeClient): void {
   server.registerPrompt(PROMPT_ANSWER_FROM_SPACE, {
     title: 'Answer from a knowledge space',
     description: 'Searches a knowledge space for the question and asks for an answer from the passages found, citing them as [n].',
-    argsSchema: { space: z.string().describe('the knowledge space to search'), question: z.string().describe('what to answer') },
-  }, async ({ space, question }, extra): Promise<GetPromptResult> => {
-    const body = await runtimeFor(runtime, extra).json('POST', `/api/spaces/${encodeURIComponent(space)}/search`, { query: question, top_k: PROMPT_PASSAGES }, extra.signal);
+    argsSchema: z.object({ space: z.string().describe('the knowledge space to search'), question: z.string().describe('what to answer') }),
+  }, async ({ space, question }, ctx): Promise<GetPromptResult> => {
+    const body = await runtimeFor(runtime, ctx).json('POST', `/api/spaces/${encodeURIComponent(space)}/search`, { query: question, top_k: PROMPT_PASSAGES }, ctx.mcpReq.signal);
     const passages = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];
     return {
       description: `Answer from knowledge space '${space}' with citations`,
       messages: [{ role: 'user', content: { type: 'text', text: answerFromPassages(question, passages) } }],
     };
   });
-}
-
-/**
- * The tool-call lines (tool, duration, outcome: never arguments or results) go to the MCP
- * client as log notifications too, at the level it chose with `logging/setLevel`.
- */
-function alsoToClient(server: McpServer, log: McpLogger): McpLogger {
-  const send = (level: 'info' | 'warning', fields: Record<string, unknown>, message: string): void => {
-    if (!server.isConnected()) return;
-    void server.sendLoggingMessage({ level, logger: 'svc', data: { message, ...fields } }, server.server.transport?.sessionId).catch(() => {});
-  };
-  return {
-    info: (fields, message) => { log.info(fields, message); send('info', fields, message); },
-    warn: (fields, message) => { log.warn(fields, message); send('warning', fields, message); },
-  };
 }
 
 /** A new server with every tool, the resources and the prompt; the caller connects a transport. */
@@ -187,10 +193,10 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       instructions: 'svc runs models, knowledge-space search and solvers on this machine. Every tool stays local: the chat tool refuses models served off this machine.',
     },
   );
-  const log = alsoToClient(server, options.log);
-  for (const tool of LOCAL_TOOLS) registerTool(server, tool, { ...options, log });
+  for (const tool of LOCAL_TOOLS) registerTool(server, tool, options);
   registerResources(server, options.runtime);
   registerPrompt(server, options.runtime);
+  if (options.announceChanges === false) return server;
   const unsubscribe = options.changes.subscribe(() => {
     if (server.isConnected()) server.sendResourceListChanged();
   });
