@@ -28,6 +28,7 @@ import { SpaceChanges } from '../mcp/space-changes.ts';
 import { OutboundMonitor } from '../transport/outbound-monitor.ts';
 import { plainTransportHealth, TransportSecurity } from '../transport/transport-security.ts';
 import { openTelemetry } from '../telemetry/telemetry-runtime.ts';
+import { ResponseStore } from '../openai/response-store.ts';
 
 /** How long the start-up line waits for upstreams to list their models (they finish later if slower). */
 const UPSTREAM_DISCOVERY_WAIT_MS = 3_000;
@@ -94,18 +95,22 @@ export async function startDaemon(config: RuntimeConfig, log: Logger = pino({ le
   const outbound = new OutboundMonitor();
   outbound.start();
   let developerKeys: DeveloperKeyVerifier | undefined;
+  let responses: ResponseStore | undefined;
   try {
     developerKeys = await openDeveloperKeys(config, log);
-    return await startWith(config, log, developerKeys, outbound);
+    // Before anything loads: a store a newer svc wrote stops the start with one line.
+    responses = config.responses === undefined ? undefined : ResponseStore.open(ResponseStore.pathIn(config.dataDir), config.responses);
+    return await startWith(config, log, developerKeys, outbound, responses);
   } catch (error) {
     outbound.stop();
+    responses?.close();
     // A store's connection pool must not keep a process that failed to start alive.
     await developerKeys?.close();
     throw error;
   }
 }
 
-async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined, outbound: OutboundMonitor): Promise<Daemon> {
+async function startWith(config: RuntimeConfig, log: Logger, developerKeys: DeveloperKeyVerifier | undefined, outbound: OutboundMonitor, responses: ResponseStore | undefined): Promise<Daemon> {
   // First: a bad or unreadable identity key stops the start before anything loads.
   const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, { dataDir: config.dataDir, hosts: config.hosts });
   const scheme = transport === undefined ? 'http' : 'https';
@@ -187,6 +192,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     rootPlugins: [...(config.mcp.port === undefined ? [mcpPlugin] : []), telemetry.plugin],
     jobLog: telemetry.jobLog,
     spaces: spaces.library,
+    responses,
     developerKeys: developerKeyOptions,
     transport,
     health: async (request) => ({
@@ -348,6 +354,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await mcpApp?.close();
       spaceChanges.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
+      responses?.close();
       outbound.stop();
       // Last: jobs that finished during shutdown are still written.
       await telemetry.close();

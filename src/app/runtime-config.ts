@@ -59,6 +59,8 @@ export interface RuntimeConfig {
   mcp: McpConfig;
   /** `--pqc-transport`: HTTPS with post-quantum key exchange (src/transport, docs/transport.md); undefined, plain HTTP. */
   pqcTransport: PqcTransport | undefined;
+  /** The responses store (`store: true`, docs/runtime.md "Stateful responses"); undefined with `--responses-max-size 0`: stateless. */
+  responses: ResponsesStoreConfig | undefined;
   /** `--quantum-provider` and friends: the `vendor-eagle` substrate's provider (docs/solvers.md); undefined, none (503). */
   hardware: HardwareConfig | undefined;
 }
@@ -72,6 +74,13 @@ export interface McpConfig {
   maxSessions: number;
   /** `--mcp-session-idle`: a session without requests for this long is closed, ms. */
   sessionIdleMs: number;
+}
+
+export interface ResponsesStoreConfig {
+  /** `--responses-retention`: a stored response is deleted this long after it was made, ms (Infinity: never by age). */
+  retentionMs: number;
+  /** `--responses-max-size`: the stored responses' total size at most, bytes; the oldest go first past it. */
+  maxBytes: number;
 }
 
 export interface DeveloperKeysConfig {
@@ -130,6 +139,8 @@ export interface RawRuntimeOptions extends RawHardwareOptions {
   mcpStateless?: boolean | undefined;
   mcpMaxSessions?: string | undefined;
   mcpSessionIdle?: string | undefined;
+  responsesRetention?: string | undefined;
+  responsesMaxSize?: string | undefined;
 }
 
 /** Repeatable options may also arrive as one comma-separated environment variable. */
@@ -243,11 +254,25 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     mcp: mcpFrom(raw),
     pqcTransport: pqcTransportFrom(raw.pqcTransport),
     hardware: hardwareFrom(raw),
+    responses: responsesFrom(raw),
   };
   if (config.mcp.port !== undefined && config.mcp.port !== 0 && config.ports.includes(config.mcp.port)) {
     throw new ConfigError(`--mcp-port ${config.mcp.port}: the daemon already serves that port (with /mcp on it); pick another, or leave --mcp-port out to share it.`);
   }
   return config;
+}
+
+/** OpenAI keeps a stored response 30 days; the cap keeps a busy agent's history from filling the disk. */
+export const DEFAULT_RESPONSES_RETENTION = '30d';
+export const DEFAULT_RESPONSES_MAX_SIZE = '1gb';
+
+function responsesFrom(raw: RawRuntimeOptions): ResponsesStoreConfig | undefined {
+  const maxBytes = parseBytes(raw.responsesMaxSize ?? DEFAULT_RESPONSES_MAX_SIZE, '--responses-max-size');
+  const retentionMs = parseDuration(raw.responsesRetention ?? DEFAULT_RESPONSES_RETENTION, '--responses-retention');
+  if (retentionMs < 60_000) {
+    throw new ConfigError(`--responses-retention: '${raw.responsesRetention}' is shorter than a minute; to keep no responses at all, set --responses-max-size 0.`);
+  }
+  return maxBytes === 0 ? undefined : { retentionMs, maxBytes };
 }
 
 /** `--quantum-*`, for `svc serve` and `svc hosted` alike. */

@@ -77,6 +77,8 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('--mcp-stateless', 'serve /mcp without sessions: each request stands alone (no server-to-client stream or notifications) [default: sessions]').env('SVC_MCP_STATELESS'))
     .addOption(new Option('--mcp-max-sessions <n>', 'MCP sessions open at once; one more is refused with 503 [default: 100]').env('SVC_MCP_MAX_SESSIONS'))
     .addOption(new Option('--mcp-session-idle <duration>', 'close an MCP session after this long without a request [default: 30m]').env('SVC_MCP_SESSION_IDLE'))
+    .addOption(new Option('--responses-retention <duration>', 'delete a stored response (Responses API store: true) this long after it was made (30d, 12h, forever) [default: 30d]').env('SVC_RESPONSES_RETENTION'))
+    .addOption(new Option('--responses-max-size <size>', 'the most stored responses take on disk; the oldest are deleted first past it; 0 keeps none (store: true refused) [default: 1gb]').env('SVC_RESPONSES_MAX_SIZE'))
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.

@@ -283,6 +283,16 @@ export const responseCompactRequestSchema = z.strictObject({
 });
 export type ResponseCompactRequest = z.infer<typeof responseCompactRequestSchema>;
 
+/** `GET /v1/responses/{id}/input_items`'s query (OpenAI's cursor page: `after` an item id, `limit`, `order`). */
+export const inputItemsQuerySchema = z.strictObject({
+  after: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  // The SDK sends include[] for extra fields (encrypted reasoning, logprobs): none exist locally, so any is refused.
+  'include[]': z.never().optional(),
+  include: z.never().optional(),
+});
+
 /**
  * Each OpenAI route's body schema by its path, for validating a large body on the intake worker
  * (openai-intake.ts) with the very schema the route uses (request-body.ts checks it is the same).

@@ -12,7 +12,9 @@ import { SseEvents, type StreamShape } from './stream-shape.ts';
  */
 export interface ResponseSettings {
   model: string;
-  /** The response this one continues (WebSocket mode only; HTTP refuses the field). */
+  /** Whether the response is kept in the responses store (`store`, OpenAI's default true). */
+  store: boolean;
+  /** The response this one continues. */
   previousResponseId: string | null;
   instructions: string | null;
   maxOutputTokens: number | null;
@@ -96,12 +98,17 @@ export class ResponseBuilder {
   #open: OutputItem | undefined;
   #sequence = 0;
   #status: Status = 'in_progress';
+  #final: Record<string, unknown> | undefined;
 
-  constructor(settings: ResponseSettings) {
+  readonly #onFinal: ((response: Record<string, unknown>) => void) | undefined;
+
+  /** `onFinal`: called with the whole response once it ended, before it is answered (or its last event sent): where a store keeps it. */
+  constructor(settings: ResponseSettings, onFinal?: (response: Record<string, unknown>) => void) {
     this.#settings = settings;
+    this.#onFinal = onFinal;
   }
 
-  #snapshot(usage?: OpenAIUsage, error?: ApiError): object {
+  #snapshot(usage?: OpenAIUsage, error?: ApiError): Record<string, unknown> {
     const s = this.#settings;
     return {
       id: this.id,
@@ -119,7 +126,7 @@ export class ResponseBuilder {
       parallel_tool_calls: s.parallelToolCalls,
       previous_response_id: s.previousResponseId,
       reasoning: { effort: null, summary: null },
-      store: false,
+      store: s.store,
       background: false,
       service_tier: s.serviceTier,
       temperature: s.temperature,
@@ -145,7 +152,14 @@ export class ResponseBuilder {
     this.#status = status;
     if (result.text !== '' || result.toolCalls.length === 0) this.#output.push(messageItem(result.text, status));
     for (const call of result.toolCalls) this.#output.push(functionCallItem(call, status));
-    return this.#snapshot(usage);
+    this.#final = this.#snapshot(usage);
+    this.#onFinal?.(this.#final);
+    return this.#final;
+  }
+
+  /** The whole response once it ended (completed or incomplete, whole or streamed): what a store keeps. */
+  get final(): Record<string, unknown> | undefined {
+    return this.#final;
   }
 
   #event(type: string, fields: object): { event: string; data: unknown } {
@@ -227,9 +241,11 @@ export class ResponseBuilder {
         this.#status = status;
         return new SseEvents(events);
       },
-      usage: (usage) => new SseEvents([
-        this.#event(this.#status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.#snapshot(usage) }),
-      ]),
+      usage: (usage) => {
+        this.#final = this.#snapshot(usage);
+        this.#onFinal?.(this.#final);
+        return new SseEvents([this.#event(this.#status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.#final })]);
+      },
       error: (error) => {
         this.#status = 'failed';
         return new SseEvents([

@@ -29,8 +29,9 @@ function charsOf(turns: readonly ChatMessage[]): number {
 
 export function previousResponseNotFound(id: string): ApiError {
   return ApiError.invalidRequest(
-    `Previous response with id ${quoteInput(id)} not found. svc keeps no responses (store: false): only the WebSocket connection that created a response remembers it, ` +
-      `for its last ${MAX_REMEMBERED_RESPONSES} responses, and forgets one whose continuation failed. Start a new response with the whole conversation in input.`,
+    `Previous response with id ${quoteInput(id)} not found. A response with store: false is remembered only by the WebSocket connection that created it, ` +
+      `for its last ${MAX_REMEMBERED_RESPONSES} responses, and forgotten when a continuation of it failed; a stored one is found in the responses store until deleted or evicted. ` +
+      'Start a new response with the whole conversation in input.',
     'previous_response_id',
     'previous_response_not_found',
   );
@@ -49,9 +50,14 @@ export class ResponsesMemory {
 
   /** The conversation response `id` ended; 400 `previous_response_not_found` if it is not remembered. */
   recall(id: string): readonly ChatMessage[] {
-    const found = this.#responses.get(id);
+    const found = this.find(id);
     if (found === undefined) throw previousResponseNotFound(id);
-    return found.turns;
+    return found;
+  }
+
+  /** The conversation response `id` ended, or undefined when it is not remembered. */
+  find(id: string): readonly ChatMessage[] | undefined {
+    return this.#responses.get(id)?.turns;
   }
 
   remember(id: string, turns: readonly ChatMessage[]): void {

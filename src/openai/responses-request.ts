@@ -10,17 +10,19 @@ import type { ResponseSettings } from './response-builder.ts';
 import { compactedSummary } from './response-compaction.ts';
 
 /**
- * What only OpenAI's stored state can serve is refused with the reason: svc's Responses
- * endpoint is stateless, so every request carries its whole conversation in `input`.
+ * What svc cannot serve is refused with the reason. `storing`: whether the daemon keeps
+ * responses (its responses store, off with `--responses-max-size 0`); without it the endpoint
+ * is stateless and every request carries its whole conversation in `input`. WebSocket mode
+ * remembers its connection's own responses either way.
  */
-export function refuseStateful(body: ResponseRequest, transport: 'http' | 'websocket' = 'http'): void {
-  const stateless = 'svc keeps no responses (the endpoint is stateless): send the whole conversation in input.';
-  if (body.store === true) throw ApiError.unsupported('store', `store: true is not supported; ${stateless} Send store: false or leave it out.`);
-  if (body.previous_response_id != null && transport === 'http') {
+export function refuseStateful(body: ResponseRequest, transport: 'http' | 'websocket' = 'http', storing = false): void {
+  const stateless = 'this svc keeps no responses (started with --responses-max-size 0): send the whole conversation in input.';
+  if (body.store === true && !storing) throw ApiError.unsupported('store', `store: true is not supported; ${stateless} Send store: false or leave it out.`);
+  if (body.previous_response_id != null && transport === 'http' && !storing) {
     throw ApiError.unsupported('previous_response_id', `previous_response_id is not supported over HTTP; ${stateless} (WebSocket mode of /v1/responses remembers the responses of its connection.)`);
   }
-  if (body.conversation != null) throw ApiError.unsupported('conversation', `conversation is not supported; ${stateless}`);
-  if (body.background === true) throw ApiError.unsupported('background', `background responses are not supported; ${stateless}`);
+  if (body.conversation != null) throw ApiError.unsupported('conversation', 'conversation objects are not supported; chain responses with previous_response_id, or send the whole conversation in input.');
+  if (body.background === true) throw ApiError.unsupported('background', 'background responses are not supported: svc answers each response while the request is open (stream: true to see it as it is written).');
   if (body.prompt != null) throw ApiError.unsupported('prompt', 'Stored prompt templates are not available locally; send instructions and input instead.');
   if ((body.include?.length ?? 0) > 0) throw ApiError.unsupported('include', `include ${quoteInput(body.include![0])} is not available from the local runtime.`);
   if (body.top_logprobs != null && body.top_logprobs > 0) throw ApiError.unsupported('top_logprobs', 'logprobs are not available from the local runtime yet.');
@@ -80,7 +82,7 @@ export function toInputMessages(input: ResponseRequest['input'], history: readon
         messages.push({ role: 'system', content: compactedSummary(item.encrypted_content, `input[${i}].encrypted_content`) });
         break;
       case 'item_reference':
-        throw ApiError.unsupported(`input[${i}]`, `input[${i}] is an item_reference to a stored item; svc keeps no responses (the endpoint is stateless): send the item itself. (Vercel AI SDK: providerOptions.openai.store = false.)`);
+        throw ApiError.unsupported(`input[${i}]`, `input[${i}] is an item_reference to a stored item; svc does not resolve item references: send the item itself, or continue with previous_response_id. (Vercel AI SDK: providerOptions.openai.store = false.)`);
     }
   }
   return messages;
@@ -154,10 +156,11 @@ export function toResponsesError(error: unknown): unknown {
  * defaults svc cannot see, OpenAI's documented ones (temperature 1, top_p 1). Function tools come
  * back in their full form (description, parameters and strict null when not sent).
  */
-export function toResponseSettings(body: ResponseRequest, model: LanguageModel, sampling: SamplingOptions): ResponseSettings {
+export function toResponseSettings(body: ResponseRequest, model: LanguageModel, sampling: SamplingOptions, store = false): ResponseSettings {
   const remote = isRemoteModel(model);
   return {
     model: model.id,
+    store,
     previousResponseId: body.previous_response_id ?? null,
     instructions: body.instructions ?? null,
     maxOutputTokens: body.max_output_tokens ?? null,

@@ -17,6 +17,8 @@ import { modelsRoutes } from './models-routes.ts';
 import { responsesRoute } from './responses-route.ts';
 import { responsesCompactRoute } from './responses-compact-route.ts';
 import { responsesSocketRoute } from './responses-socket-route.ts';
+import { storedResponsesRoutes } from './stored-responses-routes.ts';
+import type { ResponseStore } from '../openai/response-store.ts';
 import { closeRefusedUpgrades } from '../http/refused-upgrades.ts';
 import { messagesRoutes } from './messages-route.ts';
 import { installOpenAIErrorHandler, sendApiError, toApiError } from '../http/openai-error-handler.ts';
@@ -55,6 +57,8 @@ export interface LocalAppOptions {
   apiPlugins?: ((app: FastifyInstance) => Promise<void>)[];
   /** Extra plugins mounted at the root (the MCP server's `/mcp` and `/openai-tools`). */
   rootPlugins?: ((app: FastifyInstance) => Promise<void>)[];
+  /** Where Responses with `store: true` are kept; absent, `/v1/responses` is stateless (store: true refused). */
+  responses?: ResponseStore | undefined;
   /** Knowledge spaces, for chat requests that name `spaces`. */
   spaces?: SpaceLibrary | undefined;
   /** Developer keys (`--developer-keys`): identity, project and per-key limits; absent, no key is looked at. */
@@ -132,9 +136,10 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
     async (v1) => {
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
       await v1.register(chatCompletionsRoute, routeOptions);
-      await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
+      await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal, store: options.responses });
+      await v1.register(storedResponsesRoutes, { store: options.responses });
       await v1.register(responsesCompactRoute, { models: options.models, shutdownSignal: options.shutdownSignal });
-      await v1.register(responsesSocketRoute, { models: options.models, shutdownSignal: options.shutdownSignal, maxMessageBytes: options.bodyLimit });
+      await v1.register(responsesSocketRoute, { models: options.models, shutdownSignal: options.shutdownSignal, maxMessageBytes: options.bodyLimit, store: options.responses });
       // Anthropic's Messages API: its own error envelope, scoped to /v1/messages.
       await v1.register(messagesRoutes, { prefix: '/messages', models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);

@@ -1,4 +1,4 @@
-import type { LanguageModel } from '../inference/language-model.ts';
+import type { ChatMessage, LanguageModel } from '../inference/language-model.ts';
 import { isRemoteModel } from '../inference/model-plane.ts';
 import { isLocalToolName } from '../mcp/tool-names.ts';
 import { ApiError } from '../shared/api-error.ts';
@@ -48,6 +48,19 @@ export function localContextInResponse(body: Pick<ResponseRequest, 'tools' | 'in
   }
   for (const [i, item] of body.input.entries()) {
     if (item.type === 'function_call' && isLocalToolName(item.name)) return { param: `input[${i}].name`, what: `a call of ${tool(item.name)}` };
+  }
+  return undefined;
+}
+
+/**
+ * The first local context in the conversation a continuation (`previous_response_id`) replays: a
+ * call of svc's tools in a stored or remembered response is local context as if sent in input.
+ */
+export function localContextInHistory(history: readonly ChatMessage[]): LocalContext | undefined {
+  for (const message of history) {
+    for (const call of message.toolCalls ?? []) {
+      if (isLocalToolName(call.name)) return { param: 'previous_response_id', what: `a call of ${tool(call.name)} in the previous responses` };
+    }
   }
   return undefined;
 }

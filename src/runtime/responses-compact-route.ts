@@ -28,9 +28,9 @@ export async function responsesCompactRoute(app: FastifyInstance, options: Respo
   app.post('/responses/compact', { config: { job: 'responses' } }, async (request, reply) => {
     const body = requestBody(responseCompactRequestSchema, request.body);
     if (body.previous_response_id != null) {
-      // Over HTTP svc remembers no response (only a WebSocket connection does, for its own turns).
+      // Compaction reads only the conversation it is sent (a stored one: GET /v1/responses/{id}/input_items).
       throw ApiError.invalidRequest(
-        'previous_response_id cannot be compacted: svc keeps no responses over HTTP. Send the conversation itself in input.',
+        'previous_response_id cannot be compacted: svc compacts only the conversation sent in input. Send the conversation itself in input.',
         'previous_response_id',
         'previous_response_not_found',
       );

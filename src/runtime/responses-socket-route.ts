@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { ModelRegistry } from '../inference/language-model.ts';
+import type { ResponseStore } from '../openai/response-store.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { ResponsesSocketSession } from './responses-socket-session.ts';
 
@@ -13,6 +14,8 @@ export interface ResponsesSocketRouteOptions {
   connectionLimitMs?: number | undefined;
   /** Connections open at once; an upgrade beyond is refused with 503 (MAX_SOCKET_CONNECTIONS unless a test says otherwise). */
   maxConnections?: number | undefined;
+  /** The responses store (response-store.ts), shared with HTTP; absent, WebSocket mode keeps only its connections' memory. */
+  store?: ResponseStore | undefined;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function responsesSocketRoute(app: FastifyInstance, options: Respon
         shutdownSignal: options.shutdownSignal,
         connectionLimitMs: options.connectionLimitMs,
         log: request.log,
+        store: options.store,
       });
       sessions.add(session);
       socket.once('close', () => sessions.delete(session));

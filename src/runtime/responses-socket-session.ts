@@ -7,14 +7,16 @@ import { openAIFinishReason } from '../openai/openai-finish-reason.ts';
 import { responseRequestSchema } from '../openai/openai-schemas.ts';
 import { toOpenAIUsage } from '../openai/openai-usage.ts';
 import { ResponseBuilder } from '../openai/response-builder.ts';
-import { ResponsesMemory } from '../openai/responses-memory.ts';
+import type { ResponseStore } from '../openai/response-store.ts';
+import { previousResponseNotFound, ResponsesMemory } from '../openai/responses-memory.ts';
 import { refuseStateful, toInputMessages, toResponseOptions, toResponseSettings, toResponsesError } from '../openai/responses-request.ts';
 import { samplingFrom } from '../openai/sampling-from.ts';
+import { keepResponse, recallStored } from '../openai/stored-conversation.ts';
 import type { SseEvents } from '../openai/stream-shape.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import { localContextInResponse, refuseLocalContext } from './local-context-guard.ts';
+import { localContextInHistory, localContextInResponse, refuseLocalContext } from './local-context-guard.ts';
 
 /** Open Responses limits a WebSocket connection to 60 minutes. */
 export const CONNECTION_LIMIT_MS = 60 * 60 * 1000;
@@ -28,6 +30,8 @@ export interface ResponsesSocketOptions {
   shutdownSignal: AbortSignal;
   connectionLimitMs?: number | undefined;
   log: FastifyBaseLogger;
+  /** The responses store: `store: true` (the default with one) responses are kept there too, and found by any connection. */
+  store?: ResponseStore | undefined;
 }
 
 /** Fields of HTTP streaming that Open Responses forbids in a WebSocket `response.create`. */
@@ -163,6 +167,17 @@ export class ResponsesSocketSession {
     this.#options.shutdownSignal.removeEventListener('abort', this.#onShutdown);
   }
 
+  /**
+   * The conversation a continuation replays: this connection's memory first (every response it
+   * made, stored or not), then the responses store (a stored response of any connection or HTTP).
+   */
+  #recall(id: string): readonly ChatMessage[] {
+    const remembered = this.#memory.find(id);
+    if (remembered !== undefined) return remembered;
+    if (this.#options.store === undefined) throw previousResponseNotFound(id);
+    return recallStored(this.#options.store, id);
+  }
+
   async #runTurn(data: string): Promise<void> {
     let previousId: string | undefined;
     let response: ResponseBuilder | undefined;
@@ -174,16 +189,20 @@ export class ResponsesSocketSession {
       refuseHttpOnly(event);
       const { type: _type, ...fields } = event;
       const body = parseWithSchema(responseRequestSchema, fields);
-      refuseStateful(body, 'websocket');
+      const store = this.#options.store;
+      refuseStateful(body, 'websocket', store !== undefined);
       previousId = body.previous_response_id ?? undefined;
-      const history = previousId === undefined ? [] : this.#memory.recall(previousId);
+      const history = previousId === undefined ? [] : this.#recall(previousId);
       const conversation = toInputMessages(body.input, history);
       const instructions: ChatMessage[] = body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
       const chatOptions = toResponseOptions(body);
       const model = lookupModel(this.#options.models, body.model);
-      refuseLocalContext(model, () => localContextInResponse(body));
+      refuseLocalContext(model, () => localContextInResponse(body) ?? localContextInHistory(history));
       const sampling = samplingFrom(body, body.max_output_tokens);
-      const builder = new ResponseBuilder(toResponseSettings(body, model, sampling));
+      const keep = store !== undefined && body.store !== false
+        ? keepResponse(store, body.input, previousId ?? null, (error) => this.#options.log.error({ err: error }, 'could not store the response'))
+        : undefined;
+      const builder = new ResponseBuilder(toResponseSettings(body, model, sampling, keep !== undefined), keep);
       response = builder;
       const shape = builder.streamShape();
       // Opened on the first event, so an error the engine raises before generating (a prompt

@@ -15,11 +15,11 @@ export class ConfigError extends UserError {
 export function parseDuration(value: string, what: string): number {
   const text = value.trim().toLowerCase();
   if (text === 'forever' || text === 'inf' || /^-\d+(\.\d+)?[a-z]*$/.test(text)) return Number.POSITIVE_INFINITY;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text);
   if (match === null) throw new ConfigError(`${what}: '${value}' is not a duration (try 30s, 5m, 1h, 0 or forever).`);
   const n = Number(match[1]);
   const unit = match[2] ?? 's';
-  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit as 'ms' | 's' | 'm' | 'h' | 'd'];
 }
 
 /** Byte sizes: `1048576`, `512kb`, `16mb`, `1gb`. */

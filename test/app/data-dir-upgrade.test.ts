@@ -17,6 +17,7 @@ import { hostedMigrationNames } from '../../src/accounts/store/hosted-migrations
 import { openHostedStore } from '../../src/accounts/store/open-hosted-store.ts';
 import { GgufIndexCache } from '../../src/models/gguf-index-cache.ts';
 import { discoverModels } from '../../src/models/model-discovery.ts';
+import { ResponseStore } from '../../src/openai/response-store.ts';
 import { StoreVersionError } from '../../src/shared/store-version.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import { loadTransportIdentity } from '../../src/transport/transport-identity.ts';
@@ -164,6 +165,18 @@ test('a spaces store stamped newer than this svc knows is refused, naming it, an
   assert.equal(error.message.startsWith(`spaces store ${spaces} has schema version 2, newer than this svc (`), true, error.message);
   assert.match(error.message, /knows \(1\): a newer svc wrote it\. Upgrade svc to open it/);
   assert.equal(existsSync(`${spaces}-wal`), false);
+});
+
+test('the responses store (new since 0.1.0) is made in an old data dir, and one stamped newer is refused and left byte for byte', async (t) => {
+  const dataDir = copyFixture(t);
+  const responses = ResponseStore.pathIn(dataDir);
+  assert.equal(existsSync(responses), false);
+  ResponseStore.open(responses, { retentionMs: 60_000, maxBytes: 1024 }).close();
+  assert.equal(userVersion(responses), 1);
+  sqlite(responses, (db) => db.exec('PRAGMA user_version = 2'));
+  const error = await refusedUnchanged([responses], () => ResponseStore.open(responses, { retentionMs: 60_000, maxBytes: 1024 }));
+  assert.equal(error.message.startsWith(`responses store ${responses} has schema version 2, newer than this svc (`), true, error.message);
+  assert.match(error.message, /knows \(1\): a newer svc wrote it\. Upgrade svc to open it/);
 });
 
 test('a hosted store with a migration this svc does not have is refused before the Migrator runs, and left byte for byte', async (t) => {

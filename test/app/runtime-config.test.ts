@@ -48,6 +48,7 @@ test('durations and sizes', () => {
   assert.equal(parseDuration('0', 'x'), 0);
   assert.equal(parseDuration('-1', 'x'), Number.POSITIVE_INFINITY);
   assert.equal(parseDuration('forever', 'x'), Number.POSITIVE_INFINITY);
+  assert.equal(parseDuration('30d', 'x'), 30 * 86_400_000);
   assert.equal(parseBytes('16mb', 'x'), 16 * 1024 * 1024);
   assert.equal(parseBytes('512k', 'x'), 512 * 1024);
   assert.equal(parseBytes('100', 'x'), 100);
@@ -57,4 +58,13 @@ test('durations and sizes', () => {
 test('loopback host names', () => {
   for (const h of ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost.']) assert.ok(isLoopbackHostname(h), h);
   for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', 'localhost.example.com', '128.0.0.1', 'null']) assert.ok(!isLoopbackHostname(h), h);
+});
+
+test('the responses store: 30 days and 1 GiB by default; both flags checked; --responses-max-size 0 keeps none', () => {
+  assert.deepEqual(resolveRuntimeConfig({}).responses, { retentionMs: 30 * 86_400_000, maxBytes: 1024 ** 3 });
+  assert.deepEqual(resolveRuntimeConfig({ responsesRetention: '12h', responsesMaxSize: '64mb' }).responses, { retentionMs: 12 * 3_600_000, maxBytes: 64 * 1024 ** 2 });
+  assert.equal(resolveRuntimeConfig({ responsesRetention: 'forever' }).responses?.retentionMs, Number.POSITIVE_INFINITY);
+  assert.equal(resolveRuntimeConfig({ responsesMaxSize: '0' }).responses, undefined);
+  assert.throws(() => resolveRuntimeConfig({ responsesRetention: '10s' }), (e: unknown) => e instanceof ConfigError && /--responses-retention.*--responses-max-size 0/.test(e.message));
+  assert.throws(() => resolveRuntimeConfig({ responsesMaxSize: 'big' }), /--responses-max-size/);
 });

@@ -9,7 +9,7 @@ import { SseEvents, type StreamShape } from '../../src/openai/stream-shape.ts';
 import { ResponseBuilder, type ResponseSettings } from '../../src/openai/response-builder.ts';
 
 const settings: ResponseSettings = {
-  previousResponseId: null,
+  previousResponseId: null, store: false,
   model: 'm', instructions: null, maxOutputTokens: null, temperature: 1, topP: 1, presencePenalty: 0, frequencyPenalty: 0,
   topLogprobs: 0, parallelToolCalls: true, toolChoice: 'auto', tools: [], text: { format: { type: 'text' } }, truncation: 'disabled',
   serviceTier: 'default', safetyIdentifier: null, promptCacheKey: null, metadata: {}, user: null,

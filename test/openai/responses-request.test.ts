@@ -52,7 +52,7 @@ describe('Responses input → engine turns', () => {
   it('refuses non-text parts, unknown call ids and references to stored items', () => {
     refused(() => toResponseMessages(request({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] })), 'input[0].content[0].type', /"input_image"/);
     refused(() => toResponseMessages(request({ input: [{ type: 'function_call_output', call_id: 'x', output: '1' }] })), 'input[0].call_id');
-    refused(() => toResponseMessages(request({ input: [{ type: 'item_reference', id: 'msg_1' }] })), 'input[0]', /stateless/);
+    refused(() => toResponseMessages(request({ input: [{ type: 'item_reference', id: 'msg_1' }] })), 'input[0]', /does not resolve item references/);
   });
 });
 
@@ -78,12 +78,15 @@ describe('Responses options', () => {
     refused(() => toResponseOptions(request({ tools: [fn, fn] })), 'tools[1].name');
   });
 
-  it('refuses what needs stored state, saying the endpoint is stateless', () => {
-    refused(() => refuseStateful(request({ store: true })), 'store', /stateless/);
-    refused(() => refuseStateful(request({ previous_response_id: 'resp_1' })), 'previous_response_id', /stateless/);
-    refused(() => refuseStateful(request({ conversation: 'conv_1' })), 'conversation', /stateless/);
-    refused(() => refuseStateful(request({ background: true })), 'background', /stateless/);
+  it('without a responses store refuses what needs one, naming the flag; with one, refuses only background and conversation', () => {
+    refused(() => refuseStateful(request({ store: true })), 'store', /--responses-max-size 0/);
+    refused(() => refuseStateful(request({ previous_response_id: 'resp_1' })), 'previous_response_id', /--responses-max-size 0/);
+    refused(() => refuseStateful(request({ conversation: 'conv_1' })), 'conversation', /previous_response_id/);
+    refused(() => refuseStateful(request({ background: true })), 'background', /not supported/);
     refuseStateful(request({ store: false, include: [], truncation: 'disabled', reasoning: {} }));
+    refuseStateful(request({ store: true, previous_response_id: 'resp_1' }), 'http', true);
+    refused(() => refuseStateful(request({ background: true }), 'http', true), 'background', /not supported/);
+    refused(() => refuseStateful(request({ conversation: 'conv_1' }), 'http', true), 'conversation', /not supported/);
   });
 
   it("renames the engine's chat-completions params to the Responses API's", () => {
@@ -106,7 +109,7 @@ describe('Responses settings echoed in the Response object', () => {
   it('fills in what applied where the request is silent: local defaults, OpenAI defaults for an upstream', () => {
     const body = request({});
     assert.deepEqual(settingsOf(body, local), {
-      model: 'tiny', previousResponseId: null, instructions: null, maxOutputTokens: null, temperature: 0.8, topP: 0.95, presencePenalty: 0,
+      model: 'tiny', store: false, previousResponseId: null, instructions: null, maxOutputTokens: null, temperature: 0.8, topP: 0.95, presencePenalty: 0,
       frequencyPenalty: 0, topLogprobs: 0, parallelToolCalls: true, toolChoice: 'auto', tools: [], text: { format: { type: 'text' } },
       truncation: 'disabled', serviceTier: 'default', safetyIdentifier: null, promptCacheKey: null, metadata: {}, user: null,
     });

@@ -123,7 +123,7 @@ describe('WebSocket mode of /v1/responses', () => {
         [{ model: 'tiny', input: 'no type' }, 'unknown_event_type', 'type'],
         [create({ input: 'x', stream: true }), 'invalid_request', 'stream'],
         [create({ input: 'x', background: false }), 'invalid_request', 'background'],
-        [create({ input: 'x', store: true }), 'unsupported_parameter', 'store'],
+        [create({ input: 'x', conversation: 'conv_1' }), 'unsupported_parameter', 'conversation'],
         [create({ input: 'x', temperature: 'hot' }), 'invalid_request', 'temperature'],
         [create({ model: 'no-such-model', input: 'x' }), 'model_not_found', 'model'],
       ];

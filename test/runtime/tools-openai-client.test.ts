@@ -340,9 +340,9 @@ describe('responses', () => {
         return true;
       });
     };
-    await refused({ store: true }, 'store', /stateless/);
-    await refused({ previous_response_id: 'resp_123' }, 'previous_response_id', /stateless/);
-    await refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /stateless/);
+    await refused({ previous_response_id: 'resp_123' }, 'previous_response_id', /not found/);
+    await refused({ background: true }, 'background', /not supported/);
+    await refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /does not resolve item references/);
     await refused({ tools: [{ type: 'web_search' }] }, 'tools[0].type', /function tools only/);
     await refused({ tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: 'x' } } } }] }, 'tools[0].parameters', /'pattern'/);
     await refused({ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { n: { type: 'number', minimum: 1 } } } } } }, 'text.format.schema', /'minimum'/);
