@@ -49,11 +49,11 @@ export function arrayGbnf(c: SchemaCompiler, node: SchemaObject, base: string, p
   if (min > MAX_COUNT || (max !== undefined && max > MAX_COUNT && max !== Infinity)) {
     c.refuse(pointer, min > MAX_COUNT ? 'minItems' : 'maxItems', `item counts above ${MAX_COUNT} are not enforced by a grammar`);
   }
-  const sep = `"," ${ws}`;
+  const sep = '","';
   const tail = (k: number): string => {
     if (max !== undefined && k >= max) return '""';
     if (k >= prefixRules.length) {
-      const item = rules.add(`${restRule!} ${ws}`);
+      const item = rules.add(`${ws} ${restRule!}`);
       const more = rules.add(`${sep} ${item}`);
       const rmin = Math.max(0, min - k);
       const rmax = max === undefined ? undefined : max - k;
@@ -61,8 +61,8 @@ export function arrayGbnf(c: SchemaCompiler, node: SchemaObject, base: string, p
       if (rmin === 0) return `(${item} ${gbnfRepeat(more, 0, rmax === undefined ? undefined : rmax - 1)})?`;
       return `${item} ${gbnfRepeat(more, rmin - 1, rmax === undefined ? undefined : rmax - 1)}`;
     }
-    const one = rules.add(`${k > 0 ? `${sep} ` : ''}${prefixRules[k]!} ${ws} ${tail(k + 1)}`);
+    const one = rules.add(`${k > 0 ? `${sep} ` : ''}${ws} ${prefixRules[k]!} ${tail(k + 1)}`);
     return k < min ? one : `${one}?`;
   };
-  return rules.add(`"[" ${ws} ${tail(0)} "]"`);
+  return rules.add(`"[" ${tail(0)} ${ws} "]"`);
 }

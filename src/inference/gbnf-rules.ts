@@ -49,11 +49,15 @@ export function gbnfRepeat(item: string, min: number, max: number | undefined): 
 }
 
 /**
- * Whitespace between JSON tokens: nothing, one space, or one newline and an indent of at most
- * 32 spaces or tabs. Never two newlines in a row, so the end-of-value stop text (four newlines,
- * END_OF_VALUE) cannot appear inside a value.
+ * Whitespace between JSON tokens: nothing, one space, or one newline with no indent or an indent
+ * of two or four spaces or a tab. Kept narrow: a model choosing among many whitespace tokens
+ * writes long runs of them (the random-weights fixture does). Never two newlines in a row, so the
+ * end-of-value stop text (four newlines, END_OF_VALUE) cannot appear inside a value.
  */
-export const WS_BODY = '[ ]? | "\\n" [ \\t]{0,32}';
+export const WS_BODY = '[ ]? | "\\n" ("  " | "    " | "\\t")?';
+
+/** Between a key and its value: `:` and at most one space, as JSON.stringify and json.dumps write it. */
+export const COLON = '":" [ ]?';
 
 /** What the root ends with: the stop text generation ends on (see response-format-grammar.ts). */
 export const END_OF_VALUE = '"\\n\\n\\n\\n" [\\n]*';
@@ -70,20 +74,24 @@ const COMMON = new Map<string, string>([
   ['string', '"\\"" char* "\\""'],
   // At most 15 digits: every such integer is exact in a double (2^53 − 1 has 16).
   ['int', '"-"? ("0" | [1-9] [0-9]{0,14})'],
-  // An exponent of at most two digits: 1e999 would parse to Infinity.
-  ['number', 'int ("." [0-9]+)? ([eE] [-+]? [0-9]{1,2})?'],
+  // At most 15 fraction digits (a double holds no more; a model choosing digits at random would
+  // otherwise write them without end), an exponent of at most two: 1e999 would parse to Infinity.
+  ['number', 'int ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,2})?'],
   ['boolean', '"true" | "false"'],
   ['null', '"null"'],
   ['value', 'object | array | string | number | boolean | null'],
-  ['member', 'string ws ":" ws value ws'],
-  ['object', '"{" ws (member ("," ws member)*)? "}"'],
-  ['array', '"[" ws (value ws ("," ws value ws)*)? "]"'],
+  // Whitespace goes before each member or item and before the closing bracket, never before a
+  // comma: fewer places for a model to pad, and what JSON.stringify and json.dumps write.
+  ['member', 'ws string ":" [ ]? value'],
+  ['item', 'ws value'],
+  ['object', '"{" (member ("," member)*)? ws "}"'],
+  ['array', '"[" (item ("," item)*)? ws "]"'],
 ]);
 
 /** Names of COMMON each one refers to, so defining one defines what it needs. */
 const COMMON_NEEDS = new Map<string, string[]>([
-  ['string', ['char']], ['number', ['int']], ['member', ['string', 'ws', 'value']],
-  ['object', ['ws', 'member']], ['array', ['value', 'ws']],
+  ['string', ['char']], ['number', ['int']], ['member', ['string', 'ws', 'value']], ['item', ['ws', 'value']],
+  ['object', ['ws', 'member']], ['array', ['item', 'ws']],
   ['value', ['object', 'array', 'string', 'number', 'boolean', 'null']],
 ]);
 

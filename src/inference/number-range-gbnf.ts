@@ -97,10 +97,11 @@ function fraction(rules: GbnfRules, lo: string | undefined, loExclusive: boolean
   if (hi === '') {
     // Nothing above 0.000… : only zeros, and only if the bound is inclusive and nothing is required above 0.
     if (hiExclusive || lo !== undefined) return undefined;
-    return allowEmpty ? '"0"*' : '"0"+';
+    return allowEmpty ? '"0"{0,15}' : '"0"{1,15}';
   }
-  if (lo === undefined && hi === undefined) return allowEmpty ? '[0-9]*' : '[0-9]+';
-  if (lo === '' && hi === undefined) return rules.add('"0"* [1-9] [0-9]*');
+  // Free digits are bounded like unbounded numbers' (15): fewer digits, a subset, never more.
+  if (lo === undefined && hi === undefined) return allowEmpty ? '[0-9]{0,15}' : '[0-9]{1,15}';
+  if (lo === '' && hi === undefined) return rules.add('"0"{0,15} [1-9] [0-9]{0,15}');
   const parts: string[] = [];
   // No more digits means 0.000…: within the bounds only if lo allows 0 (hi is above 0 here).
   if (allowEmpty && lo === undefined) parts.push('""');
@@ -163,7 +164,7 @@ function magnitudes(rules: GbnfRules, lo: Bound, hi: Bound | undefined, integer:
     if (to !== undefined && to < from) return undefined;
     return integerRange(from, to);
   }
-  const anyFraction = '("." [0-9]+)?';
+  const anyFraction = '("." [0-9]{1,15})?';
   const parts: string[] = [];
   const push = (int: string | undefined, frac: string | undefined): void => {
     if (int !== undefined && frac !== undefined) parts.push(frac === '""' ? int : `${int} ${frac}`);

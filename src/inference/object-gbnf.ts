@@ -17,7 +17,7 @@
  * is tracked per position, so `minProperties`/`maxProperties` are exact.
  */
 import { z } from 'zod';
-import { gbnfClass, gbnfLiteral } from './gbnf-rules.ts';
+import { COLON, gbnfClass, gbnfLiteral } from './gbnf-rules.ts';
 import { RegexNotSupportedError, regexToGbnf } from './regex-to-gbnf.ts';
 import { countKeyword, isSchemaObject, pointerSegment, type SchemaCompiler, type SchemaObject } from './schema-compiler.ts';
 
@@ -108,7 +108,7 @@ export function objectGbnf(c: SchemaCompiler, node: SchemaObject, base: string, 
     const value = !nameOk(name) || parts.includes(false) ? undefined : c.compile(schema, base, at);
     const isRequired = requiredSet.has(name);
     if (value === undefined && isRequired) return undefined;
-    listed.push({ name, required: isRequired, pair: value === undefined ? undefined : rules.add(`${gbnfLiteral(JSON.stringify(name))} ${ws} ":" ${ws} ${value} ${ws}`) });
+    listed.push({ name, required: isRequired, pair: value === undefined ? undefined : rules.add(`${ws} ${gbnfLiteral(JSON.stringify(name))} ${COLON} ${value}`) });
   }
 
   // The properties that may follow the listed ones.
@@ -119,7 +119,7 @@ export function objectGbnf(c: SchemaCompiler, node: SchemaObject, base: string, 
     let key: string | undefined;
     if (trivialNames) key = keyNotIn(c, names);
     else if (node.propertyNames !== false) key = c.compile({ ...(node.propertyNames as SchemaObject), type: 'string' }, base, `${pointer}/propertyNames`);
-    if (value !== undefined && key !== undefined) extras.push(`${key} ${ws} ":" ${ws} ${value} ${ws}`);
+    if (value !== undefined && key !== undefined) extras.push(`${ws} ${key} ${COLON} ${value}`);
   }
   if (patternList.length === 1 && trivialNames && !names.some((n) => patternList[0]!.re.test(n))) {
     const { p, schema } = patternList[0]!;
@@ -131,14 +131,14 @@ export function objectGbnf(c: SchemaCompiler, node: SchemaObject, base: string, 
       if (!(error instanceof RegexNotSupportedError)) throw error;
       return c.refuse(`${pointer}/patternProperties`, 'patternProperties', `its pattern is outside the supported subset: ${error.message}`);
     }
-    if (value !== undefined) extras.push(`${key} ${ws} ":" ${ws} ${value} ${ws}`);
+    if (value !== undefined) extras.push(`${ws} ${key} ${COLON} ${value}`);
   }
   const extra = extras.length === 0 ? undefined : rules.add(extras.join(' | '));
 
   // Count states: exact up to maxProperties, or saturating at what minProperties needs.
   const top = maxP ?? Math.max(minP, 1);
   if ((listed.length + 1) * (top + 1) > MAX_STATES) c.refuse(pointer, maxP !== undefined ? 'maxProperties' : 'minProperties', 'the count is too large to track in a grammar');
-  const sep = `"," ${ws}`;
+  const sep = '","';
   const memo = new Map<string, string | null>();
   const state = (i: number, count: number): string | undefined => {
     const key = `${i}/${count}`;
@@ -174,5 +174,5 @@ export function objectGbnf(c: SchemaCompiler, node: SchemaObject, base: string, 
     return name;
   };
   const body = state(0, 0);
-  return body === undefined ? undefined : rules.add(`"{" ${ws} ${body} "}"`);
+  return body === undefined ? undefined : rules.add(`"{" ${body} ${ws} "}"`);
 }
