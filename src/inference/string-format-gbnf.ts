@@ -29,7 +29,8 @@ const FORMATS = new Map<string, (rules: GbnfRules) => string>([
   ['date', (rules) => {
     // Years divisible by 4: the last two digits are a multiple of 4 (00 only with a century divisible by 4).
     const mult4 = '([02468] [048] | [13579] [26])';
-    const leap = rules.add(`[0-9] [0-9] ${mult4} | ${mult4} "00"`);
+    const mult4NotZero = '([02468] [48] | [2468] "0" | [13579] [26])';
+    const leap = rules.add(`[0-9] [0-9] ${mult4NotZero} | ${mult4} "00"`);
     const monthDay = rules.add([
       '("01" | "03" | "05" | "07" | "08" | "10" | "12") "-" ("0" [1-9] | [12] [0-9] | "3" [01])',
       '("04" | "06" | "09" | "11") "-" ("0" [1-9] | [12] [0-9] | "30")',
