@@ -2,8 +2,8 @@
  * bench:schema-coverage — how much of JSON Schema each schema-to-grammar converter enforces,
  * measured on the public JSON Schema Test Suite (json-schema-org, draft 2020-12), side by side:
  *
- *  - svc: what a request's schema goes through (toGrammarSchema, then compiledGrammar:
- *    node-llama-cpp's createGrammarForJsonSchema and the bounded number exponents);
+ *  - svc: what a request's schema goes through (svc's own writer, schemaToGbnf, then
+ *    compiledGrammar: llama.cpp's parse of that GBNF);
  *  - node-llama-cpp: createGrammarForJsonSchema on the suite's schema as is (no svc walk);
  *  - llama.cpp: its own json_schema_to_grammar (common/json-schema-to-grammar.cpp of the llama.cpp
  *    release node-llama-cpp ships, built by this bench from node-llama-cpp's bundled sources with
@@ -37,8 +37,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaGrammar } from 'node-llama-cpp';
 import type * as NodeLlamaCpp from 'node-llama-cpp';
-import { toGrammarSchema } from '../src/inference/grammar-schema.ts';
 import { compiledGrammar } from '../src/inference/response-format-grammar.ts';
+import { schemaToGbnf } from '../src/inference/schema-gbnf-writer.ts';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -154,7 +154,9 @@ function refusalOf(error: unknown): string {
   const reasons: [RegExp, (m: RegExpExecArray) => string][] = [
     [/the keyword '([^']+)'/, (m) => m[1]!],
     [/the reference .* is not supported/, () => '$ref outside the schema'],
-    [/the format "([^"]+)"/, () => 'format (other than date-time, date, time)'],
+    [/the format "([^"]+)"/, () => 'format (unsupported)'],
+    [/points outside the schema/, () => '$ref outside the schema'],
+    [/allows no value/, () => 'schema allows nothing'],
     [/schema false|whose schema is false/, () => 'false schema'],
     [/only strings, numbers, booleans and null/, () => 'enum/const of objects or arrays'],
     [/'required' names/, () => 'required without properties'],
@@ -170,7 +172,7 @@ async function compileSvc(llama: Llama, lib: typeof NodeLlamaCpp, schema: unknow
   try {
     // compiledGrammar reads only model.llama; a fresh cache each time, as a first request finds it.
     const loaded = { lib, model: { llama }, grammars: new Map() } as unknown as Parameters<typeof compiledGrammar>[0];
-    return { grammar: await compiledGrammar(loaded, toGrammarSchema(schema, 'response_format.json_schema.schema')) };
+    return { grammar: await compiledGrammar(loaded, schemaToGbnf(schema, 'response_format.json_schema.schema')) };
   } catch (error) {
     return { refused: refusalOf(error) };
   }
@@ -261,7 +263,7 @@ function largestSchemas(dir: string, count: number): { picked: { name: string; s
   for (const { path } of files.sort((a, b) => b.size - a.size)) {
     try {
       const schema = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-      toGrammarSchema(schema, 'schema');
+      schemaToGbnf(schema, 'schema');
       accepted++;
       if (picked.length < count) picked.push({ name: path.slice(join(dir, 'data').length + 1), schema });
     } catch {
@@ -364,7 +366,7 @@ if (flags.json) {
     const f = (s: { n: number; p50: number; p99: number } | null): string => (s === null ? 'none' : `n=${s.n} p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);
     console.log(`\nJSONSchemaBench: svc accepts ${times.accepted} of its ${times.total} schemas (${pct(times.accepted, times.total)}).`);
     console.log(`Schema → grammar on the ${times.schemas} largest of those (${times.sizeKiB.min.toFixed(0)}–${times.sizeKiB.max.toFixed(0)} KiB), median of ${times.reps} per schema:`);
-    console.log(`  svc (walk + node-llama-cpp GBNF + llama.cpp parse), every schema it accepts: ${f(times.svc)}`);
+    console.log(`  svc (its GBNF writer + llama.cpp parse), every schema it accepts: ${f(times.svc)}`);
     console.log(`  llama.cpp converter (C++ + llama.cpp parse), every schema it accepts:      ${f(times.llamaCpp)}`);
     console.log(`  on the schemas both accept: svc ${f(times.bothSvc)} · llama.cpp ${f(times.bothLlamaCpp)}`);
   }

@@ -22,10 +22,9 @@ import { toChatHistory } from './llama-chat-history.ts';
 import type { LlamaEngineOptions } from './llama-engine-options.ts';
 import { engineSampling, finishReasonOf, unavailableSampler, type EngineSampling } from './llama-sampling.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
-import type { GrammarSchema } from './grammar-schema.ts';
 import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
-import { compiledGrammar, responseFormatSchema } from './response-format-grammar.ts';
+import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
 import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
@@ -57,11 +56,11 @@ interface Generator {
  * callable tools' parameter schemas (checked against the client's schemas, see
  * structured-reply-check.ts). Undefined for free text.
  */
-function structuredExpectation(options: ChatOptions, plan: ToolPlan, format: GrammarSchema | undefined): StructuredExpectation | undefined {
+function structuredExpectation(options: ChatOptions, plan: ToolPlan, format: string | undefined): StructuredExpectation | undefined {
   const response = options.responseFormat;
   const text: JsonCheck | undefined = format === undefined || response === undefined
     ? undefined
-    : response.type === 'json_schema' ? schemaCheck(response.schema, format) : anyObject;
+    : response.type === 'json_schema' ? schemaCheck(response.schema) : anyObject;
   if (plan.callable === undefined) return text === undefined ? undefined : { text };
   const tools = new Map<string, JsonCheck>();
   for (const tool of options.tools ?? []) {
@@ -106,7 +105,7 @@ export class LlamaModelHost implements LanguageModel {
     // Everything the client may have got wrong is checked before the request waits for a
     // sequence: tool and response schemas the grammar cannot enforce, unanswered tool calls.
     const plan = planTools(options);
-    const format = responseFormatSchema(options.responseFormat, plan);
+    const format = responseFormatGrammar(options.responseFormat, plan);
     const history = toChatHistory(messages);
     const expected = structuredExpectation(options, plan, format);
     const reply = this.#generate(options, 'messages', promptTexts(messages, options), (loaded, sequence) => {
@@ -119,7 +118,7 @@ export class LlamaModelHost implements LanguageModel {
           .contextText.tokenize(loaded.model.tokenizer).length,
         run: async (sampling) => {
           const grammar = format === undefined ? undefined : await compiledGrammar(loaded, format);
-          // node-llama-cpp takes either a grammar or functions (responseFormatSchema never asks for both).
+          // node-llama-cpp takes either a grammar or functions (responseFormatGrammar never asks for both).
           const result = plan.callable === undefined
             ? await chat.generateResponse(history, { ...sampling, ...(grammar !== undefined ? { grammar } : {}) })
             : await chat.generateResponse(history, {

@@ -226,12 +226,12 @@ describe('chat completions: structured output', () => {
     await assert.rejects(
       client.chat.completions.create({
         model: 'tiny', messages: ask, max_tokens: 4,
-        response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]{3}$' } } } } },
+        response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema: { type: 'object', properties: { code: { type: 'array', items: { type: 'string' }, uniqueItems: true } } } } },
       }),
       (error: unknown) => {
         assert.ok(error instanceof OpenAI.BadRequestError);
         assert.equal(error.param, 'response_format.json_schema.schema');
-        assert.match(error.message, /'pattern'.*|\/properties\/code/);
+        assert.match(error.message, /'uniqueItems'/);
         assert.match(error.message, /\/properties\/code/);
         return true;
       },
@@ -345,7 +345,7 @@ describe('responses', () => {
     await refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /does not resolve item references/);
     await refused({ tools: [{ type: 'web_search' }] }, 'tools[0].type', /function tools only/);
     await refused({ tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: 'x' } } } }] }, 'tools[0].parameters', /'pattern'/);
-    await refused({ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { n: { type: 'number', minimum: 1 } } } } } }, 'text.format.schema', /'minimum'/);
+    await refused({ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { n: { type: 'array', contains: { type: 'number' } } } } } } }, 'text.format.schema', /'contains'/);
     await refused({ input: [{ type: 'function_call_output', call_id: 'nope', output: '1' }] }, 'input[0].call_id', /no function_call/);
   });
 });
