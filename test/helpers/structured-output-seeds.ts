@@ -42,8 +42,13 @@ export interface StructuredCase {
   check: z.ZodType;
   tool?: string;
   seeds: number;
-  /** The smallest max_tokens; each seed adds 0–71 (a tool call's template prefix takes ~10 tokens). */
+  /** The smallest max_tokens; each seed adds 0 to `spread` − 1 (a tool call's template prefix takes ~10 tokens). */
   minTokens: number;
+  /**
+   * How far max_tokens ranges above `minTokens` (default 72): wide enough that a tenth of the
+   * seeds finish their value, so the property is checked on complete replies, not only on cut ones.
+   */
+  spread?: number;
 }
 
 /** One reply, streamed for even seeds (the parts must rebuild it exactly). */
@@ -54,7 +59,7 @@ async function reply(engine: LlamaEngine, c: StructuredCase, seed: number): Prom
     ...c.options,
     temperature: 0.8,
     seed,
-    maxTokens: c.minTokens + ((seed * 37) % 72),
+    maxTokens: c.minTokens + ((seed * 37) % (c.spread ?? 72)),
     ...(seed % 4 === 1 ? { stop: [',', '"', '}', ' '] } : {}),
     ...(stream ? { onPart: (part: GenerationPart) => parts.push(part) } : {}),
   });

@@ -11,5 +11,5 @@ const SEEDS = 1000;
 
 seedProperty(`structured output on the fixture model: ${SEEDS} seeds per response format`, [
   { name: 'json_object', options: { responseFormat: { type: 'json_object' } }, check: anyObject, seeds: SEEDS, minTokens: 8 },
-  { name: 'strict json_schema (nested object, array, enum, numbers)', options: { responseFormat: { type: 'json_schema', name: 'order', schema: ORDER, strict: true } }, check: orderCheck, seeds: SEEDS, minTokens: 8 },
+  { name: 'strict json_schema (nested object, array, enum, numbers)', options: { responseFormat: { type: 'json_schema', name: 'order', schema: ORDER, strict: true } }, check: orderCheck, seeds: SEEDS, minTokens: 8, spread: 128 },
 ]);
