@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { defaultThreads } from '../../src/inference/cpu-threads.ts';
 import { isLoopbackHostname } from '../../src/shared/loopback-hostname.ts';
 import { resolveRuntimeConfig } from '../../src/app/runtime-config.ts';
+import { tinyModelPath } from '../helpers/daemon-process.ts';
 import { ConfigError, parseBytes, parseDuration } from '../../src/shared/config-values.ts';
 
 test('defaults: both contract ports on both loopback addresses, ~/.svc, 5 minute keep-alive', () => {
@@ -57,4 +58,19 @@ test('durations and sizes', () => {
 test('loopback host names', () => {
   for (const h of ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost.']) assert.ok(isLoopbackHostname(h), h);
   for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', 'localhost.example.com', '128.0.0.1', 'null']) assert.ok(!isLoopbackHostname(h), h);
+});
+
+test('--speculative: off by default; --draft-model alone means draft; contradictions are refused with one line', () => {
+  const draft = tinyModelPath();
+  assert.deepEqual(resolveRuntimeConfig({}).speculative, { mode: 'off' });
+  assert.deepEqual(resolveRuntimeConfig({ speculative: 'LOOKUP' }).speculative, { mode: 'lookup' });
+  assert.deepEqual(resolveRuntimeConfig({ draftModel: draft }).speculative, { mode: 'draft', draftModelPath: draft });
+  assert.deepEqual(resolveRuntimeConfig({ speculative: 'draft', draftModel: draft }).speculative, { mode: 'draft', draftModelPath: draft });
+  const refused = (raw: Parameters<typeof resolveRuntimeConfig>[0], message: RegExp): void => {
+    assert.throws(() => resolveRuntimeConfig(raw), (e: unknown) => e instanceof ConfigError && message.test(e.message));
+  };
+  refused({ speculative: 'ngram' }, /^--speculative: 'ngram' is not one of off, lookup, draft\.$/);
+  refused({ speculative: 'draft' }, /^--speculative draft needs --draft-model/);
+  refused({ speculative: 'lookup', draftModel: draft }, /^--draft-model is used by --speculative draft only; --speculative is lookup\.$/);
+  refused({ draftModel: '/nonexistent/draft.gguf' }, /^--draft-model \/nonexistent\/draft\.gguf: no such file\.$/);
 });
