@@ -21,6 +21,10 @@
  * `--scenario threads` runs inference-threads.ts instead: one short reply with `--threads 1`,
  * svc's default and node-llama-cpp's default, on a quiet and on a busy machine
  * (`--rounds` defaults to 5 there, `--max-tokens` to 16).
+ *
+ * `--scenario speculative` runs inference-speculative.ts instead: tokens/s with `--speculative`
+ * off, lookup and draft side by side, on a repetitive and a free workload (`--rounds` defaults
+ * to 3 there, `--max-tokens` to 64, `--threads` to its first value).
  */
 import { Agent } from 'node:http';
 import { postSse, StaleSocketError } from './sse-post.ts';
@@ -36,6 +40,7 @@ import { DEFAULT_MAX_TOKENS } from '../src/app/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
 import { runThreadsScenario } from './inference-threads.ts';
+import { runSpeculativeScenario } from './inference-speculative.ts';
 import { ensureLlamaServer, llamaServerVersion, nodeLlamaCppCpuVariant, startLlamaServer, type LlamaServerProcess } from './llama-server.ts';
 
 const { values: flags } = parseArgs({
@@ -64,12 +69,17 @@ const PROMPT = 'Write a long story about a fast local runtime, a quantum model a
 const HISTORY: ChatHistoryItem[] = [{ type: 'user', text: PROMPT }, { type: 'model', response: [] }];
 
 const BIG = { embedding: 512, blocks: 8, heads: 8, feedForward: 1408, name: 'svc-bench-512x8' };
-const MODELS: Record<string, { label: string; maxTokens: number; path: () => string }> = {
-  tiny: { label: 'tiny (test fixture: 64-dim, 2 blocks, 4 heads)', maxTokens: 128, path: tinyModelPath },
+/** `draftPath`: the model's first block only, a draft of the same vocabulary (the speculative scenario). */
+const MODELS: Record<string, { label: string; maxTokens: number; path: () => string; draftPath: () => string }> = {
+  tiny: {
+    label: 'tiny (test fixture: 64-dim, 2 blocks, 4 heads)', maxTokens: 128, path: tinyModelPath,
+    draftPath: () => writeTinyGguf(fileURLToPath(new URL('.cache/tiny-draft-k1.gguf', import.meta.url)), { keepBlocks: 1 }),
+  },
   big: {
     maxTokens: 128,
     label: `bench (${BIG.embedding}-dim, ${BIG.blocks} blocks, ${BIG.heads} heads, ffn ${BIG.feedForward})`,
     path: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8.gguf', import.meta.url)), BIG),
+    draftPath: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8-draft-k1.gguf', import.meta.url)), { ...BIG, keepBlocks: 1 }),
   },
 };
 
@@ -493,8 +503,19 @@ if (flags.scenario === 'threads') {
   if (flags.json) console.log(JSON.stringify({ loadAverage: loadavg(), results }, null, 2));
   agent.destroy();
   process.exit(0);
+} else if (flags.scenario === 'speculative') {
+  const rounds = process.argv.includes('--rounds') ? ROUNDS : 3;
+  const models = flags.models.split(',').map((key) => {
+    const m = MODELS[key];
+    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big)`);
+    return { key, path: m.path(), draftPath: m.draftPath() };
+  });
+  const results = await runSpeculativeScenario({ models, rounds, maxTokens: MAX_TOKENS ?? 64, threads: THREADS[0] ?? 1, log, progress });
+  if (flags.json) console.log(JSON.stringify({ loadAverage: loadavg(), results }, null, 2));
+  agent.destroy();
+  process.exit(0);
 } else if (flags.scenario !== 'overhead') {
-  throw new Error(`--scenario: unknown scenario '${flags.scenario}' (overhead, threads)`);
+  throw new Error(`--scenario: unknown scenario '${flags.scenario}' (overhead, threads, speculative)`);
 }
 
 const started = performance.now();

@@ -30,6 +30,7 @@ export async function openLocalEngine(settings: EngineSettings, log: Logger): Pr
     maxLoadedModels: settings.maxLoadedModels,
     gpu: settings.gpu,
     threads: settings.threads,
+    speculative: settings.speculative,
     log: log.child({ component: 'inference' }),
   });
   return { catalog, engine };

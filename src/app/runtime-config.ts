@@ -1,10 +1,11 @@
+import { existsSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultThreads } from '../inference/cpu-threads.ts';
 import { DEFAULT_MAX_LOADED_MODELS } from '../inference/default-max-loaded-models.ts';
-import type { GpuChoice } from '../inference/llama-engine-options.ts';
+import { SPECULATIVE_MODES, type GpuChoice, type SpeculativeSettings } from '../inference/llama-engine-options.ts';
 import { parseModelSpec, type ModelSpec } from '../inference/model-catalog.ts';
 import type { UpstreamSpec } from '../inference/upstream-registry.ts';
 import type { BucketLimit } from '../accounts/limits/limits-config.ts';
@@ -18,10 +19,10 @@ import { resolveHardwareConfig, type HardwareConfig, type RawHardwareOptions } f
 import { resolveTelemetrySettings, TelemetryConfigError, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** The llama.cpp engine's settings: shared by `svc serve` and `svc hosted` (open-local-engine.ts). */
-export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads'>;
+export type EngineSettings = Pick<RuntimeConfig, 'dataDir' | 'models' | 'discover' | 'keepAliveMs' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'defaultMaxTokens' | 'gpu' | 'threads' | 'speculative'>;
 
 /** The engine's flags as the CLI hands them over (raw strings). */
-export type RawEngineOptions = Pick<RawRuntimeOptions, 'model' | 'discover' | 'keepAlive' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'maxTokens' | 'gpu' | 'threads'>;
+export type RawEngineOptions = Pick<RawRuntimeOptions, 'model' | 'discover' | 'keepAlive' | 'maxLoadedModels' | 'parallel' | 'queueSize' | 'contextSize' | 'maxTokens' | 'gpu' | 'threads' | 'speculative' | 'draftModel'>;
 
 /** The daemon's settings after flags, environment and defaults are merged and checked. */
 export interface RuntimeConfig {
@@ -43,6 +44,8 @@ export interface RuntimeConfig {
   gpu: GpuChoice;
   /** CPU threads for llama.cpp: `--threads`, or physical cores − 1 (cpu-threads.ts). */
   threads: number;
+  /** `--speculative` and `--draft-model` (src/inference/speculative-decoding.ts). */
+  speculative: SpeculativeSettings;
   bodyLimit: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
@@ -119,6 +122,8 @@ export interface RawRuntimeOptions extends RawHardwareOptions {
   maxTokens?: string | undefined;
   gpu?: string | undefined;
   threads?: string | undefined;
+  speculative?: string | undefined;
+  draftModel?: string | undefined;
   bodyLimit?: string | undefined;
   requestTimeout?: string | undefined;
   shutdownTimeout?: string | undefined;
@@ -218,7 +223,26 @@ export function resolveEngineSettings(raw: RawEngineOptions, dataDir: string): E
     defaultMaxTokens: integer(raw.maxTokens, '--max-tokens', 1, 1 << 22) ?? DEFAULT_MAX_TOKENS,
     gpu: gpu as GpuChoice,
     threads: integer(raw.threads, '--threads', 1, 1024) ?? defaultThreads(),
+    speculative: speculativeSettings(raw),
   };
+}
+
+/**
+ * `--speculative` and `--draft-model`: off unless asked for; a draft model alone means draft
+ * mode, and draft mode without one, or a draft model with another mode, is refused rather than
+ * silently ignored.
+ */
+function speculativeSettings(raw: Pick<RawEngineOptions, 'speculative' | 'draftModel'>): SpeculativeSettings {
+  const draftModel = raw.draftModel === undefined || raw.draftModel === '' ? undefined : resolve(raw.draftModel);
+  const mode = (raw.speculative ?? (draftModel === undefined ? 'off' : 'draft')).toLowerCase();
+  if (!(SPECULATIVE_MODES as readonly string[]).includes(mode)) throw new ConfigError(`--speculative: '${raw.speculative}' is not one of ${SPECULATIVE_MODES.join(', ')}.`);
+  if (mode !== 'draft') {
+    if (draftModel !== undefined) throw new ConfigError(`--draft-model is used by --speculative draft only; --speculative is ${mode}.`);
+    return { mode: mode as 'off' | 'lookup' };
+  }
+  if (draftModel === undefined) throw new ConfigError('--speculative draft needs --draft-model: a small GGUF with the same vocabulary as the served models.');
+  if (!existsSync(draftModel) || !statSync(draftModel).isFile()) throw new ConfigError(`--draft-model ${draftModel}: no such file.`);
+  return { mode: 'draft', draftModelPath: draftModel };
 }
 
 /** `env`: where upstream keys are read (the variables the upstreams' api_key_env name). */

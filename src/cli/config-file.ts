@@ -25,7 +25,7 @@ export interface ConfigFile {
 /** Options that are not settings: the file cannot name another file, and upstreams have their table form. */
 const NOT_IN_FILE = new Set(['config', 'help', 'upstream']);
 /** Keys whose values are file paths: `~` expands and relative paths are read from the file's folder. */
-const PATH_KEYS = new Set(['dataDir', 'model', 'developerKeys']);
+const PATH_KEYS = new Set(['dataDir', 'model', 'developerKeys', 'draftModel']);
 
 function snakeCase(attribute: string): string {
   return attribute.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -5,6 +5,7 @@ import { runServer } from './run-server.ts';
 import { TELEMETRY_MODES } from '../telemetry/telemetry-settings.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 import { hardwareOptions } from './hardware-options.ts';
+import { SPECULATIVE_MODES } from '../inference/llama-engine-options.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 /** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
@@ -46,6 +47,8 @@ export function engineOptions(): Option[] {
     new Option('--max-tokens <tokens>', 'reply tokens when a chat request sets no max_tokens [default: 2048]').env('SVC_MAX_TOKENS'),
     new Option('--gpu <kind>', 'llama.cpp compute backend').choices(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).env('SVC_GPU'),
     new Option('--threads <n>', 'CPU threads for inference [default: physical cores minus one, at least 1]').env('SVC_THREADS'),
+    new Option('--speculative <mode>', 'speculative decoding: lookup guesses tokens from the prompt, draft from --draft-model; replies are the same, only their speed changes (docs/runtime.md) [default: off, or draft with --draft-model]').choices(SPECULATIVE_MODES).env('SVC_SPECULATIVE'),
+    new Option('--draft-model <path>', 'a small GGUF with the same vocabulary as the served models, loaded beside each one to draft tokens for it (--speculative draft)').env('SVC_DRAFT_MODEL'),
   ];
 }
 

@@ -14,6 +14,17 @@ export function llamaBindingOptions(gpu: GpuChoice): { gpu: false | Exclude<GpuC
   return { gpu: gpu === 'cpu' ? false : gpu, build: 'never', progressLogs: false };
 }
 
+/** `--speculative`: how the engine guesses tokens ahead for the model to check in one batch. */
+export const SPECULATIVE_MODES = ['off', 'lookup', 'draft'] as const;
+export type SpeculativeMode = (typeof SPECULATIVE_MODES)[number];
+
+/**
+ * Speculative decoding (speculative-decoding.ts, docs/runtime.md): off; `lookup`, guesses from
+ * n-grams of the prompt; `draft`, guesses from a smaller model of the same vocabulary, loaded
+ * beside each model and unloaded with it.
+ */
+export type SpeculativeSettings = { mode: 'off' } | { mode: 'lookup' } | { mode: 'draft'; draftModelPath: string };
+
 export interface LlamaEngineOptions {
   /** Parallel sequences per model (continuous batching width). */
   parallel: number;
@@ -32,6 +43,8 @@ export interface LlamaEngineOptions {
   maxLoadedModels?: number | undefined;
   gpu: GpuChoice;
   threads?: number | undefined;
+  /** Default: off. */
+  speculative?: SpeculativeSettings | undefined;
   log: EngineLogger;
 }
 

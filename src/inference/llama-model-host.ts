@@ -24,6 +24,7 @@ import { engineSampling, finishReasonOf, unavailableSampler, type EngineSampling
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
 import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
+import { newSequence, wastedPredictions } from './speculative-decoding.ts';
 import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
 import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
@@ -186,8 +187,9 @@ export class LlamaModelHost implements LanguageModel {
         });
         // Every token the model sampled, read from the sequence's own meter: counting the
         // tokens handed to onToken misses those held back while a stop sequence might match.
-        const meterAtStart = sequence.tokenMeter.usedOutputTokens;
-        const usage = () => ({ promptTokens, completionTokens: sequence.tokenMeter.usedOutputTokens - meterAtStart });
+        // The meter also counts speculative guesses the model evaluated in vain: not the reply's.
+        const meterAtStart = sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence);
+        const usage = () => ({ promptTokens, completionTokens: sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence) - meterAtStart });
         const stops = generator.constrained === true || options.stop === undefined ? [] : options.stop.filter((s) => s !== '');
         const matcher = stops.length === 0 ? undefined : new StopSequenceMatcher(stops);
         // A stop sequence's match ends the generation the way a client's abort does.
@@ -273,7 +275,8 @@ export class LlamaModelHost implements LanguageModel {
       // instead of evaluating it again), else the lowest id, so running sequences stay
       // consecutive and llama.cpp decodes them in one pass (see chooseSequence).
       const chosen = chooseSequence(free, sequenceIdOf, (s) => this.#sequencePrompts.get(s), prompt);
-      const sequence = chosen >= 0 ? free.splice(chosen, 1)[0]! : loaded.context.getSequence();
+      const sequence = chosen >= 0 ? free.splice(chosen, 1)[0]! : newSequence(loaded.lib, loaded.context, this.#options.speculative, loaded.draft);
+      const predictedBefore = { ...sequence.tokenPredictions };
       let healthy = false;
       try {
         const result = await run(loaded, sequence);
@@ -285,6 +288,10 @@ export class LlamaModelHost implements LanguageModel {
         healthy = error instanceof ApiError;
         throw error;
       } finally {
+        if (sequence.tokenPredictor !== undefined) {
+          const now = sequence.tokenPredictions;
+          this.#options.log.debug({ model: this.id, validated: now.validated - predictedBefore.validated, refuted: now.refuted - predictedBefore.refuted }, 'token predictions');
+        }
         if (healthy && !sequence.disposed) free.push(sequence);
         else if (!sequence.disposed) sequence.dispose();
       }

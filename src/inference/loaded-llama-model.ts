@@ -15,6 +15,7 @@ import type {
 } from 'node-llama-cpp';
 import { decodeSequencesTogether } from './decode-sequences-together.ts';
 import type { LlamaEngineOptions } from './llama-engine-options.ts';
+import { disposeDraftModel, loadDraftModel, type DraftModel } from './speculative-decoding.ts';
 import { maxBytesPerToken } from './token-budget.ts';
 
 type NodeLlamaCpp = typeof NodeLlamaCppModule;
@@ -40,6 +41,8 @@ export interface LoadedLlamaModel {
    * load, so a sequence of a context being disposed never serves a request on the next one.
    */
   freeSequences: LlamaContextSequence[];
+  /** The draft model for `--speculative draft`, loaded and freed with this one (speculative-decoding.ts). */
+  draft?: DraftModel | undefined;
 }
 
 const DEFAULT_CONTEXT_CAP = 4096;
@@ -68,15 +71,18 @@ export async function loadLlamaModel(
     if (!decodeSequencesTogether(context)) {
       options.log.warn({ model: id }, 'node-llama-cpp internals changed: parallel requests may not share decode batches');
     }
+    // A draft that fails to load fails this load: the model's dispose below frees its context too.
+    const draft = await loadDraftModel(id, llama, options.speculative, context, options.threads, options.log);
+    const speculative = options.speculative?.mode === 'draft' && draft === undefined ? 'off' : (options.speculative?.mode ?? 'off');
     options.log.info(
-      { model: id, ms: Math.round(performance.now() - started), parallel: options.parallel, contextSize: context.contextSize },
+      { model: id, ms: Math.round(performance.now() - started), parallel: options.parallel, contextSize: context.contextSize, speculative },
       'model loaded',
     );
     const lib = await import('node-llama-cpp');
     const tokenizer = model.fileInfo.metadata.tokenizer?.ggml;
     return {
       lib, model, context, chatWrapper: chatWrapper ?? lib.resolveChatWrapper(model), grammars: new Map(), freeSequences: [],
-      maxBytesPerToken: maxBytesPerToken(tokenizer?.tokens ?? [], tokenizer?.model),
+      maxBytesPerToken: maxBytesPerToken(tokenizer?.tokens ?? [], tokenizer?.model), draft,
     };
   } catch (error) {
     await model.dispose();
@@ -84,11 +90,13 @@ export async function loadLlamaModel(
   }
 }
 
-/** Frees what a load took: the embedding context (if one was made), the context, the weights. */
+/** Frees what a load took: the embedding context (if one was made), the context, the weights, the draft model. */
 export async function disposeLoadedLlamaModel(loaded: LoadedLlamaModel): Promise<void> {
   loaded.freeSequences.length = 0;
   const embedding = await loaded.embedding?.catch(() => undefined);
   await embedding?.dispose();
+  // The context first: disposing its sequences disposes their draft sequences.
   await loaded.context.dispose();
   await loaded.model.dispose();
+  await disposeDraftModel(loaded.draft);
 }

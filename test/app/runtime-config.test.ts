@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { defaultThreads } from '../../src/inference/cpu-threads.ts';
 import { isLoopbackHostname } from '../../src/shared/loopback-hostname.ts';
 import { resolveRuntimeConfig } from '../../src/app/runtime-config.ts';
+import { tinyModelPath } from '../helpers/daemon-process.ts';
 import { ConfigError, parseBytes, parseDuration } from '../../src/shared/config-values.ts';
 
 test('defaults: both contract ports on both loopback addresses, ~/.svc, 5 minute keep-alive', () => {
@@ -67,4 +68,19 @@ test('the responses store: 30 days and 1 GiB by default; both flags checked; --r
   assert.equal(resolveRuntimeConfig({ responsesMaxSize: '0' }).responses, undefined);
   assert.throws(() => resolveRuntimeConfig({ responsesRetention: '10s' }), (e: unknown) => e instanceof ConfigError && /--responses-retention.*--responses-max-size 0/.test(e.message));
   assert.throws(() => resolveRuntimeConfig({ responsesMaxSize: 'big' }), /--responses-max-size/);
+});
+
+test('--speculative: off by default; --draft-model alone means draft; contradictions are refused with one line', () => {
+  const draft = tinyModelPath();
+  assert.deepEqual(resolveRuntimeConfig({}).speculative, { mode: 'off' });
+  assert.deepEqual(resolveRuntimeConfig({ speculative: 'LOOKUP' }).speculative, { mode: 'lookup' });
+  assert.deepEqual(resolveRuntimeConfig({ draftModel: draft }).speculative, { mode: 'draft', draftModelPath: draft });
+  assert.deepEqual(resolveRuntimeConfig({ speculative: 'draft', draftModel: draft }).speculative, { mode: 'draft', draftModelPath: draft });
+  const refused = (raw: Parameters<typeof resolveRuntimeConfig>[0], message: RegExp): void => {
+    assert.throws(() => resolveRuntimeConfig(raw), (e: unknown) => e instanceof ConfigError && message.test(e.message));
+  };
+  refused({ speculative: 'ngram' }, /^--speculative: 'ngram' is not one of off, lookup, draft\.$/);
+  refused({ speculative: 'draft' }, /^--speculative draft needs --draft-model/);
+  refused({ speculative: 'lookup', draftModel: draft }, /^--draft-model is used by --speculative draft only; --speculative is lookup\.$/);
+  refused({ draftModel: '/nonexistent/draft.gguf' }, /^--draft-model \/nonexistent\/draft\.gguf: no such file\.$/);
 });

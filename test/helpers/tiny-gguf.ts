@@ -49,6 +49,13 @@ export interface TinyGgufOptions {
    * generation practically never ends (see below).
    */
   endOfTextWeight?: number;
+  /**
+   * Writes only the first this-many blocks (the weights of all `blocks` are still drawn, so the
+   * embeddings, those blocks and the output layer are the full model's): a layer-truncated copy
+   * with the same vocabulary, the cheapest draft model for speculative decoding that agrees with
+   * the full one more often than chance. Default: all blocks.
+   */
+  keepBlocks?: number;
 }
 
 class ByteWriter {
@@ -219,6 +226,12 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
     output[EOS_TOKEN_ID * nEmbd] = options.endOfTextWeight;
   }
 
+  const kept = Math.min(options.keepBlocks ?? nBlocks, nBlocks);
+  if (kept < nBlocks) {
+    const dropped = (name: string): boolean => /^blk\.(\d+)\./.test(name) && Number(/^blk\.(\d+)\./.exec(name)![1]) >= kept;
+    tensors.splice(0, tensors.length, ...tensors.filter((t) => !dropped(t.name)));
+  }
+
   const w = new ByteWriter();
   const meta: [string, MetaValue][] = [
     ['general.architecture', { t: 'str', v: 'llama' }],
@@ -227,7 +240,7 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
     ['general.file_type', { t: 'u32', v: 0 }],
     ['llama.context_length', { t: 'u32', v: nCtx }],
     ['llama.embedding_length', { t: 'u32', v: nEmbd }],
-    ['llama.block_count', { t: 'u32', v: nBlocks }],
+    ['llama.block_count', { t: 'u32', v: kept }],
     ['llama.feed_forward_length', { t: 'u32', v: nFf }],
     ['llama.attention.head_count', { t: 'u32', v: nHead }],
     ['llama.attention.head_count_kv', { t: 'u32', v: nHead }],
