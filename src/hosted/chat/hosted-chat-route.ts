@@ -6,6 +6,7 @@ import type { HostedPlugin } from '../hosted-plugin.ts';
 import type { RouteExecutor } from '../routing/route-executor.ts';
 import type { RoutePlan } from '../routing/route-planner.ts';
 import { chargeChat } from './chat-charge.ts';
+import { chatFace } from './chat-face.ts';
 import { readChatRequest, type ChatIntake } from './chat-intake.ts';
 import { addChatLimitHeaders, defaultQueueClass, takeChatLimit, type ChatLimits } from './chat-limits.ts';
 import { planChat } from './chat-plan.ts';
@@ -50,7 +51,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin<ChatS
       const planned = await takeChatLimit(request, reply, limits);
       const intake = readChatRequest(request);
       const key = await claimIdempotencyKey(store, inFlight, request.hostedIdentity!.account.id, intake.idempotencyKey);
-      if (key.replay !== undefined) return replayStored(reply, key.replay, intake.hash, intake.stream);
+      if (key.replay !== undefined) return replayStored(reply, chatFace, key.replay, intake.hash, intake.stream);
       running++;
       try {
         return await answer(request, reply, intake, planned);
@@ -65,7 +66,7 @@ export function hostedChatPlugin(options: HostedChatOptions): HostedPlugin<ChatS
       const chat = planChat(routes, request, reply, intake, planned);
       const hold = await JouleHold.take(store, request, chat.ceiling);
       try {
-        const out = new HostedChatReply(reply, chat.plan.model, intake.stream);
+        const out = new HostedChatReply(reply, chatFace, chat.plan.model, intake.stream);
         const result = await runChat({ executor: options.executor, intake, chat, hold, reply, clientGone: out.clientGone, shutdownSignal: options.shutdownSignal, onPart: out.onPart });
         const answered = out.answer(result, svcRouteEvidence(result.route, identity.key.id, options.signEvidence));
         const alone = running === 1;
