@@ -27,7 +27,7 @@ export class MessagesStream implements StreamShape {
   readonly doneSentinel = false;
   readonly #id: string;
   readonly #model: string;
-  readonly #maxTokens: number;
+  #maxTokens: number;
   #inputTokens = 0;
   #result: GenerateResult | undefined;
   /** The open block: its index and kind (`text`, or the tool-call index it streams). */
@@ -48,9 +48,14 @@ export class MessagesStream implements StreamShape {
     this.#inputTokens = tokens;
   }
 
-  /** How the generation ended: read by the closing `message_delta`. */
-  settle(result: GenerateResult): void {
+  /**
+   * How the generation ended: read by the closing `message_delta`. `cappedAt`: the completion cap
+   * the stop reason is read against, when something lower than `max_tokens` cut it (the hosted
+   * tier's Joule ceiling).
+   */
+  settle(result: GenerateResult, cappedAt?: number): void {
     this.#result = result;
+    if (cappedAt !== undefined) this.#maxTokens = cappedAt;
   }
 
   start(): SseEvents {
