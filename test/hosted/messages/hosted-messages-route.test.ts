@@ -222,7 +222,7 @@ test('Joules: a spent allowance is 402 billing_error joule_allowance_exhausted; 
 test('Idempotency-Key: a retry gets the stored Message (whole or as its event stream) without a second run; a key used on chat completions is not replayed here', async (t) => {
   const f = await buildChatFixture(t);
   const a = await f.account();
-  const post = (payload: unknown, key: string, url = '/api/v1/messages') => f.app.inject({ method: 'POST', url, headers: { 'x-api-key': a.secret, 'idempotency-key': key }, payload });
+  const post = (payload: Record<string, unknown>, key: string, url = '/api/v1/messages') => f.app.inject({ method: 'POST', url, headers: { 'x-api-key': a.secret, 'idempotency-key': key }, payload });
   const first = await post(BODY, 'k1');
   const again = await post(BODY, 'k1');
   assert.equal(again.statusCode, 200);
