@@ -27,17 +27,20 @@ export class MessagesStream implements StreamShape {
   readonly doneSentinel = false;
   readonly #id: string;
   readonly #model: string;
-  readonly #maxTokens: number;
+  #maxTokens: number;
   #inputTokens = 0;
   #result: GenerateResult | undefined;
   /** The open block: its index and kind (`text`, or the tool-call index it streams). */
   #open: { index: number; kind: 'text' | number } | undefined;
   #blocks = 0;
+  readonly #errorBody: (error: ApiError) => unknown;
 
-  constructor(id: string, model: string, maxTokens: number) {
+  /** `errorBody`: the error event's data (the hosted tier adds its code, docs_url and evidence). */
+  constructor(id: string, model: string, maxTokens: number, errorBody: (error: ApiError) => unknown = anthropicErrorBody) {
     this.#id = id;
     this.#model = model;
     this.#maxTokens = maxTokens;
+    this.#errorBody = errorBody;
   }
 
   /** The prompt's size as the engine counted it before generating, for `message_start`'s usage. */
@@ -45,9 +48,14 @@ export class MessagesStream implements StreamShape {
     this.#inputTokens = tokens;
   }
 
-  /** How the generation ended: read by the closing `message_delta`. */
-  settle(result: GenerateResult): void {
+  /**
+   * How the generation ended: read by the closing `message_delta`. `cappedAt`: the completion cap
+   * the stop reason is read against, when something lower than `max_tokens` cut it (the hosted
+   * tier's Joule ceiling).
+   */
+  settle(result: GenerateResult, cappedAt?: number): void {
     this.#result = result;
+    if (cappedAt !== undefined) this.#maxTokens = cappedAt;
   }
 
   start(): SseEvents {
@@ -78,19 +86,22 @@ export class MessagesStream implements StreamShape {
     return new SseEvents(events);
   }
 
-  /** The closing events; the OpenAI usage passed in is the same count the result carries. */
-  usage(): SseEvents {
+  /**
+   * The closing events; the OpenAI usage passed in is the same count the result carries.
+   * `extension` (the hosted tier's `svc_route`, `svc_outcome`) joins `message_delta`.
+   */
+  usage(_usage?: unknown, extension?: Readonly<Record<string, unknown>>): SseEvents {
     const result = this.#result;
     const stop = result === undefined ? { stop_reason: 'end_turn', stop_sequence: null } : anthropicStop(result, this.#maxTokens);
     const usage = anthropicUsage(result?.usage ?? { promptTokens: this.#inputTokens, completionTokens: 0 });
     return new SseEvents([
-      { event: 'message_delta', data: { type: 'message_delta', delta: stop, usage } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: stop, usage, ...extension } },
       { event: 'message_stop', data: { type: 'message_stop' } },
     ]);
   }
 
   error(error: ApiError): SseEvents {
-    return new SseEvents([{ event: 'error', data: anthropicErrorBody(error) }]);
+    return new SseEvents([{ event: 'error', data: this.#errorBody(error) }]);
   }
 
   #openBlock(events: Event[], kind: 'text' | number, block: Record<string, unknown>): void {

@@ -27,6 +27,28 @@ function keyRequired(message: string): HostedError {
   return new HostedError({ status: 401, type: 'authentication_error', code: 'svc_api_key_required', message, headers: { 'www-authenticate': 'Bearer realm="svc"' } });
 }
 
+/** Longest x-api-key value read, as for Authorization (bearer-token.ts). */
+const MAX_API_KEY_CHARS = 512;
+
+/**
+ * The key a request presents: `Authorization: Bearer <key>`, or `x-api-key: <key>` (what
+ * Anthropic's clients send). Both at once must name the same key; anything else is 401.
+ */
+function presentedKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const apiKeyHeader = request.headers['x-api-key'];
+  const apiKey = typeof apiKeyHeader === 'string' && apiKeyHeader.length <= MAX_API_KEY_CHARS ? apiKeyHeader.trim() : undefined;
+  if (apiKeyHeader !== undefined && (apiKey === undefined || !/^\S+$/.test(apiKey))) throw keyRequired('The x-api-key header must be one API key.');
+  if (header === undefined) {
+    if (apiKey === undefined) throw keyRequired('An API key is required: send Authorization: Bearer <API_KEY> (or x-api-key: <API_KEY>).');
+    return apiKey;
+  }
+  const secret = bearerToken(header);
+  if (secret === undefined) throw keyRequired('The Authorization header must be Bearer <API_KEY>.');
+  if (apiKey !== undefined && apiKey !== secret) throw keyRequired('Authorization and x-api-key name different keys; send one key.');
+  return secret;
+}
+
 export interface RequireKeyOptions {
   /** Fleet mode (`/v1`): only keys of enterprise accounts (403 `enterprise_plan_required` otherwise). */
   enterprise?: boolean;
@@ -37,16 +59,14 @@ export interface RequireKeyOptions {
 /**
  * A preHandler for the routes that need a key, used per route or in one encapsulated plugin so
  * it never runs on routes that do not (the local daemon's, the public descriptors).
+ * The key comes in `Authorization: Bearer` or `x-api-key` (presentedKey).
  * Missing or unknown key → 401 `svc_api_key_required`; revoked → 401 `svc_api_key_revoked`;
  * a key of a disabled account → 401 `svc_account_disabled`. Once the key is known, the
  * request's log lines (its request line too) carry `account_id` and `key_id`, never the secret.
  */
 export function requireKey(store: Pick<KeyStore, 'checkKey'>, options: RequireKeyOptions = {}): preHandlerAsyncHookHandler {
   return async function checkKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization;
-    if (header === undefined) throw keyRequired('An API key is required: send Authorization: Bearer <API_KEY>.');
-    const secret = bearerToken(header);
-    if (secret === undefined) throw keyRequired('The Authorization header must be Bearer <API_KEY>.');
+    const secret = presentedKey(request);
     let check;
     try {
       check = await store.checkKey(secret);

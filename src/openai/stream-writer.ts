@@ -84,11 +84,18 @@ export class StreamWriter {
     this.#end();
   }
 
-  /** Chunks made before (a stored answer replayed), as a whole stream ending with `[DONE]`. */
-  static replay(reply: FastifyReply, chunks: Iterable<unknown>): void {
+  /**
+   * Chunks made before (a stored answer replayed), as a whole stream ending with `[DONE]`
+   * unless `doneSentinel` is false; SseEvents go under their event names (Anthropic's events).
+   */
+  static replay(reply: FastifyReply, chunks: Iterable<unknown>, options: { doneSentinel?: boolean } = {}): void {
     const sse = new LazySseStream(reply);
-    for (const chunk of chunks) sse.send(chunk);
-    sse.done();
+    for (const chunk of chunks) {
+      if (chunk instanceof SseEvents) for (const { event, data } of chunk.events) sse.sendEvent(event, data);
+      else sse.send(chunk);
+    }
+    if (options.doneSentinel === false) sse.end();
+    else sse.done();
   }
 
   // The chunk is made after the start is sent: a shape that numbers its events (Responses)

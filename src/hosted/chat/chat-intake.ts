@@ -1,18 +1,28 @@
 import type { FastifyRequest } from 'fastify';
+import type { ChatMessage, ChatOptions } from '../../inference/language-model.ts';
 import { refuseUnsupported, toChatMessages, toChatOptions } from '../../openai/chat-request.ts';
 import { chatCompletionRequestSchema } from '../../openai/openai-schemas.ts';
 import { requestBody } from '../../openai/request-body.ts';
+import { samplingFrom } from '../../openai/sampling-from.ts';
 import { ValidatedBody } from '../../http/validated-body.ts';
 import { ApiError } from '../../shared/api-error.ts';
 import { parseRouteHeaders } from '../routing/route-headers.ts';
 import { requireHostedEntitlement } from '../require-key.ts';
 import { idempotencyKeyOf, requestHash } from './idempotency.ts';
 
-/** A hosted chat request once it is known to be entitled and well formed. */
+/**
+ * A hosted generation request once it is known to be entitled and well formed, in the engine's
+ * terms: what every later step (plan, hold, run, charge) reads, whichever API shape it came in
+ * (chat completions here, Anthropic's Messages in hosted/messages/).
+ */
 export interface ChatIntake {
-  body: ReturnType<typeof chatCompletionRequestSchema.parse>;
-  messages: ReturnType<typeof toChatMessages>;
-  chatOptions: ReturnType<typeof toChatOptions>;
+  /** The hosted model id asked for. */
+  model: string;
+  messages: ChatMessage[];
+  /** Sampling, tools and output shape for the executor. */
+  options: Omit<ChatOptions, 'signal' | 'onPart'>;
+  /** The client's own completion cap, if it set one (the Joule reservation is sized on it). */
+  maxTokens: number | undefined;
   headers: ReturnType<typeof parseRouteHeaders>;
   idempotencyKey: string | undefined;
   stream: boolean;
@@ -23,6 +33,21 @@ export interface ChatIntake {
 /** The JSON body as the client sent it (a body validated on the worker carries it). */
 export function rawBodyOf(request: FastifyRequest): unknown {
   return request.body instanceof ValidatedBody ? request.body.value : request.body;
+}
+
+/**
+ * What every face reads the same way: the route headers and the Idempotency-Key with the
+ * fingerprint it binds. `endpoint` names a face other than chat completions in the fingerprint,
+ * so one key can never replay one API's stored answer on another (a small chat body can also be
+ * a valid Messages body).
+ */
+export function routeIntake(request: FastifyRequest, endpoint?: string): Pick<ChatIntake, 'headers' | 'idempotencyKey' | 'hash'> {
+  const headers = parseRouteHeaders(request.headers);
+  const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
+  // Only a request with an Idempotency-Key is ever compared with another (replay, duplicate).
+  const raw = rawBodyOf(request);
+  const hash = idempotencyKey === undefined ? '' : requestHash(endpoint === undefined ? raw : { endpoint, body: raw }, { ...headers });
+  return { headers, idempotencyKey, hash };
 }
 
 /**
@@ -38,9 +63,7 @@ export function readChatRequest(request: FastifyRequest): ChatIntake {
   }
   const messages = toChatMessages(body.messages);
   const chatOptions = toChatOptions(body);
-  const headers = parseRouteHeaders(request.headers);
-  const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
-  // Only a request with an Idempotency-Key is ever compared with another (replay, duplicate).
-  const hash = idempotencyKey === undefined ? '' : requestHash(rawBodyOf(request), { ...headers });
-  return { body, messages, chatOptions, headers, idempotencyKey, stream: body.stream === true, hash };
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+  const options = { ...samplingFrom(body, maxTokens), ...chatOptions };
+  return { model: body.model, messages, options, maxTokens, ...routeIntake(request), stream: body.stream === true };
 }

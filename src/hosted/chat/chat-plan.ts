@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { samplingFrom } from '../../openai/sampling-from.ts';
 import type { RouteConfig } from '../route-config.ts';
 import { promptTokenBound, reservationJoules } from '../routing/energy.ts';
 import { RouteRefusedError } from '../routing/route-refused-error.ts';
@@ -11,7 +10,7 @@ import { allowanceExhausted } from './chat-errors.ts';
 export interface ChatPlan {
   plan: RoutePlan;
   /** Sampling, tools and output shape for the executor. */
-  sampling: ReturnType<typeof samplingFrom> & ChatIntake['chatOptions'];
+  sampling: ChatIntake['options'];
   /** x-svc-max-joules, or what the prompt bound, max_tokens and load can cost on the planned backends. */
   ceiling: number;
 }
@@ -22,14 +21,13 @@ export interface ChatPlan {
  */
 export function planChat(routes: RouteConfig, request: FastifyRequest, reply: FastifyReply, intake: ChatIntake, planned: RoutePlan | undefined): ChatPlan {
   const identity = request.hostedIdentity!;
-  const { headers, body } = intake;
-  const plan = planned?.model === body.model ? planned : planRoute(routes, { model: body.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
+  const { headers, maxTokens } = intake;
+  const plan = planned?.model === intake.model ? planned : planRoute(routes, { model: intake.model, policy: headers.policy, privacyTier: headers.privacyTier, plan: identity.account.plan });
   reply.header('x-svc-queue-class', plan.queueClass);
 
   // Read with the key, a moment ago: a spent allowance is refused without a reservation.
   if (identity.allowance.remainingJoules <= 0) throw allowanceExhausted(identity.allowance, 'it is used up');
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  const sampling = { ...samplingFrom(body, maxTokens), ...intake.chatOptions };
+  const sampling = intake.options;
   // x-svc-max-joules: 0 fits nothing, whatever the prompt: refused as the executor would, before a reservation.
   if (headers.maxJoules === 0) throw new RouteRefusedError('joule_ceiling_too_low', 'x-svc-max-joules 0 cannot cover any request: its prompt and one completion token cost more. Nothing was run.', 'x-svc-max-joules');
   const ceiling = headers.maxJoules ?? reservationJoules(plan.candidates.map((c) => c.backend.energy), promptTokenBound(intake.messages, sampling), maxTokens);

@@ -11,6 +11,7 @@ import type { RaplMeasurement, RaplMeter } from './rapl-meter.ts';
 import type { Candidate, RoutePlan } from './route-planner.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
 import { linkedAbort } from '../../shared/linked-abort.ts';
+import { countPromptTokens } from '../../anthropic/count-prompt-tokens.ts';
 
 /**
  * Runs a planned hosted chat request over its candidate backends, in order. A backend that
@@ -365,6 +366,31 @@ export class RouteExecutor {
         fallback_reason: how.attempts.length > 0 ? how.attempts.map((a) => a.reason).join(',') : null,
       },
     };
+  }
+
+  /**
+   * The prompt's size in tokens on the backend the plan would run it on (Anthropic's
+   * `count_tokens`), with nothing generated and nothing billed: an engine backend counts exactly,
+   * template and tools included, and stops before evaluating anything; an upstream cannot count
+   * without answering, so its count is the over-estimating bound its Joule ceiling is checked on.
+   * An engine backend without its model is skipped for the next candidate, as execute() does.
+   */
+  async countPrompt(plan: RoutePlan, messages: readonly ChatMessage[], options: Pick<ChatOptions, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'signal'>): Promise<{ tokens: number; backend: string; exact: boolean }> {
+    const attempts: FailedAttempt[] = [];
+    let lastError: unknown;
+    for (const candidate of plan.candidates) {
+      const backend = candidate.backend.id;
+      if (candidate.backend.kind !== 'engine') return { tokens: promptTokenBound(messages, options), backend, exact: false };
+      try {
+        return { tokens: await countPromptTokens(this.#model(candidate, plan.model), messages, options), backend, exact: true };
+      } catch (error) {
+        if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
+        if (options.signal?.aborted === true) throw error;
+        lastError = error;
+        attempts.push({ backend, reason: reasonOf(error) });
+      }
+    }
+    throw new AllBackendsFailedError(attempts, lastError);
   }
 
   /** The LanguageModel a candidate runs on; a missing one is a backend error like any other. */

@@ -30,7 +30,9 @@ export async function acceptSessions(scope: FastifyInstance, context: HostedCont
   return async function checkKeyOrSession(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     const bearer = bearerToken(header);
-    if (header !== undefined && bearer?.startsWith(SESSION_TOKEN_PREFIX) !== true) {
+    // A key in x-api-key (Anthropic's clients) is a key like a bearer one.
+    const keyHeader = header === undefined && request.headers['x-api-key'] !== undefined;
+    if (keyHeader || (header !== undefined && bearer?.startsWith(SESSION_TOKEN_PREFIX) !== true)) {
       await context.requireKey.call(this, request, reply);
       return;
     }
