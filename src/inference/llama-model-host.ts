@@ -13,6 +13,7 @@ import type {
   GenerateOptions,
   GenerateResult,
   LanguageModel,
+  RankResult,
   ToolCall,
 } from './language-model.ts';
 import { chooseSequence } from './choose-sequence.ts';
@@ -25,6 +26,7 @@ import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './l
 import type { GrammarSchema } from './grammar-schema.ts';
 import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
+import { rankDocuments } from './rank-documents.ts';
 import { compiledGrammar, responseFormatSchema } from './response-format-grammar.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
 import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
@@ -257,6 +259,11 @@ export class LlamaModelHost implements LanguageModel {
       }
       return { vectors, promptTokens };
     });
+  }
+
+  /** Reranking shares the embedding lane: one request at a time on the model's own ranking context. */
+  rank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<RankResult> {
+    return this.residency.withModel('embedding', signal, (loaded) => rankDocuments(loaded, this.id, this.#options, query, documents, signal));
   }
 
   #checkTokens(loaded: LoadedLlamaModel, input: readonly number[], index: number): Token[] {
