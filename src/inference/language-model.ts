@@ -139,6 +139,13 @@ export interface EmbedResult {
   promptTokens: number;
 }
 
+/** One score per document, in document order, each in [0, 1] (higher: more relevant). */
+export interface RankResult {
+  scores: number[];
+  /** Tokens evaluated: the query and the document of each pair, with the model's separators. */
+  promptTokens: number;
+}
+
 export interface LanguageModel {
   readonly id: string;
   /** `remote` for a model an upstream off this machine serves (model-plane.ts); absent means local. */
@@ -147,6 +154,12 @@ export interface LanguageModel {
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult>;
   /** Each input is text, or token ids of this model's vocabulary (as OpenAI accepts). */
   embed(inputs: readonly (string | readonly number[])[], signal?: AbortSignal): Promise<EmbedResult>;
+  /**
+   * Scores each document's relevance to the query with a reranker's classification head (a
+   * cross-encoder: query and document read together). Only GGUF models with the `rerank`
+   * capability have it; undefined elsewhere (chat models, upstreams, the built-in embedder).
+   */
+  rank?(query: string, documents: readonly string[], signal?: AbortSignal): Promise<RankResult>;
 }
 
 /** What `/v1/models` lists. */
@@ -170,7 +183,7 @@ export interface ModelDescriptor {
   contextLength?: number | null;
   embeddingLength?: number | null;
   /** What the model is built for (model-capabilities.ts). */
-  capabilities?: readonly ('chat' | 'embeddings')[];
+  capabilities?: readonly ('chat' | 'embeddings' | 'rerank')[];
   /** `remote` for a model an upstream off this machine serves (model-plane.ts); absent means local. */
   plane?: ModelPlane | undefined;
 }

@@ -13,6 +13,7 @@ import type {
   GenerateOptions,
   GenerateResult,
   LanguageModel,
+  RankResult,
   ToolCall,
 } from './language-model.ts';
 import { chooseSequence } from './choose-sequence.ts';
@@ -26,6 +27,7 @@ import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLla
 import { ModelResidency } from './model-residency.ts';
 import { newSequence, wastedPredictions } from './speculative-decoding.ts';
 import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
+import { rankDocuments } from './rank-documents.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
 import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
@@ -258,6 +260,11 @@ export class LlamaModelHost implements LanguageModel {
       }
       return { vectors, promptTokens };
     });
+  }
+
+  /** Reranking shares the embedding lane: one request at a time on the model's own ranking context. */
+  rank(query: string, documents: readonly string[], signal?: AbortSignal): Promise<RankResult> {
+    return this.residency.withModel('embedding', signal, (loaded) => rankDocuments(loaded, this.id, this.#options, query, documents, signal));
   }
 
   #checkTokens(loaded: LoadedLlamaModel, input: readonly number[], index: number): Token[] {

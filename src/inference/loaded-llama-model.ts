@@ -12,6 +12,7 @@ import type {
   LlamaEmbeddingContext,
   LlamaGrammar,
   LlamaModel,
+  LlamaRankingContext,
 } from 'node-llama-cpp';
 import { decodeSequencesTogether } from './decode-sequences-together.ts';
 import type { LlamaEngineOptions } from './llama-engine-options.ts';
@@ -32,6 +33,8 @@ export interface LoadedLlamaModel {
   chatWrapper: ChatWrapper;
   context: LlamaContext;
   embedding?: Promise<LlamaEmbeddingContext>;
+  /** A reranker's ranking context (rank pooling), made on its first rerank request. */
+  ranking?: Promise<LlamaRankingContext>;
   /** An upper bound on the bytes of text one token stands for (see maxBytesPerToken). */
   maxBytesPerToken: number;
   /** Compiled JSON-schema grammars by schema text, least recently used first (see compiledGrammar). */
@@ -90,11 +93,13 @@ export async function loadLlamaModel(
   }
 }
 
-/** Frees what a load took: the embedding context (if one was made), the context, the weights, the draft model. */
+/** Frees what a load took: the embedding and ranking contexts (if made), the context, the weights, the draft model. */
 export async function disposeLoadedLlamaModel(loaded: LoadedLlamaModel): Promise<void> {
   loaded.freeSequences.length = 0;
   const embedding = await loaded.embedding?.catch(() => undefined);
   await embedding?.dispose();
+  const ranking = await loaded.ranking?.catch(() => undefined);
+  await ranking?.dispose();
   // The context first: disposing its sequences disposes their draft sequences.
   await loaded.context.dispose();
   await loaded.model.dispose();

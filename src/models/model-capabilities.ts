@@ -1,6 +1,6 @@
 import type { GgufSummary } from './gguf-header.ts';
 
-export type ModelCapability = 'chat' | 'embeddings';
+export type ModelCapability = 'chat' | 'embeddings' | 'rerank';
 
 /**
  * Architectures llama.cpp runs as encoders (non-causal attention, no generation): the BERT
@@ -31,11 +31,15 @@ export function isEncoder(gguf: GgufSummary): boolean {
  *   is an encoder;
  * - `chat` when the file carries a chat template, or the architecture is a decoder (node-llama-cpp
  *   then picks a chat format for it).
- * A reranker (pooling type rank) gets neither. This describes the model; svc does not refuse
- * requests by it (any decoder can also produce embeddings through llama.cpp).
+ * - `rerank` alone for a reranker: pooling type rank, which llama.cpp's converters write for
+ *   cross-encoders (bge-reranker, jina-reranker, Qwen3-Reranker) beside their classification
+ *   head. `/v1/rerank` serves only these; chat and embeddings on them are not refused but mean
+ *   nothing (the head's output is one score, not a vector or a next token).
+ * Beyond rerank this describes the model; svc does not refuse requests by it (any decoder can
+ * also produce embeddings through llama.cpp).
  */
 export function modelCapabilities(gguf: GgufSummary): ModelCapability[] {
-  if (gguf.poolingType === POOLING_RANK) return [];
+  if (gguf.poolingType === POOLING_RANK) return ['rerank'];
   const encoder = isEncoder(gguf);
   const capabilities: ModelCapability[] = [];
   if (gguf.hasChatTemplate || !encoder) capabilities.push('chat');

@@ -6,6 +6,7 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { comingSoonRoutes } from './coming-soon-routes.ts';
 import { completionsRoute } from './completions-route.ts';
 import { embeddingsRoute } from './embeddings-route.ts';
+import { rerankRoute } from './rerank-route.ts';
 import { installCharsetGuard } from '../http/charset-guard.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { installHttpOptions } from '../http/http-options.ts';
@@ -144,6 +145,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
       await v1.register(messagesRoutes, { prefix: '/messages', models: options.models, shutdownSignal: options.shutdownSignal });
       await v1.register(completionsRoute, routeOptions);
       await v1.register(embeddingsRoute, { models: options.models });
+      await v1.register(rerankRoute, { models: options.models });
       await v1.register(comingSoonRoutes);
     },
     { prefix: '/v1' },

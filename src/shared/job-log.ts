@@ -7,7 +7,7 @@ import { ApiError } from './api-error.ts';
  * run (and are tested) without one. A record names what ran, never what it was asked or
  * answered: no prompt, problem, solution or document text can be put in one.
  */
-export const JOB_KINDS = ['chat', 'responses', 'completion', 'embeddings', 'solve', 'ingest'] as const;
+export const JOB_KINDS = ['chat', 'responses', 'completion', 'embeddings', 'rerank', 'solve', 'ingest'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /** `cancelled`: the client went away before the answer was complete. */

@@ -26,6 +26,10 @@ const searchFields = {
   query: z.string().max(MAX_QUERY_CHARS, `query is at most ${MAX_QUERY_CHARS} characters`),
   mode: z.enum(SEARCH_MODES).nullish(),
   top_k: z.number().int().min(1).max(MAX_TOP_K).nullish(),
+  /** A second stage: `true` (the daemon's first reranker) or a reranker model's id (space-reranker.ts). */
+  rerank: z.union([z.boolean(), z.string().min(1).max(2048)], { error: 'rerank takes true, false or a reranker model id' }).nullish(),
+  /** How many fused candidates the reranker reads (default 30, at least top_k). */
+  rerank_depth: z.number().int().min(1).max(MAX_TOP_K).nullish(),
   filter: z
     .strictObject({
       document_ids: z.array(z.string().max(100)).max(MAX_FILTER_DOCUMENTS).nullish(),

@@ -100,6 +100,8 @@ export interface SearchResult {
   snippet_marks: [number, number][];
   /** The fused score (hybrid: reciprocal rank fusion, k = 60), larger is better. */
   score: number;
+  /** The reranker's score, when the search asked for a rerank (space-reranker.ts); results are then in its order. */
+  rerank_score?: number;
   /** Ranks in each list before fusion (null: not in that list). */
   bm25_rank: number | null;
   dense_rank: number | null;

@@ -8,7 +8,9 @@ import {
   addTextDocumentSchema, createSpaceSchema, getDocumentQuerySchema, pageQuerySchema, metadataSchema,
   searchAllSchema, searchSchema, uploadQuerySchema,
 } from './space-schemas.ts';
-import type { DocumentInput, SearchRequest, SpaceLibrary } from './space-types.ts';
+import { DEFAULT_TOP_K } from './space-input.ts';
+import { DEFAULT_RERANK_DEPTH, rerankResults, type Reranker } from './space-reranker.ts';
+import type { DocumentInput, SearchRequest, SearchResult, SpaceLibrary } from './space-types.ts';
 import { validateUploadFilename } from './upload-filename.ts';
 
 /**
@@ -28,6 +30,8 @@ export interface SpacesRoutesOptions {
   maxUploadBytes: number;
   /** Largest JSON body (a `text` document), bytes. */
   maxJsonBytes: number;
+  /** The reranker a search's `rerank` names (`true`: the daemon's first); throws the 400 when there is none. */
+  reranker?: ((choice: true | string) => Reranker) | undefined;
 }
 
 interface NameParams { name: string }
@@ -84,17 +88,34 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
     return { object: 'space.deleted', name: space.name, deleted: true };
   });
 
+  /**
+   * Fused search, then the optional rerank stage: the library fuses `rerank_depth` candidates
+   * (at least top_k) and the reranker keeps the best top_k of them by its own score.
+   */
+  const reranked = async (request: FastifyRequest, body: { query: string; top_k?: number | null; rerank?: boolean | string | null; rerank_depth?: number | null }, run: (request: SearchRequest) => Promise<SearchResult[]>, fields: SearchRequest): Promise<{ data: SearchResult[]; reranker?: string }> => {
+    const choice = body.rerank == null || body.rerank === false ? undefined : body.rerank;
+    if (choice === undefined) return { data: await searching(request, () => run(fields)) };
+    if (options.reranker === undefined) throw ApiError.invalidRequest('rerank is not available here: no models are served beside these spaces.', 'rerank', 'no_reranker');
+    // Chosen before the search, so a bad choice costs nothing.
+    const reranker = options.reranker(choice);
+    const topK = body.top_k ?? DEFAULT_TOP_K;
+    const depth = Math.max(topK, body.rerank_depth ?? DEFAULT_RERANK_DEPTH);
+    const data = await searching(request, async () => rerankResults(await run({ ...fields, top_k: depth }), body.query, reranker, topK));
+    return { reranker: reranker.id, data };
+  };
+
   app.post<{ Params: NameParams }>('/spaces/:name/search', async (request) => {
     const body = parseWithSchema(searchSchema, request.body);
     const space = request.params.name;
-    const results = await searching(request, () => library.search(space, searchRequest(body)));
-    return { object: 'list', space, query: body.query, mode: body.mode ?? 'hybrid', data: results };
+    const results = await reranked(request, body, (fields) => library.search(space, fields), searchRequest(body));
+    return { object: 'list', space, query: body.query, mode: body.mode ?? 'hybrid', ...results };
   });
 
   app.post('/search', async (request) => {
     const body = parseWithSchema(searchAllSchema, request.body);
-    const results = await searching(request, () => library.searchAll({ ...searchRequest(body), ...(body.spaces == null ? {} : { spaces: body.spaces }) }));
-    return { object: 'list', query: body.query, mode: body.mode ?? 'hybrid', data: results };
+    const fields = { ...searchRequest(body), ...(body.spaces == null ? {} : { spaces: body.spaces }) };
+    const results = await reranked(request, body, (all) => library.searchAll(all), fields);
+    return { object: 'list', query: body.query, mode: body.mode ?? 'hybrid', ...results };
   });
 
   app.get<{ Params: NameParams; Querystring: unknown }>('/spaces/:name/documents', async (request) => {

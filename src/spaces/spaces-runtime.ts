@@ -13,6 +13,7 @@ import { withChangeHook } from './library-change-hook.ts';
 import { withJobLog } from './library-job-log.ts';
 import { NO_JOB_LOG, type JobLog } from '../shared/job-log.ts';
 import { spacesRoutes } from './spaces-routes.ts';
+import { chooseReranker } from './space-reranker.ts';
 import type { Embedder, SpaceLibrary } from './space-types.ts';
 
 /**
@@ -89,7 +90,7 @@ export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<
     embedder,
     models: builtinModels,
     async plugin(api) {
-      await api.register(spacesRoutes, { library, jobs, maxFileBytes: SPACES_MAX_FILE_BYTES, maxFiles: SPACES_MAX_FILES, maxUploadBytes: SPACES_MAX_UPLOAD_BYTES, maxJsonBytes: SPACES_MAX_FILE_BYTES });
+      await api.register(spacesRoutes, { library, jobs, maxFileBytes: SPACES_MAX_FILE_BYTES, maxFiles: SPACES_MAX_FILES, maxUploadBytes: SPACES_MAX_UPLOAD_BYTES, maxJsonBytes: SPACES_MAX_FILE_BYTES, reranker: (choice) => chooseReranker(options.models, choice) });
     },
     async health() {
       const embedderInfo = { id: embedder.id, dimensions: embedder.dimensions, source: embedder instanceof HashedEmbedder ? 'builtin' : 'model' };

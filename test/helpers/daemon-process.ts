@@ -32,6 +32,11 @@ export function tinyModelPath(): string {
   return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-v1.gguf'));
 }
 
+/** The tiny reranker (qwen3 blocks, rank pooling, a two-label classification head; tiny-gguf.ts). */
+export function rerankerModelPath(): string {
+  return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-reranker-v1.gguf'), { reranker: true, name: 'svc-tiny-reranker' });
+}
+
 /**
  * A variant of the tiny model whose replies end on their own after a few dozen tokens (see
  * TinyGgufOptions.endOfTextWeight), for suites that expect a `completed` reply with no token cap.

@@ -56,6 +56,14 @@ export interface TinyGgufOptions {
    * the full one more often than chance. Default: all blocks.
    */
   keepBlocks?: number;
+  /**
+   * Writes a reranker instead of a chat model: llama.cpp's rank pooling only attaches a
+   * classification head for the architectures that load one (bert, modern-bert, neo-bert,
+   * qwen3), so this uses `qwen3` (the llama blocks plus per-head q/k norms), `pooling_type` 4
+   * (RANK) and a two-label `cls.output` head. Qwen3's rank pooling reads the last token and
+   * takes a softmax over the labels, so the score (label 0, "yes") lies strictly between 0 and 1.
+   */
+  reranker?: boolean;
 }
 
 class ByteWriter {
@@ -174,6 +182,8 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
   const nCtx = options.contextLength ?? 4096;
   const headDim = nEmbd / nHead;
   const rand = prng(options.seed ?? 1234);
+  const reranker = options.reranker === true;
+  const arch = reranker ? 'qwen3' : 'llama';
   const vocab = tinyVocabulary();
   const nVocab = vocab.tokens.length;
 
@@ -200,6 +210,10 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
     matrix(`blk.${b}.attn_k.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
     matrix(`blk.${b}.attn_v.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
     matrix(`blk.${b}.attn_output.weight`, nEmbd, nEmbd, 1 / Math.sqrt(nEmbd));
+    if (reranker) {
+      ones(`blk.${b}.attn_q_norm.weight`, headDim);
+      ones(`blk.${b}.attn_k_norm.weight`, headDim);
+    }
     ones(`blk.${b}.ffn_norm.weight`, nEmbd);
     matrix(`blk.${b}.ffn_gate.weight`, nEmbd, nFf, 1 / Math.sqrt(nEmbd));
     matrix(`blk.${b}.ffn_up.weight`, nEmbd, nFf, 1 / Math.sqrt(nEmbd));
@@ -214,6 +228,9 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
   for (let id = 0; id < nVocab; id++) {
     if (vocab.types[id] !== 1) output.fill(0, id * nEmbd, (id + 1) * nEmbd);
   }
+  // The head reads the normed last hidden state (RMS ~1 per dimension): a 1/sqrt(n) scale keeps
+  // the yes/no logit gap near 1.4 standard deviations, so scores spread instead of saturating.
+  if (reranker) matrix('cls.output.weight', nEmbd, 2, 1 / Math.sqrt(nEmbd));
   if (options.endOfTextWeight !== undefined) {
     const data = (name: string): Float32Array => tensors.find((t) => t.name === name)!.data;
     const embeddings = data('token_embd.weight');
@@ -234,18 +251,24 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
 
   const w = new ByteWriter();
   const meta: [string, MetaValue][] = [
-    ['general.architecture', { t: 'str', v: 'llama' }],
+    ['general.architecture', { t: 'str', v: arch }],
     ['general.name', { t: 'str', v: options.name ?? 'svc-tiny' }],
     ['general.alignment', { t: 'u32', v: ALIGNMENT }],
     ['general.file_type', { t: 'u32', v: 0 }],
-    ['llama.context_length', { t: 'u32', v: nCtx }],
-    ['llama.embedding_length', { t: 'u32', v: nEmbd }],
-    ['llama.block_count', { t: 'u32', v: kept }],
-    ['llama.feed_forward_length', { t: 'u32', v: nFf }],
-    ['llama.attention.head_count', { t: 'u32', v: nHead }],
-    ['llama.attention.head_count_kv', { t: 'u32', v: nHead }],
-    ['llama.attention.layer_norm_rms_epsilon', { t: 'f32', v: 1e-5 }],
-    ['llama.rope.dimension_count', { t: 'u32', v: headDim }],
+    [`${arch}.context_length`, { t: 'u32', v: nCtx }],
+    [`${arch}.embedding_length`, { t: 'u32', v: nEmbd }],
+    [`${arch}.block_count`, { t: 'u32', v: kept }],
+    [`${arch}.feed_forward_length`, { t: 'u32', v: nFf }],
+    [`${arch}.attention.head_count`, { t: 'u32', v: nHead }],
+    [`${arch}.attention.head_count_kv`, { t: 'u32', v: nHead }],
+    [`${arch}.attention.layer_norm_rms_epsilon`, { t: 'f32', v: 1e-5 }],
+    [`${arch}.rope.dimension_count`, { t: 'u32', v: headDim }],
+    ...(reranker
+      ? ([
+        [`${arch}.pooling_type`, { t: 'u32', v: 4 }],
+        [`${arch}.classifier.output_labels`, { t: 'str[]', v: ['yes', 'no'] }],
+      ] satisfies [string, MetaValue][])
+      : []),
     ['tokenizer.ggml.model', { t: 'str', v: 'llama' }],
     ['tokenizer.ggml.tokens', { t: 'str[]', v: vocab.tokens }],
     ['tokenizer.ggml.scores', { t: 'f32[]', v: vocab.scores }],

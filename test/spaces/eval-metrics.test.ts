@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstRelevantRank, foundOnlyBy, meanReciprocalRank, percentile, recallAtK, summarizeLatencies } from '../../src/spaces/eval/eval-metrics.ts';
+import { firstRelevantRank, foundOnlyBy, meanReciprocalRank, ndcgAtK, percentile, recallAtK, summarizeLatencies } from '../../src/spaces/eval/eval-metrics.ts';
 
 test('first relevant rank is 1-based and null when nothing is relevant', () => {
   const results = ['a', 'b', 'gold', 'c', 'gold'];
@@ -65,4 +65,11 @@ test('foundOnlyBy counts the queries one system finds within k and the other doe
   assert.deepEqual(foundOnlyBy(hybrid, bm25, 1), { aOnly: 1, bOnly: 0 });
   assert.deepEqual(foundOnlyBy(hybrid, hybrid, 10), { aOnly: 0, bOnly: 0 });
   assert.throws(() => foundOnlyBy([1], [1, 2], 10), /different queries/);
+});
+
+test('nDCG@k with one relevant passage: 1 at rank 1, 1/log2(rank+1) within k, 0 beyond or missing', () => {
+  assert.equal(ndcgAtK([1, 1], 10), 1);
+  assert.equal(ndcgAtK([3], 10), 0.5);
+  assert.equal(ndcgAtK([1, null, 11, 3], 10), (1 + 0 + 0 + 0.5) / 4);
+  assert.equal(ndcgAtK([], 10), 0);
 });

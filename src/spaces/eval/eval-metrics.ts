@@ -27,6 +27,17 @@ export function meanReciprocalRank(ranks: readonly (number | null)[], cutoff = N
 }
 
 /**
+ * nDCG@k with one relevant passage per query (binary gain): the ideal ranking puts it first, so
+ * a query scores 1/log2(rank + 1) when found at rank ≤ k and 0 otherwise; the mean over queries.
+ */
+export function ndcgAtK(ranks: readonly (number | null)[], k: number): number {
+  if (ranks.length === 0) return 0;
+  let sum = 0;
+  for (const rank of ranks) if (rank !== null && rank <= k) sum += 1 / Math.log2(rank + 1);
+  return sum / ranks.length;
+}
+
+/**
  * For two systems' ranks of the same queries: how many queries only `a` finds within k, and how
  * many only `b` does. Fusion helps when each single list finds queries the other misses and the
  * fused list keeps both; this says which side of that trade a run is on.
