@@ -61,8 +61,10 @@ test('/openai-tools → forced tool call → executed through MCP → tool messa
 test('a forced call with arguments: the model writes them to the /openai-tools schema, MCP checks them against the full one, the answer goes back', async () => {
   const { tools } = await (await fetch(`${daemon.url}/openai-tools`)).json() as { tools: OpenAI.Chat.ChatCompletionFunctionTool[] };
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Search my notes for the pump pressure.' }];
+  // Room for the whole call: random weights write long strings into every string field
+  // (query, and since rerank, rerank's model id too), and a call cut short ends as `length`.
   const first = await openai.chat.completions.create({
-    model: 'tiny', messages, tools, tool_choice: { type: 'function', function: { name: TOOL_NAMES.searchSpace } }, seed: 1, max_tokens: 400,
+    model: 'tiny', messages, tools, tool_choice: { type: 'function', function: { name: TOOL_NAMES.searchSpace } }, seed: 1, max_tokens: 1000,
   });
   assert.equal(first.choices[0]!.finish_reason, 'tool_calls');
   const call = first.choices[0]!.message.tool_calls?.[0];

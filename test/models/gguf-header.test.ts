@@ -70,7 +70,7 @@ test('file types map to llama.cpp\'s names', () => {
   assert.equal(quantizationName(null), null);
 });
 
-test('an encoder with pooling: embeddings; a decoder without template: chat; a reranker: neither', async () => {
+test('an encoder with pooling: embeddings; a decoder without template: chat; a reranker: rerank only', async () => {
   const bert = await readGgufSummary(file(buildGgufFixture({ architecture: 'nomic-bert', poolingType: 1, contextLength: 2048, embeddingLength: 768 })));
   assert.equal(bert.poolingType, 1);
   assert.deepEqual(modelCapabilities(bert), ['embeddings']);
@@ -82,7 +82,7 @@ test('an encoder with pooling: embeddings; a decoder without template: chat; a r
   const qwenEmbed = await readGgufSummary(file(buildGgufFixture({ architecture: 'qwen3', poolingType: 3, chatTemplate: 'x' })));
   assert.deepEqual(modelCapabilities(qwenEmbed), ['chat', 'embeddings']);
   const reranker = await readGgufSummary(file(buildGgufFixture({ architecture: 'bert', poolingType: 4 })));
-  assert.deepEqual(modelCapabilities(reranker), []);
+  assert.deepEqual(modelCapabilities(reranker), ['rerank']);
 });
 
 test('parameter size: the size label, else counted like Ollama', async () => {
