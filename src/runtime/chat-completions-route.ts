@@ -11,6 +11,7 @@ import { runGeneration } from '../openai/generation-run.ts';
 import { chatCompletionRequestSchema } from '../openai/openai-schemas.ts';
 import { samplingFrom } from '../openai/sampling-from.ts';
 import { retrieveForChat, type RetrievalExtension } from '../spaces/chat-retrieval.ts';
+import { chooseReranker } from '../spaces/space-reranker.ts';
 import type { SpaceLibrary } from '../spaces/space-types.ts';
 
 export interface ChatRouteOptions {
@@ -34,7 +35,10 @@ export async function chatCompletionsRoute(app: FastifyInstance, options: ChatRo
     if (body.retrieval != null && body.spaces == null) throw ApiError.invalidRequest('retrieval applies to the spaces a request names: send spaces too.', 'retrieval');
     if (body.spaces != null) {
       if (options.spaces === undefined) throw ApiError.unsupported('spaces', 'Knowledge spaces are not available here.');
-      const found = await retrieveForChat(options.spaces, messages, { spaces: body.spaces, topK: body.retrieval?.top_k ?? undefined, mode: body.retrieval?.mode ?? undefined });
+      const found = await retrieveForChat(options.spaces, messages, {
+        spaces: body.spaces, topK: body.retrieval?.top_k ?? undefined, mode: body.retrieval?.mode ?? undefined,
+        reranker: (choice) => chooseReranker(options.models, choice),
+      });
       messages = found.messages;
       retrieval = { svc_retrieval: found.extension };
       if (found.extension.status === 'retrieval_unavailable') {

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
-import type { SearchMode, SearchResult, SpaceLibrary } from './space-types.ts';
+import { rerankPlan, rerankResults, type Reranker } from './space-reranker.ts';
+import type { SearchMode, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
 
 /**
  * Retrieval in chat: a chat request that names spaces (`spaces: ["notes"]`) gets the best
@@ -24,6 +25,8 @@ export interface Citation {
   /** As a search result's: where the matched words are in `snippet`. */
   snippet_marks: [number, number][];
   score: number;
+  /** The reranker's score, when the spaces' rerank default reordered the passages. */
+  rerank_score?: number;
 }
 
 export type RetrievalStatus = 'ok' | 'no_results' | 'retrieval_unavailable';
@@ -35,6 +38,8 @@ export interface RetrievalExtension {
   query: string;
   mode: SearchMode;
   citations: Citation[];
+  /** The reranker that ordered the passages: the named spaces' shared rerank default (docs/spaces.md, "Rerank"). */
+  reranker?: string;
   /** Why retrieval could not run (`status: "retrieval_unavailable"`). */
   error?: { code: string; message: string };
 }
@@ -51,6 +56,8 @@ export interface RetrievalRequest {
   spaces: readonly string[];
   topK?: number | undefined;
   mode?: SearchMode | undefined;
+  /** The reranker a rerank default names (space-reranker.ts chooseReranker); absent, defaults are not applied. */
+  reranker?: ((choice: true | string) => Reranker) | undefined;
 }
 
 /** The query: the last user turn's text (what the person just asked). */
@@ -86,22 +93,34 @@ function withSources(messages: readonly ChatMessage[], results: readonly SearchR
  * embedder unavailable, a store error) answers without sources and says `retrieval_unavailable`.
  */
 export async function retrieveForChat(library: SpaceLibrary, messages: readonly ChatMessage[], request: RetrievalRequest): Promise<ChatRetrieval> {
-  const spaces: string[] = [];
+  const records: SpaceRecord[] = [];
   const seen = new Set<string>();
   for (const name of request.spaces) {
     const space = await library.getSpace(name);
-    if (!seen.has(space.name)) spaces.push(space.name);
+    if (!seen.has(space.name)) records.push(space);
     seen.add(space.name);
   }
+  const spaces = records.map((space) => space.name);
+  const topK = request.topK ?? DEFAULT_CHAT_PASSAGES;
+  // The spaces' own rerank default, by the rule a search without `rerank` follows.
+  const plan = request.reranker === undefined ? null : rerankPlan({}, topK, records);
+  let reranker: Reranker | undefined;
   const query = queryOf(messages);
   const mode = request.mode ?? 'hybrid';
   const base = { spaces, query, mode };
   if (query === '') return { messages: [...messages], extension: { ...base, status: 'no_results', citations: [] } };
   let results: SearchResult[];
   try {
-    results = await library.searchAll({ query, spaces, mode, top_k: request.topK ?? DEFAULT_CHAT_PASSAGES });
+    if (plan === null) {
+      results = await library.searchAll({ query, spaces, mode, top_k: topK });
+    } else {
+      reranker = request.reranker!(plan.choice);
+      results = await rerankResults(await library.searchAll({ query, spaces, mode, top_k: plan.depth }), query, reranker, topK);
+    }
   } catch (error) {
-    if (error instanceof ApiError && error.status < 500 && error.code !== 'reindex_required') throw error;
+    // A space's state, not the request, is at fault when its vectors need a reindex or its
+    // rerank default names a reranker the daemon does not serve: the turn is answered without sources.
+    if (error instanceof ApiError && error.status < 500 && error.code !== 'reindex_required' && error.param !== 'rerank') throw error;
     const reason = error instanceof ApiError && error.status < 500
       ? { code: error.code, message: error.message }
       : { code: 'search_failed', message: 'The spaces could not be searched; the daemon log says why.' };
@@ -110,7 +129,9 @@ export async function retrieveForChat(library: SpaceLibrary, messages: readonly 
   const citations = results.map((r, i): Citation => ({
     index: i + 1, space: r.space, document_id: r.document_id, chunk_id: r.chunk_id, title: r.title, source: r.source,
     page: r.page, heading_path: r.heading_path, snippet: r.snippet, snippet_marks: r.snippet_marks, score: r.score,
+    ...(r.rerank_score === undefined ? {} : { rerank_score: r.rerank_score }),
   }));
-  if (results.length === 0) return { messages: [...messages], extension: { ...base, status: 'no_results', citations } };
-  return { messages: withSources(messages, results), extension: { ...base, status: 'ok', citations } };
+  const reranked = reranker === undefined ? {} : { reranker: reranker.id };
+  if (results.length === 0) return { messages: [...messages], extension: { ...base, ...reranked, status: 'no_results', citations } };
+  return { messages: withSources(messages, results), extension: { ...base, ...reranked, status: 'ok', citations } };
 }

@@ -6,9 +6,10 @@ import type { SpaceLibrary } from './space-types.ts';
  */
 export function delegatingLibrary(library: SpaceLibrary, overrides: Partial<SpaceLibrary>): SpaceLibrary {
   return {
-    createSpace: (name) => library.createSpace(name),
+    createSpace: (name, defaults) => library.createSpace(name, defaults),
     listSpaces: () => library.listSpaces(),
     getSpace: (name) => library.getSpace(name),
+    updateSpace: (name, changes) => library.updateSpace(name, changes),
     deleteSpace: (name) => library.deleteSpace(name),
     addDocument: (space, input) => library.addDocument(space, input),
     addDocuments: (space, inputs, onResult) => library.addDocuments(space, inputs, onResult),

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ApiError } from '../shared/api-error.ts';
+import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
 import { defaultVectorIndex } from './int8-vector-index.ts';
@@ -10,11 +11,12 @@ import { SpaceIndexes } from './space-indexes.ts';
 import { SpaceIngest } from './space-ingest.ts';
 import { parsePage } from './space-input.ts';
 import { parseSpaceName, spaceNameKey } from './space-name.ts';
-import { documentRecord } from './space-records.ts';
+import { documentRecord, searchDefaultsOf, searchDefaultsRow } from './space-records.ts';
+import { spaceDefaultsSchema } from './space-schemas.ts';
 import type { SpaceRow } from './space-rows.ts';
 import { SpaceSearch } from './space-search.ts';
 import { SpaceStore } from './space-store.ts';
-import type { AddDocumentResult, ChunkRecord, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
+import type { AddDocumentResult, ChunkRecord, DocumentInput, DocumentRecord, Embedder, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord, SpaceSearchDefaults } from './space-types.ts';
 import type { VectorIndexFactory } from './vector-index.ts';
 
 export interface SpaceLibraryOptions {
@@ -61,12 +63,14 @@ class LocalSpaceLibrary implements SpaceLibrary {
     this.#search = new SpaceSearch(this.#access);
   }
 
-  async createSpace(name: string): Promise<SpaceRecord> {
+  async createSpace(name: string, defaults: Partial<SpaceSearchDefaults> = {}): Promise<SpaceRecord> {
     this.#access.open();
     const valid = parseSpaceName(name);
+    const given = parseWithSchema(spaceDefaultsSchema, defaults);
+    const stored = searchDefaultsRow({ rerank: given.rerank ?? false, rerank_depth: given.rerank_depth ?? null });
     const now = new Date().toISOString();
     const embedder = this.#embedders.current;
-    const row = this.#store.transaction(() => this.#store.insertSpace(valid, spaceNameKey(valid), embedder.id, embedder.dimensions, now));
+    const row = this.#store.transaction(() => this.#store.insertSpace(valid, spaceNameKey(valid), embedder.id, embedder.dimensions, stored, now));
     if (row === null) throw spaceConflict(`A space named ${quoteInput(valid)} already exists (names are unique regardless of case).`, 'space_exists', 'name');
     return this.#spaceRecord(row);
   }
@@ -79,6 +83,19 @@ class LocalSpaceLibrary implements SpaceLibrary {
   async getSpace(name: string): Promise<SpaceRecord> {
     this.#access.open();
     return this.#spaceRecord(this.#access.space(name));
+  }
+
+  async updateSpace(name: string, changes: Partial<SpaceSearchDefaults>): Promise<SpaceRecord> {
+    this.#access.open();
+    const given = parseWithSchema(spaceDefaultsSchema, changes);
+    const now = new Date().toISOString();
+    const row = this.#store.transaction(() => {
+      const current = this.#access.space(name);
+      const before = searchDefaultsOf(current);
+      const after = { rerank: given.rerank ?? before.rerank, rerank_depth: given.rerank_depth === undefined ? before.rerank_depth : given.rerank_depth };
+      return this.#store.updateSpaceDefaults(current.id, searchDefaultsRow(after), now)!;
+    });
+    return this.#spaceRecord(row);
   }
 
   async deleteSpace(name: string): Promise<void> {
@@ -216,6 +233,7 @@ class LocalSpaceLibrary implements SpaceLibrary {
       text_bytes: row.text_bytes,
       created_at: row.created_at,
       updated_at: row.updated_at,
+      ...searchDefaultsOf(row),
       reindex_required: this.#embedders.needsReindex(row),
     };
   }

@@ -10,7 +10,7 @@ import { isRemoteModel } from '../inference/model-plane.ts';
 import { notAReranker } from '../inference/rank-documents.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
-import type { SearchResult } from './space-types.ts';
+import type { SearchResult, SpaceSearchDefaults } from './space-types.ts';
 
 /** Scores texts against a query, one score per text in order (higher: more relevant). */
 export interface Reranker {
@@ -20,6 +20,38 @@ export interface Reranker {
 
 /** Candidates reranked when the request does not say: enough to lift a passage fusion put on page two. */
 export const DEFAULT_RERANK_DEPTH = 30;
+
+/** A search's rerank stage: which reranker, how many fused candidates it reads, and whose choice it was. */
+export interface RerankPlan {
+  choice: true | string;
+  depth: number;
+  /** `request`: the search asked; otherwise the names of the spaces whose default it is. */
+  from: 'request' | string[];
+}
+
+/**
+ * Whether a search reranks (docs/spaces.md, "Rerank"), from what it asked and the defaults of
+ * the spaces it searches: a `rerank` in the request wins (`false` is no rerank); without one it
+ * reranks only when every searched space has the same default (all `true`, or all one model id),
+ * so a space nobody set up for it is never reranked, nor by another space's model. The depth:
+ * the request's, else the deepest the spaces keep, else 30; never below `top_k`.
+ */
+export function rerankPlan(request: { rerank?: boolean | string | null | undefined; rerank_depth?: number | null | undefined }, topK: number, spaces: readonly (SpaceSearchDefaults & { name: string })[]): RerankPlan | null {
+  if (request.rerank === false) return null;
+  let choice: true | string;
+  let from: RerankPlan['from'] = 'request';
+  if (request.rerank == null) {
+    const first = spaces[0]?.rerank;
+    if (first === undefined || first === false || spaces.some((space) => space.rerank !== first)) return null;
+    choice = first;
+    from = spaces.map((space) => space.name);
+  } else {
+    choice = request.rerank;
+  }
+  const kept = spaces.flatMap((space) => (space.rerank_depth === null ? [] : [space.rerank_depth]));
+  const depth = request.rerank_depth ?? (kept.length === 0 ? DEFAULT_RERANK_DEPTH : Math.max(...kept));
+  return { choice, depth: Math.max(topK, depth), from };
+}
 
 /**
  * The reranker a search asked for: `true` takes the first model the daemon lists with the

@@ -12,6 +12,9 @@ export interface SpaceRow {
   text_bytes: number;
   created_at: string;
   updated_at: string;
+  /** The rerank default as JSON: `false`, `true` or a model id (space-store-schema.ts, version 2). */
+  rerank: string;
+  rerank_depth: number | null;
 }
 
 export interface DocumentRow {

@@ -9,7 +9,20 @@ import { SEARCH_MODES } from './space-types.ts';
 /** The library's own metadata check (it keeps a `__proto__` key as the key it is, where z.record would drop it). */
 export const metadataSchema = metadataObjectSchema;
 
-export const createSpaceSchema = z.strictObject({ name: z.string() });
+/** A second stage: `true` (the daemon's first reranker) or a reranker model's id (space-reranker.ts). */
+const rerankField = z.union([z.boolean(), z.string().min(1).max(2048)], { error: 'rerank takes true, false or a reranker model id' });
+/** How many fused candidates the reranker reads (default 30, at least top_k). */
+const rerankDepthField = z.number().int().min(1).max(MAX_TOP_K);
+
+/** A space's search defaults (SpaceSearchDefaults): `rerank_depth: null` goes back to the search default. */
+export const spaceDefaultsSchema = z.strictObject({
+  rerank: rerankField.optional(),
+  rerank_depth: rerankDepthField.nullable().optional(),
+});
+
+export const createSpaceSchema = z.strictObject({ name: z.string(), ...spaceDefaultsSchema.shape });
+/** `PATCH /api/spaces/:name`: the search defaults only (a space is not renamed). */
+export const updateSpaceSchema = spaceDefaultsSchema;
 
 /** `text` documents are plain text or Markdown; files go through multipart uploads. */
 export const addTextDocumentSchema = z.strictObject({
@@ -26,10 +39,9 @@ const searchFields = {
   query: z.string().max(MAX_QUERY_CHARS, `query is at most ${MAX_QUERY_CHARS} characters`),
   mode: z.enum(SEARCH_MODES).nullish(),
   top_k: z.number().int().min(1).max(MAX_TOP_K).nullish(),
-  /** A second stage: `true` (the daemon's first reranker) or a reranker model's id (space-reranker.ts). */
-  rerank: z.union([z.boolean(), z.string().min(1).max(2048)], { error: 'rerank takes true, false or a reranker model id' }).nullish(),
-  /** How many fused candidates the reranker reads (default 30, at least top_k). */
-  rerank_depth: z.number().int().min(1).max(MAX_TOP_K).nullish(),
+  /** Absent: the searched spaces' default (space-reranker.ts, rerankPlan); `false`: none. */
+  rerank: rerankField.nullish(),
+  rerank_depth: rerankDepthField.nullish(),
   filter: z
     .strictObject({
       document_ids: z.array(z.string().max(100)).max(MAX_FILTER_DOCUMENTS).nullish(),

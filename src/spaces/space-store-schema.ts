@@ -106,12 +106,23 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
 }
 
 /**
+ * Version 2: each space's search defaults (space-types.ts SpaceSearchDefaults). `rerank` is JSON
+ * (`false`, `true` or a model id as a JSON string, so no id can be mistaken for off);
+ * `rerank_depth` NULL means the search's own default. Existing spaces get `false` and NULL:
+ * they search as they did.
+ */
+const SEARCH_DEFAULTS = `
+ALTER TABLE spaces ADD COLUMN rerank TEXT NOT NULL DEFAULT 'false';
+ALTER TABLE spaces ADD COLUMN rerank_depth INTEGER DEFAULT NULL;
+`;
+
+/**
  * The steps that bring spaces.db forward, one per version (PRAGMA user_version records it):
- * step 0 makes the schema in a new file. svc 0.1.0 already stamped version 1, so its files open
- * as they are. A new schema is one step appended here (ALTER TABLE …), never an edit of one.
+ * step 0 makes the schema in a new file, step 1 adds the search defaults. svc 0.1.0 stamped
+ * version 1, so its files take step 1 only. A new schema is one step appended here (ALTER TABLE …), never an edit of one.
  */
 function steps(db: DatabaseSync): StoreMigrationStep[] {
-  return [() => db.exec(SCHEMA)];
+  return [() => db.exec(SCHEMA), () => db.exec(SEARCH_DEFAULTS)];
 }
 
 /** The version PRAGMA user_version records (0 in a new file). */

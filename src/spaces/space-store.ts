@@ -30,7 +30,7 @@ const WAL_BACKSTOP_PAGES = 4096;
 /** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
 export const MAX_COUNTED_WORD = 64;
 
-const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at';
+const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at, rerank, rerank_depth';
 const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metadata, content_hash, pages, chunk_count, text_bytes, created_at, updated_at';
 
 export class SpaceStore {
@@ -99,12 +99,12 @@ export class SpaceStore {
 
   // --- spaces ---
 
-  /** The new space's row, or null when its name key is taken. */
-  insertSpace(name: string, nameKey: string, embedder: string, dimensions: number, now: string): SpaceRow | null {
+  /** The new space's row, or null when its name key is taken; `defaults` as the row keeps them (`rerank` JSON). */
+  insertSpace(name: string, nameKey: string, embedder: string, dimensions: number, defaults: Pick<SpaceRow, 'rerank' | 'rerank_depth'>, now: string): SpaceRow | null {
     const row = this.#prepare(
-      `INSERT INTO spaces (name, name_key, embedder, dimensions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO spaces (name, name_key, embedder, dimensions, rerank, rerank_depth, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name_key) DO NOTHING RETURNING ${SPACE_COLUMNS}`,
-    ).get(name, nameKey, embedder, dimensions, now, now) as SpaceRow | undefined;
+    ).get(name, nameKey, embedder, dimensions, defaults.rerank, defaults.rerank_depth, now, now) as SpaceRow | undefined;
     if (row === undefined) return null;
     this.#db.exec(ftsTableSql(ftsTable(row.id)));
     return row;
@@ -120,6 +120,12 @@ export class SpaceStore {
 
   listSpaces(): SpaceRow[] {
     return this.#prepare(`SELECT ${SPACE_COLUMNS} FROM spaces ORDER BY name_key`).all() as unknown as SpaceRow[];
+  }
+
+  /** Sets the space's search defaults (`rerank` JSON); its row as it is now, or undefined when it is gone. */
+  updateSpaceDefaults(id: number, defaults: Pick<SpaceRow, 'rerank' | 'rerank_depth'>, now: string): SpaceRow | undefined {
+    return this.#prepare(`UPDATE spaces SET rerank = ?, rerank_depth = ?, updated_at = ? WHERE id = ? RETURNING ${SPACE_COLUMNS}`)
+      .get(defaults.rerank, defaults.rerank_depth, now, id) as SpaceRow | undefined;
   }
 
   deleteSpace(id: number): void {

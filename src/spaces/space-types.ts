@@ -6,8 +6,18 @@ import type { ChunkDraft, DocumentFormat } from './space-document.ts';
  * Field names are the wire names: routes send these records as they are.
  */
 
-/** A space as listed: what it holds and which embedder made its vectors. */
-export interface SpaceRecord {
+/**
+ * How a space is searched when the search does not say (docs/spaces.md, "Rerank"): `rerank`
+ * is off (`false`), the daemon's first reranker (`true`) or a reranker model's id; `rerank_depth`
+ * how many fused candidates it reads (null: the search default, 30).
+ */
+export interface SpaceSearchDefaults {
+  rerank: boolean | string;
+  rerank_depth: number | null;
+}
+
+/** A space as listed: what it holds, which embedder made its vectors, how it is searched by default. */
+export interface SpaceRecord extends SpaceSearchDefaults {
   name: string;
   /** The embedder whose vectors the space holds (e.g. `svc-hashed-embed-v2`, or a GGUF model id). */
   embedder: string;
@@ -121,9 +131,12 @@ export type AddDocumentResult = { ok: true; document: DocumentRecord; created: b
 
 /** The knowledge-space library: persistent, transactional, free of HTTP. Errors are ApiErrors. */
 export interface SpaceLibrary {
-  createSpace(name: string): Promise<SpaceRecord>;
+  /** A new space, with its search defaults when given (off otherwise). */
+  createSpace(name: string, defaults?: Partial<SpaceSearchDefaults>): Promise<SpaceRecord>;
   listSpaces(): Promise<SpaceRecord[]>;
   getSpace(name: string): Promise<SpaceRecord>;
+  /** Changes a space's search defaults: the fields given, the others as they are. */
+  updateSpace(name: string, changes: Partial<SpaceSearchDefaults>): Promise<SpaceRecord>;
   deleteSpace(name: string): Promise<void>;
   /** Adds a document; the same text already in the space returns the existing record, `created: false`. */
   addDocument(space: string, input: DocumentInput): Promise<{ document: DocumentRecord; created: boolean }>;

@@ -6,11 +6,12 @@ import { fileToDocument, textToDocument, type DocumentFields, type UploadedFile 
 import type { IngestJobs } from './ingest-jobs.ts';
 import {
   addTextDocumentSchema, createSpaceSchema, getDocumentQuerySchema, pageQuerySchema, metadataSchema,
-  searchAllSchema, searchSchema, uploadQuerySchema,
+  searchAllSchema, searchSchema, updateSpaceSchema, uploadQuerySchema,
 } from './space-schemas.ts';
 import { DEFAULT_TOP_K } from './space-input.ts';
-import { DEFAULT_RERANK_DEPTH, rerankResults, type Reranker } from './space-reranker.ts';
-import type { DocumentInput, SearchRequest, SearchResult, SpaceLibrary } from './space-types.ts';
+import { rerankPlan, rerankResults, type Reranker, type RerankPlan } from './space-reranker.ts';
+import type { DocumentInput, SearchRequest, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
+import { quoteInput } from '../shared/quote-input.ts';
 import { validateUploadFilename } from './upload-filename.ts';
 
 /**
@@ -74,13 +75,31 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
 
   app.get('/spaces', async () => ({ object: 'list', data: await library.listSpaces() }));
 
+  /** The reranker `choice` names, or the 400 a search asking for it would get. */
+  const rerankerFor = (choice: true | string): Reranker => {
+    if (options.reranker === undefined) throw ApiError.invalidRequest('rerank is not available here: no models are served beside these spaces.', 'rerank', 'no_reranker');
+    return options.reranker(choice);
+  };
+  // A rerank default is checked when it is set, as a search naming it would be: a typo is refused
+  // now, not at every later search. (A model removed later makes those searches 400, see below.)
+  const checkDefault = (rerank: boolean | string | undefined) => {
+    if (rerank !== undefined && rerank !== false) rerankerFor(rerank);
+  };
+
   app.post('/spaces', async (request, reply) => {
-    const body = parseWithSchema(createSpaceSchema, request.body);
-    const space = await library.createSpace(body.name);
+    const { name, ...defaults } = parseWithSchema(createSpaceSchema, request.body);
+    checkDefault(defaults.rerank);
+    const space = await library.createSpace(name, defaults);
     return reply.code(201).send(space);
   });
 
   app.get<{ Params: NameParams }>('/spaces/:name', async (request) => library.getSpace(request.params.name));
+
+  app.patch<{ Params: NameParams }>('/spaces/:name', async (request) => {
+    const changes = parseWithSchema(updateSpaceSchema, request.body ?? {});
+    checkDefault(changes.rerank);
+    return library.updateSpace(request.params.name, changes);
+  });
 
   app.delete<{ Params: NameParams }>('/spaces/:name', async (request) => {
     const space = await library.getSpace(request.params.name);
@@ -88,33 +107,44 @@ export async function spacesRoutes(app: FastifyInstance, options: SpacesRoutesOp
     return { object: 'space.deleted', name: space.name, deleted: true };
   });
 
+  /** The reranker of `plan`; when it is the spaces' default, its 400 says so and how to search without it. */
+  const planReranker = (plan: RerankPlan): Reranker => {
+    try {
+      return rerankerFor(plan.choice);
+    } catch (error) {
+      if (plan.from === 'request' || !(error instanceof ApiError)) throw error;
+      const whose = plan.from.length === 1 ? `space ${quoteInput(plan.from[0]!)}` : `every space searched (${plan.from.map((name) => quoteInput(name)).join(', ')})`;
+      throw new ApiError({ ...error.toOptions(), message: `${error.message} The rerank comes from the default of ${whose}: search with "rerank": false to skip it, or change the default with PATCH /api/spaces/:name.` });
+    }
+  };
+
   /**
-   * Fused search, then the optional rerank stage: the library fuses `rerank_depth` candidates
-   * (at least top_k) and the reranker keeps the best top_k of them by its own score.
+   * Fused search, then the rerank stage when the request or the searched spaces' defaults ask
+   * for it (rerankPlan): the library fuses `depth` candidates and the reranker keeps the best
+   * top_k of them by its own score.
    */
-  const reranked = async (request: FastifyRequest, body: { query: string; top_k?: number | null; rerank?: boolean | string | null; rerank_depth?: number | null }, run: (request: SearchRequest) => Promise<SearchResult[]>, fields: SearchRequest): Promise<{ data: SearchResult[]; reranker?: string }> => {
-    const choice = body.rerank == null || body.rerank === false ? undefined : body.rerank;
-    if (choice === undefined) return { data: await searching(request, () => run(fields)) };
-    if (options.reranker === undefined) throw ApiError.invalidRequest('rerank is not available here: no models are served beside these spaces.', 'rerank', 'no_reranker');
-    // Chosen before the search, so a bad choice costs nothing.
-    const reranker = options.reranker(choice);
+  const reranked = async (request: FastifyRequest, body: { query: string; top_k?: number | null; rerank?: boolean | string | null; rerank_depth?: number | null }, spaces: () => Promise<SpaceRecord[]>, run: (request: SearchRequest) => Promise<SearchResult[]>, fields: SearchRequest): Promise<{ data: SearchResult[]; reranker?: string }> => {
     const topK = body.top_k ?? DEFAULT_TOP_K;
-    const depth = Math.max(topK, body.rerank_depth ?? DEFAULT_RERANK_DEPTH);
-    const data = await searching(request, async () => rerankResults(await run({ ...fields, top_k: depth }), body.query, reranker, topK));
+    const plan = body.rerank === false ? null : rerankPlan(body, topK, await spaces());
+    if (plan === null) return { data: await searching(request, () => run(fields)) };
+    // Chosen before the search, so a bad choice costs nothing.
+    const reranker = planReranker(plan);
+    const data = await searching(request, async () => rerankResults(await run({ ...fields, top_k: plan.depth }), body.query, reranker, topK));
     return { reranker: reranker.id, data };
   };
 
   app.post<{ Params: NameParams }>('/spaces/:name/search', async (request) => {
     const body = parseWithSchema(searchSchema, request.body);
     const space = request.params.name;
-    const results = await reranked(request, body, (fields) => library.search(space, fields), searchRequest(body));
+    const results = await reranked(request, body, async () => [await library.getSpace(space)], (fields) => library.search(space, fields), searchRequest(body));
     return { object: 'list', space, query: body.query, mode: body.mode ?? 'hybrid', ...results };
   });
 
   app.post('/search', async (request) => {
     const body = parseWithSchema(searchAllSchema, request.body);
     const fields = { ...searchRequest(body), ...(body.spaces == null ? {} : { spaces: body.spaces }) };
-    const results = await reranked(request, body, (all) => library.searchAll(all), fields);
+    const searched = async () => (body.spaces == null ? library.listSpaces() : Promise.all(body.spaces.map((name) => library.getSpace(name))));
+    const results = await reranked(request, body, searched, (all) => library.searchAll(all), fields);
     return { object: 'list', query: body.query, mode: body.mode ?? 'hybrid', ...results };
   });
 

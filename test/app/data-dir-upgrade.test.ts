@@ -65,6 +65,8 @@ function sqlite<T>(path: string, fn: (db: DatabaseSync) => T): T {
 
 const userVersion = (path: string): number => sqlite(path, (db) => Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version));
 const migrationRows = (path: string): unknown[] => sqlite(path, (db) => db.prepare('select name, timestamp from kysely_migration order by name').all());
+/** The spaces store's version this build writes (space-store-schema.ts): svc 0.1.0 wrote 1. */
+const SPACES_VERSION = 2;
 const schemaSql = (path: string): unknown[] => sqlite(path, (db) => db.prepare('select type, name, sql from sqlite_master order by type, name').all());
 
 /** Opens each store as svc serve and svc hosted do at start, and checks what the fixture holds. */
@@ -74,6 +76,8 @@ async function openEveryStore(dataDir: string): Promise<void> {
     const [space] = await library.listSpaces();
     assert.equal(space?.name, manifest.space.name);
     assert.equal(space.document_count, 1);
+    // Search defaults came with spaces store version 2: the old space has none, so it searches as it did.
+    assert.deepEqual([space.rerank, space.rerank_depth], [false, null]);
     const results = await library.search(manifest.space.name, { query: manifest.space.query });
     assert.equal(results[0]?.document_id, manifest.space.documentId);
     assert.ok(results[0].text.includes(manifest.space.phrase));
@@ -113,7 +117,9 @@ test('a data dir svc 0.1.0 wrote opens with every store: the data is there and v
 
   await openEveryStore(dataDir);
 
-  assert.equal(userVersion(at.spaces), 1);
+  assert.equal(userVersion(at.spaces), SPACES_VERSION);
+  // The one step from 1 to 2 added the search defaults' columns with their defaults.
+  assert.deepEqual(sqlite(at.spaces, (db) => db.prepare('select name, rerank, rerank_depth from spaces').all().map((r) => ({ ...r }))), [{ name: manifest.space.name, rerank: 'false', rerank_depth: null }]);
   assert.deepEqual((migrationRows(at.hosted) as { name: string }[]).map((r) => r.name), hostedMigrationNames('sqlite'));
   assert.equal(readFileSync(at.transportVersion, 'utf8'), '1\n');
   assert.equal(statSync(at.transportVersion).mode & 0o777, 0o600);
@@ -160,10 +166,10 @@ async function refusedUnchanged(files: string[], open: () => unknown): Promise<S
 test('a spaces store stamped newer than this svc knows is refused, naming it, and left byte for byte', async (t) => {
   const dataDir = copyFixture(t);
   const { spaces } = paths(dataDir);
-  sqlite(spaces, (db) => db.exec('PRAGMA user_version = 2'));
+  sqlite(spaces, (db) => db.exec(`PRAGMA user_version = ${SPACES_VERSION + 1}`));
   const error = await refusedUnchanged([spaces], () => openSpaceLibrary({ dataDir }));
-  assert.equal(error.message.startsWith(`spaces store ${spaces} has schema version 2, newer than this svc (`), true, error.message);
-  assert.match(error.message, /knows \(1\): a newer svc wrote it\. Upgrade svc to open it/);
+  assert.equal(error.message.startsWith(`spaces store ${spaces} has schema version ${SPACES_VERSION + 1}, newer than this svc (`), true, error.message);
+  assert.match(error.message, new RegExp(`knows \\(${SPACES_VERSION}\\): a newer svc wrote it\\. Upgrade svc to open it`));
   assert.equal(existsSync(`${spaces}-wal`), false);
 });
 
@@ -271,15 +277,15 @@ test('svc serve starts on a copy of the 0.1.0 data dir: its space searchable, it
   const ca = readFileSync(paths(dataDir).certificate, 'utf8');
   const identity = JSON.parse((await getHttps(`${daemon.url}/transport/identity`, ca)).body) as { key_id: string };
   assert.equal(identity.key_id, manifest.transport.keyId);
-  const spaces = JSON.parse((await getHttps(`${daemon.url}/api/spaces`, ca)).body) as { data: { name: string; document_count: number }[] };
-  assert.deepEqual(spaces.data.map((s) => [s.name, s.document_count]), [[manifest.space.name, 1]]);
+  const spaces = JSON.parse((await getHttps(`${daemon.url}/api/spaces`, ca)).body) as { data: { name: string; document_count: number; rerank: unknown; rerank_depth: unknown }[] };
+  assert.deepEqual(spaces.data.map((s) => [s.name, s.document_count, s.rerank, s.rerank_depth]), [[manifest.space.name, 1, false, null]]);
   const search = await postHttps(`${daemon.url}/api/spaces/${manifest.space.name}/search`, ca, { query: manifest.space.query });
   assert.equal(search.status, 200, search.body);
   assert.equal((JSON.parse(search.body) as { data: { document_id: string }[] }).data[0]?.document_id, manifest.space.documentId);
   const models = JSON.parse((await getHttps(`${daemon.url}/v1/models`, ca)).body) as { data: { id: string }[] };
   assert.ok(models.data.some((m) => m.id === 'fixture-model'), JSON.stringify(models));
   assert.equal(await daemon.stop(), 0);
-  assert.equal(userVersion(paths(dataDir).spaces), 1);
+  assert.equal(userVersion(paths(dataDir).spaces), SPACES_VERSION);
   assert.equal(readFileSync(paths(dataDir).transportVersion, 'utf8'), '1\n');
 });
 
@@ -293,6 +299,6 @@ test('svc serve on a data dir a newer svc wrote exits with one line naming the s
   assert.equal(run.code, 1, run.stderr);
   const lines = run.stderr.trim().split('\n');
   assert.equal(lines.length, 1, run.stderr);
-  assert.match(lines[0]!, new RegExp(`^svc serve: cannot start: spaces store ${spaces.replaceAll('/', '\\/').replaceAll('.', '\\.')} has schema version 7, newer than this svc \\(.+\\) knows \\(1\\): a newer svc wrote it\\. Upgrade svc to open it`));
+  assert.match(lines[0]!, new RegExp(`^svc serve: cannot start: spaces store ${spaces.replaceAll('/', '\\/').replaceAll('.', '\\.')} has schema version 7, newer than this svc \\(.+\\) knows \\(${SPACES_VERSION}\\): a newer svc wrote it\\. Upgrade svc to open it`));
   assert.ok(readFileSync(spaces).equals(bytes));
 });

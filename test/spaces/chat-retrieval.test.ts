@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { rerankerModelPath, startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 /**
  * Retrieval in chat through the official OpenAI client, which sends svc's `spaces` field as an
@@ -15,8 +15,9 @@ let dataDir: string;
 let daemon: DaemonProcess;
 let client: OpenAI;
 
-async function start(extra: string[] = []): Promise<void> {
-  daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, '--discover', 'none', '--model', `tiny=${tinyModelPath()}`, ...extra]);
+async function start(extra: string[] = [], options: { reranker?: boolean } = {}): Promise<void> {
+  const reranker = options.reranker === false ? [] : ['--model', `rr=${rerankerModelPath()}`];
+  daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, '--discover', 'none', '--model', `tiny=${tinyModelPath()}`, ...reranker, ...extra]);
   client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: 'none', maxRetries: 0 });
 }
 
@@ -31,8 +32,9 @@ interface Retrieval {
   status: string;
   spaces: string[];
   query: string;
-  citations: { index: number; space: string; document_id: string; snippet: string; title: string | null }[];
-  error?: { code: string };
+  citations: { index: number; space: string; document_id: string; snippet: string; title: string | null; rerank_score?: number }[];
+  reranker?: string;
+  error?: { code: string; message: string };
 }
 
 before(async () => {
@@ -144,4 +146,37 @@ test('embeddings: the built-in embedder through the OpenAI client; it does not c
     client.chat.completions.create({ model: 'svc-hashed-embed-v2', messages: [{ role: 'user', content: 'hi' }] }),
     (error: unknown) => error instanceof OpenAI.BadRequestError && /embedding model/.test(error.message),
   );
+});
+
+test('chat with spaces: the spaces\' rerank default orders the sources; a reranker no longer served is retrieval_unavailable', async () => {
+  const ask = async () => {
+    const completion = await client.chat.completions.create({
+      model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'When do tomatoes need staking?' }], spaces: ['garden'], retrieval: { top_k: 2 },
+    } as WithSpaces);
+    return (completion as unknown as { svc_retrieval: Retrieval }).svc_retrieval;
+  };
+  const plain = await ask();
+  assert.equal(plain.reranker, undefined);
+  assert.ok(plain.citations.every((c) => c.rerank_score === undefined));
+
+  assert.equal((await api('PATCH', '/spaces/garden', { rerank: 'rr' })).status, 200);
+  const reranked = await ask();
+  assert.equal(reranked.status, 'ok');
+  assert.equal(reranked.reranker, 'rr');
+  assert.equal(reranked.citations.length, 2);
+  // The same order and scores as the search API gives with the same default.
+  const search = await api('POST', '/spaces/garden/search', { query: 'When do tomatoes need staking?', top_k: 2 });
+  const data = search.body.data as { chunk_id: string; rerank_score: number; document_id: string }[];
+  assert.equal(search.body.reranker, 'rr');
+  assert.deepEqual(reranked.citations.map((c) => [c.document_id, c.rerank_score]), data.map((r) => [r.document_id, r.rerank_score]));
+
+  await daemon.stop();
+  await start([], { reranker: false });
+  const unavailable = await ask();
+  assert.equal(unavailable.status, 'retrieval_unavailable');
+  assert.equal(unavailable.error?.code, 'model_not_found');
+  assert.deepEqual(unavailable.citations, []);
+  // The default is turned off with a PATCH (false needs no reranker), and the sources come back.
+  assert.equal((await api('PATCH', '/spaces/garden', { rerank: false })).status, 200);
+  assert.equal((await ask()).status, 'ok');
 });

@@ -135,6 +135,42 @@ test('spaces: create, list, get, delete; names validated and unique regardless o
   });
 });
 
+test('spaces: search defaults are set at creation, changed field by field, kept on disk, and checked', async () => {
+  await withLibrary(async (library, dataDir) => {
+    const plain = await library.createSpace('plain');
+    assert.deepEqual([plain.rerank, plain.rerank_depth], [false, null]);
+    const named = await library.createSpace('named', { rerank: 'bge-reranker', rerank_depth: 12 });
+    assert.deepEqual([named.rerank, named.rerank_depth], ['bge-reranker', 12]);
+    // A model id that reads like JSON stays a string.
+    assert.equal((await library.createSpace('odd', { rerank: 'false' })).rerank, 'false');
+
+    const on = await library.updateSpace('PLAIN', { rerank: true });
+    assert.deepEqual([on.name, on.rerank, on.rerank_depth], ['plain', true, null]);
+    assert.ok(on.updated_at >= plain.updated_at);
+    assert.deepEqual(await library.updateSpace('plain', { rerank_depth: 40 }).then((s) => [s.rerank, s.rerank_depth]), [true, 40]);
+    assert.deepEqual(await library.updateSpace('plain', {}).then((s) => [s.rerank, s.rerank_depth]), [true, 40]);
+    assert.deepEqual(await library.updateSpace('named', { rerank: false, rerank_depth: null }).then((s) => [s.rerank, s.rerank_depth]), [false, null]);
+    assert.deepEqual((await library.getSpace('plain')).rerank, true);
+    assert.deepEqual((await library.listSpaces()).map((s) => [s.name, s.rerank, s.rerank_depth]), [['named', false, null], ['odd', 'false', null], ['plain', true, 40]]);
+
+    for (const bad of [{ rerank: '' }, { rerank: 3 }, { rerank: null }, { rerank_depth: 0 }, { rerank_depth: 101 }, { rerank_depth: 2.5 }, { rerank_depth: '5' }, { other: 1 }]) {
+      await rejectsWith(library.updateSpace('plain', bad as never), 400, 'invalid_request');
+      await rejectsWith(library.createSpace('never', bad as never), 400, 'invalid_request');
+    }
+    await rejectsWith(library.getSpace('never'), 404, 'space_not_found');
+    await rejectsWith(library.updateSpace('missing', { rerank: true }), 404, 'space_not_found');
+    assert.deepEqual(await library.getSpace('plain').then((s) => [s.rerank, s.rerank_depth]), [true, 40], 'a refused change changed nothing');
+
+    // Another process opening the store sees them.
+    const other = await openSpaceLibrary({ dataDir });
+    try {
+      assert.deepEqual((await other.listSpaces()).map((s) => [s.name, s.rerank, s.rerank_depth]), [['named', false, null], ['odd', 'false', null], ['plain', true, 40]]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 test('documents: add, idempotent re-add, list with pages, get with text, replace, delete, counts', async () => {
   await withLibrary(async (library, dataDir) => {
     await library.createSpace('kb');
