@@ -10,7 +10,8 @@ import { requestBody } from '../openai/request-body.ts';
 import { runGeneration } from '../openai/generation-run.ts';
 import { chatCompletionRequestSchema } from '../openai/openai-schemas.ts';
 import { samplingFrom } from '../openai/sampling-from.ts';
-import { retrieveForChat, type RetrievalExtension } from '../spaces/chat-retrieval.ts';
+import { retrieveForChat } from '../spaces/chat-retrieval.ts';
+import type { RetrievalExtension } from '../spaces/retrieval-extension.ts';
 import { chooseReranker } from '../spaces/space-reranker.ts';
 import type { SpaceLibrary } from '../spaces/space-types.ts';
 

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../inference/language-model.ts';
 import { ApiError } from '../shared/api-error.ts';
 import { rerankPlan, rerankResults, type Reranker } from './space-reranker.ts';
+import type { Citation, RetrievalExtension } from './retrieval-extension.ts';
 import type { SearchMode, SearchResult, SpaceLibrary, SpaceRecord } from './space-types.ts';
 
 /**
@@ -10,39 +11,6 @@ import type { SearchMode, SearchResult, SpaceLibrary, SpaceRecord } from './spac
  * (`status: "retrieval_unavailable"`), never passed off as a lookup that found nothing.
  */
 export const DEFAULT_CHAT_PASSAGES = 5;
-
-export interface Citation {
-  /** The number the model saw: `[1]` in the sources is index 1. */
-  index: number;
-  space: string;
-  document_id: string;
-  chunk_id: string;
-  title: string | null;
-  source: string | null;
-  page: number | null;
-  heading_path: string[];
-  snippet: string;
-  /** As a search result's: where the matched words are in `snippet`. */
-  snippet_marks: [number, number][];
-  score: number;
-  /** The reranker's score, when the spaces' rerank default reordered the passages. */
-  rerank_score?: number;
-}
-
-export type RetrievalStatus = 'ok' | 'no_results' | 'retrieval_unavailable';
-
-/** The extension object beside `choices` (streamed: on the chunk that carries `finish_reason`). */
-export interface RetrievalExtension {
-  status: RetrievalStatus;
-  spaces: string[];
-  query: string;
-  mode: SearchMode;
-  citations: Citation[];
-  /** The reranker that ordered the passages: the named spaces' shared rerank default (docs/spaces.md, "Rerank"). */
-  reranker?: string;
-  /** Why retrieval could not run (`status: "retrieval_unavailable"`). */
-  error?: { code: string; message: string };
-}
 
 export interface ChatRetrieval {
   /** The turns to generate from: the caller's, with the sources in the system message. */

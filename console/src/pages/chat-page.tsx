@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { chatModels, fetchModels, fetchSpaces, postStream, type ModelInfo } from '../api-client.ts';
 import { formatNumber } from '../format.ts';
 import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
-import type { RetrievalExtension } from '../../../src/spaces/chat-retrieval.ts';
+import type { RetrievalExtension } from '../../../src/spaces/retrieval-extension.ts';
 import { curlSnippet, openaiJsSnippet, openaiPythonSnippet } from '../request-snippets.ts';
 import { StreamChart, type StreamPoint } from '../stream-chart.tsx';
 
