@@ -226,7 +226,7 @@ describe('OPTIONS', () => {
       assertEnvelope(await exchange(url, `OPTIONS /no/such/path HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`), 404, 'unknown_route', `${url} OPTIONS unknown`);
       const star = await exchange(url, `OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
       assert.equal(star.status, 204);
-      assert.deepEqual(star.headers.get('allow')?.split(', '), ['GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'OPTIONS']);
+      assert.deepEqual(star.headers.get('allow')?.split(', '), ['GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'PUT', 'OPTIONS']);
     }
   });
 
