@@ -137,7 +137,8 @@ function contextWords(tokens: number | null): string {
 function ModelsTable({ models, onChanged, reachable }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void; reachable: boolean }) {
   if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
   return (
-    <div class="table-scroll">
+    // Focusable, so a keyboard can scroll the facts that do not fit a phone into view.
+    <div class="table-scroll" tabIndex={0} role="region" aria-label="Models">
       <table id="models">
         <caption>Models served by this daemon{reachable ? '' : ' (as last read)'}</caption>
         <thead>
