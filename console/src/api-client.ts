@@ -5,6 +5,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import type { SpaceRecord } from '../../src/spaces/space-types.ts';
+import { reportReachable, reportUnreachable } from './connection-state.ts';
 import { authorizationHeader, isDeveloperKeyRefusal, KEY_REQUIRED_EVENT, type KeyRequiredDetail } from './developer-key.ts';
 
 export class ApiCallError extends Error {
@@ -15,6 +16,29 @@ export class ApiCallError extends Error {
     this.status = status;
     this.code = code;
   }
+}
+
+/** The words every page shows when a call could not reach the daemon (not the browser's bare "Failed to fetch"). */
+export const UNREACHABLE_MESSAGE = 'The daemon is not answering: it may have stopped, or this page lost its connection to it.';
+
+/**
+ * fetch() to the daemon, telling connection-state.ts whether it answered. A network failure
+ * (fetch rejects with a TypeError) becomes an ApiCallError with status 0, code
+ * `daemon_unreachable` and plain words; a caller's abort stays an AbortError.
+ */
+async function callDaemon(url: string, init: RequestInit): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (error instanceof TypeError) {
+      reportUnreachable();
+      throw new ApiCallError(0, UNREACHABLE_MESSAGE, 'daemon_unreachable');
+    }
+    throw error;
+  }
+  reportReachable();
+  return response;
 }
 
 /** Where the daemon is: the page's own origin and prefix (the console is served at `/`). */
@@ -40,13 +64,13 @@ async function failure(response: Response): Promise<ApiCallError> {
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const response = await fetch(apiUrl(path), { headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
+  const response = await callDaemon(apiUrl(path), { headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as T;
 }
 
 export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  const response = await fetch(apiUrl(path), {
+  const response = await callDaemon(apiUrl(path), {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...authorizationHeader() },
     body: JSON.stringify(body),
@@ -62,7 +86,7 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
  * across reads, CRLF, comments), so this file only deals in JSON.
  */
 export async function postStream(path: string, body: unknown, onData: (data: unknown) => void, signal?: AbortSignal): Promise<void> {
-  const response = await fetch(apiUrl(path), {
+  const response = await callDaemon(apiUrl(path), {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authorizationHeader() },
     body: JSON.stringify(body),
@@ -92,9 +116,17 @@ export async function postStream(path: string, body: unknown, onData: (data: unk
   // Read to the end even after `[DONE]` (the daemon closes right after it): cancelling the body
   // early would abort the request, which the browser reports as a failed load.
   for (;;) {
-    const { value, done: ended } = await reader.read();
-    if (ended) break;
-    parser.feed(value);
+    let chunk: ReadableStreamReadResult<string>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      // The connection broke mid-reply (the daemon stopped): said in words, not "network error".
+      if (!(error instanceof TypeError)) throw error;
+      reportUnreachable();
+      throw new ApiCallError(0, `The reply was cut off. ${UNREACHABLE_MESSAGE}`, 'daemon_unreachable');
+    }
+    if (chunk.done) break;
+    parser.feed(chunk.value);
   }
   if (streamError !== undefined) throw streamError;
 }
@@ -128,6 +160,8 @@ export interface ModelInfo {
   max_context_length: number | null;
   capabilities: string[];
   state: string;
+  /** Memory a loaded model holds (weights and generation context); null when not loaded or not known. */
+  memory_bytes?: number | null;
   plane: string;
 }
 
@@ -158,8 +192,12 @@ export function postFiles<T>(path: string, files: readonly File[], onProgress: (
     for (const [name, value] of Object.entries(authorizationHeader())) request.setRequestHeader(name, value);
     request.responseType = 'text';
     request.upload.onprogress = (event) => { if (event.lengthComputable) onProgress(event.loaded, event.total); };
-    request.onerror = () => reject(new ApiCallError(0, 'The upload could not reach the daemon.', null));
+    request.onerror = () => {
+      reportUnreachable();
+      reject(new ApiCallError(0, `The upload could not reach the daemon. ${UNREACHABLE_MESSAGE}`, 'daemon_unreachable'));
+    };
     request.onload = () => {
+      reportReachable();
       let body: unknown;
       try {
         body = JSON.parse(request.responseText);

@@ -9,6 +9,9 @@ import { GroverSolverPage } from './pages/grover-solver-page.tsx';
 import { ClusteringSolverPage } from './pages/clustering-solver-page.tsx';
 import { ClassificationSolverPage } from './pages/classification-solver-page.tsx';
 import { DeveloperKeyPrompt } from './developer-key-prompt.tsx';
+import { ConnectionBanner } from './connection-banner.tsx';
+import { startConnectionProbe, useConnection } from './connection-state.ts';
+import { apiUrl } from './api-client.ts';
 
 interface PageEntry {
   hash: string;
@@ -47,6 +50,8 @@ export function AppShell() {
     document.title = `${page.title} · svc console`;
   }, [page]);
   const Page = page.component;
+  const connection = useConnection();
+  useEffect(() => startConnectionProbe(() => apiUrl('/health')), []);
   return (
     <>
       <header class="top">
@@ -59,8 +64,12 @@ export function AppShell() {
       </header>
       <main id="page">
         <DeveloperKeyPrompt />
+        <ConnectionBanner />
         <h1>{page.title}</h1>
-        <Page />
+        {/* While the daemon does not answer, what the page shows is from before: greyed, and marked for assistive tech. */}
+        <div id="page-body" class={connection.reachable ? undefined : 'stale'} data-stale={connection.reachable ? undefined : 'true'}>
+          <Page />
+        </div>
       </main>
     </>
   );

@@ -24,3 +24,8 @@ export function formatValue(value: unknown): string {
 export function formatNumber(value: number | null | undefined, digits = 1): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '—' : value.toFixed(digits);
 }
+
+/** "1 thread", "4 threads": a count and its noun, the plural by adding s (every noun the console counts takes one). */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

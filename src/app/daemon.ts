@@ -179,6 +179,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     models: registry,
     // The built-in embedder is always in memory.
     loadedModels: () => [...engine.loadedModels(), ...spaces.models.list().map((m) => m.id)],
+    memoryBytes: (id) => engine.memoryBytes(id),
     residency: engine,
     drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,

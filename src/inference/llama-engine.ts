@@ -89,6 +89,11 @@ export class LlamaEngine implements ModelRegistry {
     return this.#scheduler.loadedModels();
   }
 
+  /** Bytes a loaded model holds (weights, context, draft); null when it is not loaded here. */
+  memoryBytes(id: string): number | null {
+    return this.#hosts.get(id)?.memoryBytes ?? null;
+  }
+
   /** Active and waiting requests across all models (for health and shutdown). */
   load(): { active: number; waiting: number } {
     return this.#scheduler.load();

@@ -23,7 +23,7 @@ import { toChatHistory } from './llama-chat-history.ts';
 import type { LlamaEngineOptions } from './llama-engine-options.ts';
 import { engineSampling, finishReasonOf, unavailableSampler, type EngineSampling } from './llama-sampling.ts';
 import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './llama-tools.ts';
-import { contextSizeFor, disposeLoadedLlamaModel, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
+import { contextSizeFor, disposeLoadedLlamaModel, loadedMemoryBytes, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
 import { newSequence, wastedPredictions } from './speculative-decoding.ts';
 import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
@@ -86,6 +86,8 @@ export class LlamaModelHost implements LanguageModel {
   #chatWrapper: ChatWrapper | undefined;
   /** What each pooled sequence was last asked (the request's texts), to choose one for reuse. */
   readonly #sequencePrompts = new WeakMap<LlamaContextSequence, string>();
+  /** What the current load holds (loadedMemoryBytes), read once it is done; undefined when not loaded. */
+  #memoryBytes: number | undefined;
 
   constructor(
     id: string, path: string, binding: () => Promise<Llama>, options: LlamaEngineOptions,
@@ -97,11 +99,20 @@ export class LlamaModelHost implements LanguageModel {
       load: async () => {
         const loaded = await loadLlamaModel(id, path, binding, options, this.#chatWrapper);
         this.#chatWrapper = loaded.chatWrapper;
+        this.#memoryBytes = loadedMemoryBytes(loaded);
         return loaded;
       },
-      dispose: disposeLoadedLlamaModel,
+      dispose: (loaded) => {
+        this.#memoryBytes = undefined;
+        return disposeLoadedLlamaModel(loaded);
+      },
       makeRoom,
     });
+  }
+
+  /** Bytes in memory while loaded (`memory_bytes` in /v1/models); null when not loaded. */
+  get memoryBytes(): number | null {
+    return this.residency.loaded ? this.#memoryBytes ?? null : null;
   }
 
   async chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<GenerateResult> {

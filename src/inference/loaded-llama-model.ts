@@ -93,6 +93,17 @@ export async function loadLlamaModel(
   }
 }
 
+/**
+ * Bytes the load holds as node-llama-cpp reports them: the weights (`LlamaModel.size`) and the
+ * generation context's state (`LlamaContext.stateSize`, the KV cache of every sequence), and
+ * the draft model's two when there is one. Embedding and ranking contexts, made on first use,
+ * are not counted.
+ */
+export function loadedMemoryBytes(loaded: Pick<LoadedLlamaModel, 'model' | 'context' | 'draft'>): number {
+  const draft = loaded.draft === undefined ? 0 : loaded.draft.model.size + loaded.draft.context.stateSize;
+  return loaded.model.size + loaded.context.stateSize + draft;
+}
+
 /** Frees what a load took: the embedding and ranking contexts (if made), the context, the weights, the draft model. */
 export async function disposeLoadedLlamaModel(loaded: LoadedLlamaModel): Promise<void> {
   loaded.freeSequences.length = 0;

@@ -38,6 +38,8 @@ export interface LocalAppOptions {
   models: ModelRegistry;
   /** Ids of the models in memory now (`state` in /v1/models). */
   loadedModels?: () => readonly string[];
+  /** Bytes a loaded model holds (`memory_bytes` in /v1/models); null where not known. */
+  memoryBytes?: (id: string) => number | null;
   health: HealthReporter;
   /** Loads and unloads models on request (`/api/models/load|unload`); absent, those routes are not there. */
   residency?: ModelResidency | undefined;
@@ -135,7 +137,7 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   const routeOptions = { models: options.models, shutdownSignal: options.shutdownSignal, fingerprint: options.fingerprint, spaces: options.spaces };
   await app.register(
     async (v1) => {
-      await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels });
+      await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels, memoryBytes: options.memoryBytes });
       await v1.register(chatCompletionsRoute, routeOptions);
       await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal, store: options.responses });
       await v1.register(storedResponsesRoutes, { store: options.responses });

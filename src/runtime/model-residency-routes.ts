@@ -17,6 +17,8 @@ export interface ModelResidency {
   /** `pending`: requests are running on the model; it unloads when the last one ends. */
   unloadModel(id: string): Promise<'unloaded' | 'pending'>;
   loadedModels(): readonly string[];
+  /** Bytes a loaded model holds (`memory_bytes`); null when not loaded. */
+  memoryBytes?(id: string): number | null;
 }
 
 /** Model ids are at most a path and a tag long; a longer one names no model. */
@@ -50,6 +52,7 @@ export async function modelResidencyRoutes(app: FastifyInstance, options: { mode
     return descriptor;
   };
   const loaded = () => new Set(residency.loadedModels());
+  const memory = (id: string) => residency.memoryBytes?.(id) ?? null;
 
   app.post('/models/load', { bodyLimit: RESIDENCY_BODY_LIMIT }, async (request) => {
     const descriptor = target(request.body);
@@ -61,13 +64,13 @@ export async function modelResidencyRoutes(app: FastifyInstance, options: { mode
       });
     }
     // The state the load found, not a second look: with --keep-alive 0 the model leaves again at once.
-    return { ...toOpenAIModel(descriptor, loaded()), state: 'loaded', ...(outcome.cancelledUnload ? { unload_cancelled: true } : {}) };
+    return { ...toOpenAIModel(descriptor, loaded(), memory), state: 'loaded', ...(outcome.cancelledUnload ? { unload_cancelled: true } : {}) };
   });
 
   app.post('/models/unload', { bodyLimit: RESIDENCY_BODY_LIMIT }, async (request, reply) => {
     const descriptor = target(request.body);
     const outcome = await residency.unloadModel(descriptor.id);
-    if (outcome === 'pending') return reply.code(202).send({ ...toOpenAIModel(descriptor, loaded()), state: 'unloading' });
-    return toOpenAIModel(descriptor, loaded());
+    if (outcome === 'pending') return reply.code(202).send({ ...toOpenAIModel(descriptor, loaded(), memory), state: 'unloading' });
+    return toOpenAIModel(descriptor, loaded(), memory);
   });
 }

@@ -8,7 +8,7 @@ import { modelNotFound } from '../openai/model-lookup.ts';
  * `/api/show` (`parameter_size`, `capabilities`) so their users find them where they expect;
  * OpenAI clients ignore the extra fields. Unknown values are null, never missing.
  */
-export function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
+export function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>, memoryBytes?: ((id: string) => number | null) | undefined) {
   return {
     id: m.id,
     object: 'model',
@@ -25,17 +25,19 @@ export function toOpenAIModel(m: ModelDescriptor, loaded: ReadonlySet<string>) {
     embedding_length: m.embeddingLength ?? null,
     capabilities: m.capabilities ?? [],
     state: loaded.has(m.id) ? 'loaded' : 'not-loaded',
+    // What a loaded model holds in memory, where the engine knows it (GGUF models it loaded).
+    memory_bytes: loaded.has(m.id) ? memoryBytes?.(m.id) ?? null : null,
     // Where it runs: `remote` models never receive local-context data (MCP tools, privacy rule).
     plane: m.plane ?? 'local',
   };
 }
 
-export async function modelsRoutes(app: FastifyInstance, options: { models: ModelRegistry; loadedModels?: (() => readonly string[]) | undefined }): Promise<void> {
+export async function modelsRoutes(app: FastifyInstance, options: { models: ModelRegistry; loadedModels?: (() => readonly string[]) | undefined; memoryBytes?: ((id: string) => number | null) | undefined }): Promise<void> {
   const loaded = (): ReadonlySet<string> => new Set(options.loadedModels?.() ?? []);
 
   app.get('/models', async () => {
     const now = loaded();
-    return { object: 'list', data: options.models.list().map((m) => toOpenAIModel(m, now)) };
+    return { object: 'list', data: options.models.list().map((m) => toOpenAIModel(m, now, options.memoryBytes)) };
   });
 
   // Ids may contain slashes and colons (`hf:owner/repo/file`, `namespace/model:tag`), so match
@@ -44,6 +46,6 @@ export async function modelsRoutes(app: FastifyInstance, options: { models: Mode
     const id = request.params['*'];
     const model = options.models.list().find((m) => m.id === id);
     if (model === undefined) throw modelNotFound(options.models, id);
-    return toOpenAIModel(model, loaded());
+    return toOpenAIModel(model, loaded(), options.memoryBytes);
   });
 }

@@ -75,7 +75,8 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     assert.match(await page.locator('[data-testid="pqc"]').innerText(), /off/);
     const row = page.locator('#models tbody tr', { hasText: 'tiny' });
     await row.waitFor();
-    assert.match(await row.innerText(), /tiny\s+\S+\s+\d+(\.\d)? KB\s+\S+/);
+    // Model, Residency (state and button), Memory in use (none until loaded), Size on disk, Quantization.
+    assert.match(await row.innerText(), /tiny\s+not-loaded\s+Load\s+—\s+\d+(\.\d)? KB\s+\S+/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-runtime.png'), fullPage: true });
     assert.deepEqual(await seriousAxeViolations(page), []);
     assert.deepEqual(errors, []);

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { startDaemon, tinyModelPath, waitForHealth } from '../helpers/daemon-process.ts';
 
-interface ModelAnswer { id: string; object: string; state: string }
+interface ModelAnswer { id: string; object: string; state: string; memory_bytes: number | null; size_bytes: number }
 interface ErrorAnswer { error: { message: string; type: string; code: string; param: string | null } }
 
 test('load and unload through the API, /v1/models following; refusals in the envelope', { timeout: 120_000 }, async (t) => {
@@ -20,15 +20,21 @@ test('load and unload through the API, /v1/models following; refusals in the env
     const response = await fetch(`${daemon.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
     return { status: response.status, json: await response.json() as unknown };
   };
-  const stateOf = async () => ((await (await fetch(`${daemon.url}/v1/models/tiny`)).json()) as ModelAnswer).state;
+  const modelNow = async () => (await (await fetch(`${daemon.url}/v1/models/tiny`)).json()) as ModelAnswer;
+  const stateOf = async () => (await modelNow()).state;
 
   assert.equal(await stateOf(), 'not-loaded');
+  assert.equal((await modelNow()).memory_bytes, null, 'nothing in memory before a load');
   const loaded = await post('/api/models/load', { model: 'tiny' });
   assert.equal(loaded.status, 200);
   assert.equal((loaded.json as ModelAnswer).id, 'tiny');
   assert.equal((loaded.json as ModelAnswer).object, 'model');
   assert.equal((loaded.json as ModelAnswer).state, 'loaded');
   assert.equal(await stateOf(), 'loaded');
+  // Weights plus the context's state, as node-llama-cpp reports them: some bytes, a number.
+  const memory = (await modelNow()).memory_bytes;
+  assert.ok(typeof memory === 'number' && memory > 0, `memory_bytes while loaded: ${memory}`);
+  assert.equal((loaded.json as ModelAnswer).memory_bytes, memory, 'the load answer says the same');
   const health = await (await fetch(`${daemon.url}/health`)).json() as { model: { loaded: string[] } };
   assert.deepEqual(health.model.loaded, ['tiny']);
 
@@ -36,6 +42,7 @@ test('load and unload through the API, /v1/models following; refusals in the env
   assert.equal(unloaded.status, 200);
   assert.equal((unloaded.json as ModelAnswer).state, 'not-loaded');
   assert.equal(await stateOf(), 'not-loaded');
+  assert.equal((await modelNow()).memory_bytes, null, 'memory_bytes is null again after the unload');
   // Unloading what is not loaded is no error.
   assert.equal((await post('/api/models/unload', { model: 'tiny' })).status, 200);
 

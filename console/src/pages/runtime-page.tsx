@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { fetchModels, getJson, postJson, type Health, type ModelInfo } from '../api-client.ts';
-import { formatBytes, formatValue } from '../format.ts';
+import { useConnection } from '../connection-state.ts';
+import { formatBytes, formatValue, plural } from '../format.ts';
 
 /** Health and the model list are read again this often while the page is open (cheap, loopback). */
 const REFRESH_MS = 5000;
@@ -41,14 +42,34 @@ function TransportFacts({ health }: { health: Health }) {
   );
 }
 
-function HealthPanel({ health }: { health: Health }) {
+/** Where a model came from, in words (`source` as /v1/models reports it). */
+const SOURCE_WORDS: ReadonlyMap<string, string> = new Map([
+  ['flag', 'command line (--model)'],
+  ['svc', 'svc models folder'],
+  ['ollama', 'Ollama'],
+  ['huggingface', 'Hugging Face cache'],
+  ['lmstudio', 'LM Studio'],
+  ['builtin', 'built into svc'],
+]);
+
+/** The source in words; an upstream model (source null) is named by the upstream serving it. */
+export function sourceWords(model: Pick<ModelInfo, 'source' | 'owned_by'>): string {
+  if (model.source === null) return `upstream ${model.owned_by}`;
+  return SOURCE_WORDS.get(model.source) ?? model.source;
+}
+
+function HealthPanel({ health, reachable }: { health: Health; reachable: boolean }) {
   const network = health.network ?? {};
   const model = health.model ?? {};
   const quantum = health.quantum ?? {};
   return (
     <section aria-labelledby="health-title" class="panel">
       <h2 id="health-title">
-        Health <span class={`badge ${health.status === 'ok' ? 'ok' : 'bad'}`} data-testid="status">{health.status}</span>
+        Health{' '}
+        {/* The last answer's "ok" would be a lie while the daemon does not answer. */}
+        {reachable
+          ? <span class={`badge ${health.status === 'ok' ? 'ok' : 'bad'}`} data-testid="status">{health.status}</span>
+          : <span class="badge bad" data-testid="status">not answering</span>}
       </h2>
       <dl class="facts">
         <Fact label="Version" value={health.version} />
@@ -58,7 +79,7 @@ function HealthPanel({ health }: { health: Health }) {
         <Fact label="Telemetry" value={health.telemetry} testId="telemetry" />
         <Fact label="Outbound connections" value={health.outbound_connections} testId="outbound" />
         <TransportFacts health={health} />
-        <Fact label="Engine" value={model.engine === undefined ? undefined : `${model.engine}, ${model.threads ?? '?'} threads, ${health.cpus ?? '?'} CPUs`} />
+        <Fact label="Engine" value={model.engine === undefined ? undefined : `${model.engine}, ${model.threads === undefined ? '? threads' : plural(model.threads, 'thread')}, ${health.cpus === undefined ? '? CPUs' : plural(health.cpus, 'CPU')}`} />
         <Fact label="Generations" value={`${formatValue(model['active'])} running, ${formatValue(model['waiting'])} waiting`} />
         <Fact label="Solvers" value={quantum.solvers?.join(', ')} />
         <Fact label="Solves" value={`${formatValue(quantum.running)} running, ${formatValue(quantum.queued)} queued`} />
@@ -77,7 +98,7 @@ function loadable(model: ModelInfo): boolean {
  * unload that must wait for running requests is answered `unloading`: the row says so until
  * the next refresh shows it gone.
  */
-function ResidencyButton({ model, onChanged }: { model: ModelInfo; onChanged: (m: ModelInfo) => void }) {
+function ResidencyButton({ model, onChanged, reachable }: { model: ModelInfo; onChanged: (m: ModelInfo) => void; reachable: boolean }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   if (!loadable(model)) return <span class="muted">—</span>;
@@ -95,7 +116,7 @@ function ResidencyButton({ model, onChanged }: { model: ModelInfo; onChanged: (m
   };
   return (
     <>
-      <button type="button" class="small" data-model-action={loaded ? 'unload' : 'load'} aria-label={`${loaded ? 'Unload' : 'Load'} ${model.id}`} disabled={busy} onClick={() => void act()}>
+      <button type="button" class="small" data-model-action={loaded ? 'unload' : 'load'} aria-label={`${loaded ? 'Unload' : 'Load'} ${model.id}`} disabled={busy || !reachable} onClick={() => void act()}>
         {busy ? (loaded ? 'Unloading…' : 'Loading…') : loaded ? 'Unload' : 'Load'}
       </button>
       {error !== undefined && <span role="alert" class="error inline">{error}</span>}
@@ -103,26 +124,41 @@ function ResidencyButton({ model, onChanged }: { model: ModelInfo; onChanged: (m
   );
 }
 
-function ModelsTable({ models, onChanged }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void }) {
+/** Tokens, grouped for reading (131072 → "131,072 tokens"). */
+function contextWords(tokens: number | null): string {
+  return tokens === null ? '—' : `${tokens.toLocaleString('en-US')} tokens`;
+}
+
+/**
+ * Residency comes right after the name, so on a phone the Load button is on screen without
+ * scrolling the table sideways; the facts follow. Memory in use is what the daemon reports for
+ * a loaded model (`memory_bytes`: weights plus the generation context), a dash otherwise.
+ */
+function ModelsTable({ models, onChanged, reachable }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void; reachable: boolean }) {
   if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
   return (
-    <div class="table-scroll">
+    // Focusable, so a keyboard can scroll the facts that do not fit a phone into view.
+    <div class="table-scroll" tabIndex={0} role="region" aria-label="Models">
       <table id="models">
-        <caption>Models served by this daemon</caption>
+        <caption>Models served by this daemon{reachable ? '' : ' (as last read)'}</caption>
         <thead>
-          <tr><th scope="col">Model</th><th scope="col">Source</th><th scope="col">Size</th><th scope="col">Quantization</th><th scope="col">Parameters</th><th scope="col">Context</th><th scope="col">State</th><th scope="col">Memory</th></tr>
+          <tr><th scope="col">Model</th><th scope="col">Residency</th><th scope="col">Memory in use</th><th scope="col">Size on disk</th><th scope="col">Quantization</th><th scope="col">Parameters</th><th scope="col">Context</th><th scope="col">Source</th></tr>
         </thead>
         <tbody>
           {models.map((m) => (
             <tr key={m.id} data-model={m.id}>
-              <th scope="row">{m.id}</th>
-              <td>{m.source ?? m.owned_by}</td>
+              <th scope="row" class="model-id">{m.id}</th>
+              <td class="residency">
+                {/* While the daemon does not answer, its last word on residency may no longer hold. */}
+                <span class={`badge ${reachable && m.state === 'loaded' ? 'ok' : ''}`} data-testid="model-state" title={reachable ? undefined : `last read: ${m.state}`}>{reachable ? m.state : 'unknown'}</span>{' '}
+                <ResidencyButton model={m} onChanged={onChanged} reachable={reachable} />
+              </td>
+              <td data-testid="model-memory">{m.state === 'loaded' ? formatBytes(m.memory_bytes ?? null) : '—'}</td>
               <td>{formatBytes(m.size_bytes)}</td>
               <td>{m.quantization ?? '—'}</td>
               <td>{m.parameter_size ?? '—'}</td>
-              <td>{m.max_context_length ?? '—'}</td>
-              <td><span class={`badge ${m.state === 'loaded' ? 'ok' : ''}`} data-testid="model-state">{m.state}</span></td>
-              <td><ResidencyButton model={m} onChanged={onChanged} /></td>
+              <td>{contextWords(m.max_context_length)}</td>
+              <td data-testid="model-source">{sourceWords(m)}</td>
             </tr>
           ))}
         </tbody>
@@ -133,6 +169,7 @@ function ModelsTable({ models, onChanged }: { models: ModelInfo[]; onChanged: (m
 
 export function RuntimePage() {
   const [state, setState] = useState<RuntimeState>({});
+  const connection = useConnection();
   // Counts loads and unloads done from this page: a read that began before one of them may
   // carry the state from before it, and is then dropped and read again.
   const changes = useRef(0);
@@ -170,15 +207,19 @@ export function RuntimePage() {
       abort.abort();
     };
   }, []);
+  // Back from an outage: read now rather than at the next tick.
+  useEffect(() => { if (connection.generation > 0) void refresh.current(); }, [connection.generation]);
   return (
     <>
-      {state.error !== undefined && <p role="alert" class="error">The daemon did not answer: {state.error}</p>}
-      {state.health === undefined ? <p aria-busy="true">Reading /health…</p> : <HealthPanel health={state.health} />}
+      {/* An unreachable daemon is the shell's banner (connection-banner.tsx); other refusals are said here. */}
+      {state.error !== undefined && connection.reachable && <p role="alert" class="error">The daemon did not answer: {state.error}</p>}
+      {state.health === undefined ? <p aria-busy={connection.reachable}>{connection.reachable ? 'Reading /health…' : 'Nothing read yet.'}</p> : <HealthPanel health={state.health} reachable={connection.reachable} />}
       <section aria-labelledby="models-title" class="panel">
         <h2 id="models-title">Models</h2>
         {state.models !== undefined && (
           <ModelsTable
             models={state.models}
+            reachable={connection.reachable}
             onChanged={(changed) => {
               // The answer is the model's new row; the rest of the page follows with the next read.
               changes.current++;

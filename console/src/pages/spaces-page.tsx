@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { fetchSpaces, getJson, postFiles, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
+import { useConnection } from '../connection-state.ts';
 import { formatBytes } from '../format.ts';
 import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
 // The daemon's own wire types (type-only imports: nothing of the server is bundled).
@@ -41,6 +42,13 @@ export function SpacesPage() {
     }
   }, []);
   useEffect(() => { void refresh(); }, [refresh]);
+  // Back from an outage (connection-state.ts): the list may have changed meanwhile; read it again.
+  const { generation } = useConnection();
+  useEffect(() => {
+    if (generation === 0) return;
+    setError(undefined);
+    void refresh();
+  }, [generation, refresh]);
 
   const create = async (event: Event) => {
     event.preventDefault();
