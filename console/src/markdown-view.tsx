@@ -11,8 +11,39 @@ import { Lexer, type Token, type Tokens } from 'marked';
  */
 export function MarkdownView({ text }: { text: string }) {
   // The reply is re-lexed on each streamed chunk; replies are short and the lexer is fast.
-  const tokens = useMemo(() => Lexer.lex(text), [text]);
+  const tokens = useMemo(() => {
+    const lexed = Lexer.lex(text);
+    headingLevels(lexed);
+    return lexed;
+  }, [text]);
   return <div class="markdown">{blocks(tokens)}</div>;
+}
+
+/** The level each heading is drawn at, set by headingLevels. */
+const LEVEL = new WeakMap<Token, 3 | 4 | 5 | 6>();
+
+/**
+ * A reply sits under the page's h2 ("Conversation"): its headings start at h3 and never skip a
+ * level going down (a model's `#` then `###` would otherwise break the page's outline for a
+ * screen reader), keeping the reply's own relative depth where it can.
+ */
+function headingLevels(tokens: readonly Token[]): void {
+  const headings: Tokens.Heading[] = [];
+  const walk = (list: readonly Token[]) => {
+    for (const token of list) {
+      if (token.type === 'heading') headings.push(token as Tokens.Heading);
+      if (token.type === 'blockquote') walk((token as Tokens.Blockquote).tokens);
+      if (token.type === 'list') for (const item of (token as Tokens.List).items) walk(item.tokens);
+    }
+  };
+  walk(tokens);
+  const top = Math.min(...headings.map((h) => h.depth));
+  let previous = 2;
+  for (const heading of headings) {
+    const level = Math.max(3, Math.min(6, previous + 1, 3 + heading.depth - top)) as 3 | 4 | 5 | 6;
+    LEVEL.set(heading, level);
+    previous = level;
+  }
 }
 
 const SAFE_HREF = /^(https?:|mailto:)/i;
@@ -32,8 +63,7 @@ function block(token: Token, key: number): ComponentChildren {
     }
     case 'heading': {
       const heading = token as Tokens.Heading;
-      // Headings inside a reply sit below the page's own h2/h3: h4 to h6 keep the outline honest.
-      const Tag = (['h4', 'h5', 'h6'] as const)[Math.min(2, Math.max(0, heading.depth - 1))]!;
+      const Tag = `h${LEVEL.get(heading) ?? 6}` as 'h3' | 'h4' | 'h5' | 'h6';
       return <Tag key={key}>{inline(heading.tokens)}</Tag>;
     }
     case 'paragraph':

@@ -21,7 +21,7 @@ import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 interface SentBody { model: string; max_tokens: number; messages: { role: string; content: string }[] }
 
 const MARKDOWN_REPLY = [
-  '# Title\n\nSome **bold** text and `inline code`.\n\n',
+  '# Title\n\nSome **bold** text and `inline code`.\n\n#### Skipped two levels\n\n',
   '```js\nconst a = 1 < 2;\n```\n\n',
   'An image: <img src=x onerror="window.__pwned = 1"> and <script>window.__pwned = 2</script>\n\n',
   '<div onclick="window.__pwned = 3">a block of HTML</div>\n\n',
@@ -105,7 +105,8 @@ test('the chat page in headless Chromium: composer, Markdown, markers, limits, s
     await answerWith(page, MARKDOWN_REPLY, 'stop');
     await sendWithEnter(page, 'Show me Markdown');
     const reply = page.locator('#messages > li.assistant');
-    assert.equal(await reply.locator('h4').innerText(), 'Title');
+    assert.equal(await reply.locator('h3').innerText(), 'Title', 'a reply\'s first heading comes under the page\'s h2');
+    assert.equal(await reply.locator('h4').innerText(), 'Skipped two levels', 'and none skips a level');
     assert.equal(await reply.locator('strong').innerText(), 'bold');
     assert.equal(await reply.locator('p code').innerText(), 'inline code');
     assert.equal(await reply.locator('.code-block pre').innerText(), 'const a = 1 < 2;');
@@ -178,7 +179,7 @@ test('the chat page in headless Chromium: composer, Markdown, markers, limits, s
     await page.fill('#chat-max-tokens', String(context));
     await page.fill('#chat-prompt', 'Write at length');
     await page.press('#chat-prompt', 'Enter');
-    await page.locator('#messages > li.assistant[aria-busy="true"] .markdown :is(p, span, pre, h4, ul, ol)').first().waitFor({ timeout: 60_000 });
+    await page.locator('#messages > li.assistant[aria-busy="true"] .markdown :is(p, span, pre, h3, ul, ol)').first().waitFor({ timeout: 60_000 });
     await page.click('#chat-stop');
     await page.locator('#chat-stop[disabled]').waitFor();
     assert.deepEqual(await classes(page), ['message user', 'message assistant']);
@@ -234,7 +235,7 @@ test('the chat page in headless Chromium: composer, Markdown, markers, limits, s
   });
 
   for (const width of [1280, 390]) {
-    await t.test(`at ${width} px: a Markdown conversation fits, axe finds nothing serious, screenshot kept`, async () => {
+    await t.test(`at ${width} px: a Markdown conversation fits, axe finds nothing at any level, screenshot kept`, async () => {
       const { context: browserContext, page, errors } = await openChat(browser, daemon, width, width === 390 ? 844 : 800);
       await answerWith(page, MARKDOWN_REPLY, 'stop');
       await sendWithEnter(page, 'Show me Markdown');
@@ -245,6 +246,8 @@ test('the chat page in headless Chromium: composer, Markdown, markers, limits, s
       assert.ok(await fitsWidth(page), 'no sideways scrolling');
       await page.screenshot({ path: join(ARTIFACTS, `console-chat-${width}-full.png`), fullPage: true });
       assert.deepEqual(await seriousAxeViolations(page), []);
+      // Issue 28 asks for no finding of any level: axe is in the page now, so every impact is checked too.
+      assert.deepEqual(await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ' (' + v.impact + ')'))"), []);
       assert.deepEqual(errors, []);
       await browserContext.close();
     });
