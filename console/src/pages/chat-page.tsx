@@ -1,11 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { chatModels, fetchModels, fetchSpaces, postStream, type ModelInfo } from '../api-client.ts';
+import { ApiCallError, chatModels, fetchModels, fetchSpaces, postStream, type ModelInfo } from '../api-client.ts';
+import { ChatTurnView, type ChatTurn } from '../chat-turn.tsx';
 import { formatNumber } from '../format.ts';
 import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
 import type { RetrievalExtension } from '../../../src/spaces/retrieval-extension.ts';
 import { curlSnippet, openaiJsSnippet, openaiPythonSnippet } from '../request-snippets.ts';
 import { StreamChart, type StreamPoint } from '../stream-chart.tsx';
 
+/** The API's message: a turn without the page's own marker. */
 interface Message {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -22,7 +24,7 @@ interface Timing {
 type Retrieval = RetrievalExtension;
 
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null } }[];
+  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
   usage?: { completion_tokens?: number } | null;
   svc_retrieval?: Retrieval;
 }
@@ -35,24 +37,45 @@ function snippetFor(kind: SnippetKind, body: object): string {
   return kind === 'openai-js' ? openaiJsSnippet(origin, body) : openaiPythonSnippet(origin, body);
 }
 
+/** Without a context length from /v1/models (an upstream model), the field's old ceiling. */
+const DEFAULT_MAX_TOKENS_CEILING = 8192;
+
+/**
+ * A failed request in plain words. fetch() rejects with a bare TypeError ("Failed to fetch")
+ * when nothing answers; that says nothing to a person, so it is named for what it means.
+ */
+function plainError(e: unknown): string {
+  if (e instanceof ApiCallError) return e.message;
+  if (e instanceof TypeError) {
+    return `The daemon at ${location.origin} did not answer: it may be stopped or restarting. Start it (svc serve) and send again; your message is kept in the box.`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Enter sends, Shift+Enter is a new line; a key that ends an IME composition never sends. */
+function sendsOnEnter(event: KeyboardEvent): boolean {
+  return event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229;
+}
+
 export function ChatPage() {
   const [models, setModels] = useState<ModelInfo[] | undefined>();
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [prompt, setPrompt] = useState('');
   const [maxTokens, setMaxTokens] = useState(256);
-  const [history, setHistory] = useState<Message[]>([]);
+  const [turns, setTurns] = useState<ChatTurn[]>([]);
   const [reply, setReply] = useState('');
   const [points, setPoints] = useState<StreamPoint[]>([]);
   const [timing, setTiming] = useState<Timing>({});
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const [snippet, setSnippet] = useState<{ kind: SnippetKind; text: string } | undefined>();
+  const [snippetKind, setSnippetKind] = useState<SnippetKind | undefined>();
   const [copied, setCopied] = useState('');
   const [spaces, setSpaces] = useState<string[]>([]);
   const [chosenSpaces, setChosenSpaces] = useState<string[]>([]);
   const [retrieval, setRetrieval] = useState<Retrieval | undefined>();
   const abort = useRef<AbortController | null>(null);
+  const messagesBox = useRef<HTMLOListElement>(null);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -62,26 +85,39 @@ export function ChatPage() {
         setModels(usable);
         setModel((current) => current || (usable[0]?.id ?? ''));
       })
-      .catch((e: unknown) => { if (!controller.signal.aborted) setError((e as Error).message); });
+      .catch((e: unknown) => { if (!controller.signal.aborted) setError(plainError(e)); });
     // Spaces are optional here: with none (or none listed), the page is a plain chat.
     fetchSpaces(controller.signal).then((list) => setSpaces(list.data.map((s) => s.name)), () => setSpaces([]));
     return () => controller.abort();
   }, []);
   useEffect(() => () => abort.current?.abort(), []);
 
-  const requestBody = (messages: Message[]) => ({
+  // Max tokens cannot exceed the model's context (its `max_context_length` in /v1/models).
+  const contextLength = models?.find((m) => m.id === model)?.max_context_length ?? null;
+  const ceiling = contextLength ?? DEFAULT_MAX_TOKENS_CEILING;
+  useEffect(() => setMaxTokens((current) => Math.min(current, ceiling)), [ceiling]);
+
+  // The newest turn stays in view, as in the chat tools people know.
+  useEffect(() => {
+    const box = messagesBox.current;
+    if (box !== null) box.scrollTop = box.scrollHeight;
+  }, [turns, reply]);
+
+  const requestBody = (messages: readonly ChatTurn[]) => ({
     model,
-    messages: system.trim() === '' ? messages : [{ role: 'system', content: system }, ...messages],
-    max_tokens: maxTokens,
+    messages: [...(system.trim() === '' ? [] : [{ role: 'system', content: system }]), ...messages.map((m): Message => ({ role: m.role, content: m.content }))],
+    max_tokens: Math.min(maxTokens, ceiling),
     stream: true,
     stream_options: { include_usage: true },
     ...(chosenSpaces.length === 0 ? {} : { spaces: chosenSpaces }),
   });
 
-  const send = async (event: Event) => {
-    event.preventDefault();
-    if (busy || model === '' || prompt.trim() === '') return;
-    const messages: Message[] = [...history, { role: 'user', content: prompt }];
+  /**
+   * Streams the reply to `messages` (which end with a user turn). A turn that fails, or is stopped
+   * before its first token, is not kept: the conversation goes back to `before` (the next request
+   * must not carry an unanswered user turn) and `restorePrompt` goes back in the box.
+   */
+  const ask = async (messages: ChatTurn[], before: ChatTurn[], restorePrompt: string) => {
     const body = requestBody(messages);
     const controller = new AbortController();
     abort.current = controller;
@@ -91,20 +127,21 @@ export function ChatPage() {
     setPoints([]);
     setTiming({});
     setRetrieval(undefined);
-    setHistory(messages);
-    setPrompt('');
+    setTurns(messages);
     const started = performance.now();
     let first: number | undefined;
     let last = started;
     let text = '';
     let chunks = 0;
+    let finishReason: string | undefined;
     let completionTokens: number | undefined;
     const collected: StreamPoint[] = [{ ms: 0, chunks: 0 }];
     let failed = false;
     try {
       await postStream('/v1/chat/completions', body, (data) => {
         const chunk = data as ChatChunk;
-        const delta = chunk.choices?.[0]?.delta?.content;
+        const choice = chunk.choices?.[0];
+        const delta = choice?.delta?.content;
         if (typeof delta === 'string' && delta !== '') {
           const now = performance.now();
           first ??= now;
@@ -116,13 +153,14 @@ export function ChatPage() {
           setPoints([...collected]);
           setTiming({ ttftMs: first - started });
         }
+        if (typeof choice?.finish_reason === 'string') finishReason = choice.finish_reason;
         if (typeof chunk.usage?.completion_tokens === 'number') completionTokens = chunk.usage.completion_tokens;
         if (chunk.svc_retrieval !== undefined) setRetrieval(chunk.svc_retrieval);
       }, controller.signal);
     } catch (e) {
       if (!controller.signal.aborted) {
         failed = true;
-        setError((e as Error).message);
+        setError(plainError(e));
       }
     } finally {
       const tokens = completionTokens ?? chunks;
@@ -135,29 +173,40 @@ export function ChatPage() {
         ...(decodeSeconds > 0 && tokens > 1 ? { tokensPerSecond: (tokens - 1) / decodeSeconds } : {}),
       });
       if (failed || text === '') {
-        // A turn that failed, or was stopped before its first token, is not kept: the history
-        // goes back to what it was (the next request must not carry an unanswered or half
-        // answered user turn) and the prompt goes back in the box to send again.
-        setHistory(history);
-        setPrompt(prompt);
+        setTurns(before);
+        setPrompt(restorePrompt);
       } else {
-        setHistory((h) => [...h, { role: 'assistant', content: text }]);
+        const finish = controller.signal.aborted ? 'stopped' : finishReason === 'length' ? 'length' : undefined;
+        setTurns([...messages, { role: 'assistant', content: text, ...(finish === undefined ? {} : { finish }) }]);
       }
+      setReply('');
       setBusy(false);
       abort.current = null;
     }
   };
 
-  const showSnippet = (kind: SnippetKind) => {
-    const messages: Message[] = prompt.trim() === '' ? history : [...history, { role: 'user', content: prompt }];
-    setSnippet({ kind, text: snippetFor(kind, requestBody(messages.length > 0 ? messages : [{ role: 'user', content: 'Hello!' }])) });
-    setCopied('');
+  const send = (event: Event) => {
+    event.preventDefault();
+    if (busy || model === '' || prompt.trim() === '') return;
+    const text = prompt;
+    setPrompt('');
+    void ask([...turns, { role: 'user', content: text }], turns, text);
   };
+
+  /** Asks again for the reply at `index`: the turns after it go, as in the tools people know. */
+  const regenerate = (index: number) => {
+    if (busy || model === '') return;
+    void ask(turns.slice(0, index), turns, prompt);
+  };
+
+  // The snippet follows the whole conversation as it stands, and the message being written.
+  const snippetTurns: ChatTurn[] = prompt.trim() === '' ? turns : [...turns, { role: 'user', content: prompt }];
+  const snippet = snippetKind === undefined ? undefined : snippetFor(snippetKind, requestBody(snippetTurns.length > 0 ? snippetTurns : [{ role: 'user', content: 'Hello!' }]));
 
   const copySnippet = async () => {
     if (snippet === undefined) return;
     try {
-      await navigator.clipboard.writeText(snippet.text);
+      await navigator.clipboard.writeText(snippet);
       setCopied('Copied.');
     } catch {
       setCopied('The browser refused the clipboard; select the text and copy it.');
@@ -166,14 +215,23 @@ export function ChatPage() {
 
   return (
     <div class="chat">
-      <form class="panel chat-form" onSubmit={send}>
+      <section class="panel chat-settings" aria-label="Chat settings">
         <div class="row">
           <label for="chat-model">Model</label>
           <select id="chat-model" value={model} onChange={(e) => setModel(e.currentTarget.value)} disabled={models === undefined || models.length === 0}>
             {models?.map((m) => <option value={m.id} key={m.id}>{m.id}</option>)}
           </select>
           <label for="chat-max-tokens">Max tokens</label>
-          <input id="chat-max-tokens" type="number" min={1} max={8192} value={maxTokens} onInput={(e) => setMaxTokens(Number(e.currentTarget.value) || 1)} />
+          <input
+            id="chat-max-tokens"
+            type="number"
+            min={1}
+            max={ceiling}
+            value={maxTokens}
+            aria-describedby="chat-max-tokens-hint"
+            onInput={(e) => setMaxTokens(Math.max(1, Math.min(ceiling, Math.floor(Number(e.currentTarget.value)) || 1)))}
+          />
+          <span id="chat-max-tokens-hint" class="muted">{contextLength === null ? `up to ${ceiling}` : `up to ${contextLength}, the model's context`}</span>
         </div>
         {models !== undefined && models.length === 0 && <p>No chat model is served.</p>}
         {spaces.length > 0 && (
@@ -196,21 +254,41 @@ export function ChatPage() {
         )}
         <label for="chat-system">System prompt (optional)</label>
         <input id="chat-system" type="text" value={system} onInput={(e) => setSystem(e.currentTarget.value)} />
-        <label for="chat-prompt">Message</label>
-        <textarea id="chat-prompt" rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
-        <div class="row">
-          <button type="submit" id="chat-send" disabled={busy || model === ''}>Send</button>
-          <button type="button" id="chat-stop" disabled={!busy} onClick={() => abort.current?.abort()}>Stop</button>
-          <button type="button" disabled={busy || history.length === 0} onClick={() => { setHistory([]); setReply(''); setPoints([]); setTiming({}); setRetrieval(undefined); }}>New chat</button>
-        </div>
-      </form>
-      {error !== undefined && <p role="alert" class="error" id="chat-error">{error}</p>}
-      <section class="panel" aria-labelledby="conversation-title">
+      </section>
+      <section class="panel conversation" aria-labelledby="conversation-title">
         <h2 id="conversation-title">Conversation</h2>
-        <ol class="messages" id="messages">
-          {history.map((m, i) => <li key={i} class={`message ${m.role}`}><span class="role">{m.role}</span> {m.content}</li>)}
-          {busy && <li class="message assistant streaming"><span class="role">assistant</span> {reply}</li>}
+        <ol class="messages" id="messages" ref={messagesBox} tabIndex={0} aria-label="Messages, newest last">
+          {turns.map((turn, i) => (
+            <ChatTurnView key={i} turn={turn} busy={busy} {...(turn.role === 'assistant' ? { onRegenerate: () => regenerate(i) } : {})} />
+          ))}
+          {busy && <ChatTurnView turn={{ role: 'assistant', content: reply }} streaming />}
         </ol>
+        {turns.length === 0 && !busy && <p class="muted" id="chat-empty">No messages yet. Write one below: Enter sends, Shift+Enter starts a new line.</p>}
+        {error !== undefined && <p role="alert" class="error" id="chat-error">{error}</p>}
+        <form class="chat-form composer" onSubmit={send}>
+          <label for="chat-prompt">Message</label>
+          <textarea
+            id="chat-prompt"
+            rows={3}
+            value={prompt}
+            aria-describedby="chat-prompt-hint"
+            onInput={(e) => setPrompt(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (!sendsOnEnter(e)) return;
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }}
+          />
+          <div class="row">
+            <button type="submit" id="chat-send" disabled={busy || model === ''}>Send</button>
+            <button type="button" id="chat-stop" disabled={!busy} onClick={() => abort.current?.abort()}>Stop</button>
+            <button type="button" disabled={busy || turns.length === 0} onClick={() => { setTurns([]); setReply(''); setPoints([]); setTiming({}); setRetrieval(undefined); }}>New chat</button>
+            <span id="chat-prompt-hint" class="muted">Enter sends · Shift+Enter for a new line</span>
+          </div>
+        </form>
+      </section>
+      <section class="panel" aria-labelledby="stats-title">
+        <h2 id="stats-title">Last reply</h2>
         <dl class="facts" aria-live="polite">
           <div class="fact"><dt>Time to first token</dt><dd id="ttft">{timing.ttftMs === undefined ? '—' : `${Math.round(timing.ttftMs)} ms`}</dd></div>
           <div class="fact"><dt>Tokens/s</dt><dd id="tokens-per-second">{formatNumber(timing.tokensPerSecond)}</dd></div>
@@ -223,14 +301,15 @@ export function ChatPage() {
       </section>
       <section class="panel" aria-labelledby="snippet-title">
         <h2 id="snippet-title">Use it from code</h2>
+        <p class="muted">The request for the whole conversation so far, as it stands: it follows each new turn.</p>
         <div class="row">
-          <button type="button" id="copy-curl" onClick={() => showSnippet('curl')}>As curl</button>
-          <button type="button" id="copy-openai-js" onClick={() => showSnippet('openai-js')}>As openai (JavaScript)</button>
-          <button type="button" id="copy-openai-python" onClick={() => showSnippet('openai-python')}>As openai (Python)</button>
+          <button type="button" id="copy-curl" aria-pressed={snippetKind === 'curl'} onClick={() => { setSnippetKind('curl'); setCopied(''); }}>As curl</button>
+          <button type="button" id="copy-openai-js" aria-pressed={snippetKind === 'openai-js'} onClick={() => { setSnippetKind('openai-js'); setCopied(''); }}>As openai (JavaScript)</button>
+          <button type="button" id="copy-openai-python" aria-pressed={snippetKind === 'openai-python'} onClick={() => { setSnippetKind('openai-python'); setCopied(''); }}>As openai (Python)</button>
         </div>
         {snippet !== undefined && (
           <>
-            <pre id="snippet" tabIndex={0}><code>{snippet.text}</code></pre>
+            <pre id="snippet" class="snippet-box" tabIndex={0}><code>{snippet}</code></pre>
             <button type="button" id="copy-snippet" onClick={copySnippet}>Copy</button> <span id="copy-status" role="status">{copied}</span>
           </>
         )}
