@@ -45,10 +45,13 @@ const DEFAULT_MAX_TOKENS_CEILING = 8192;
  * when nothing answers; that says nothing to a person, so it is named for what it means.
  */
 function plainError(e: unknown): string {
-  if (e instanceof ApiCallError) return e.message;
-  if (e instanceof TypeError) {
+  // api-client.ts reports an unreachable daemon as ApiCallError 'daemon_unreachable'; a bare
+  // TypeError is the same thing from a path that does not go through it.
+  const unreachable = e instanceof ApiCallError ? e.code === 'daemon_unreachable' : e instanceof TypeError;
+  if (unreachable) {
     return `The daemon at ${location.origin} did not answer: it may be stopped or restarting. Start it (svc serve) and send again; your message is kept in the box.`;
   }
+  if (e instanceof ApiCallError) return e.message;
   return e instanceof Error ? e.message : String(e);
 }
 
