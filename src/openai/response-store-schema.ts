@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { checkStoreVersion, migrateStore, type StoreMigrationStep } from '../shared/store-version.ts';
+import { checkSqliteVersion, migrateSqliteStore } from '../shared/sqlite-store.ts';
+import type { StoreMigrationStep } from '../shared/store-version.ts';
 
 /**
  * The stored responses' schema (`<data-dir>/responses/responses.db`) and the migration that
@@ -34,28 +35,14 @@ function steps(db: DatabaseSync): StoreMigrationStep[] {
   return [() => db.exec(SCHEMA)];
 }
 
-function storedVersion(db: DatabaseSync): number {
-  return Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-}
-
 const where = (path: string) => ({ store: 'responses store', file: path });
 
 /** The file's schema version; StoreVersionError when a newer svc wrote it (checked before any pragma that writes). */
 export function checkResponsesVersion(db: DatabaseSync, path: string): number {
-  return checkStoreVersion(where(path), storedVersion(db), steps(db).length);
+  return checkSqliteVersion(db, where(path), steps(db));
 }
 
-/** Brings the file up to the newest schema in one transaction, or refuses one a newer svc wrote. */
+/** Brings the file up to the newest schema in one transaction, or refuses one a newer svc wrote (sqlite-store.ts). */
 export function migrateResponses(db: DatabaseSync, path: string): void {
-  const all = steps(db);
-  if (checkResponsesVersion(db, path) === all.length) return;
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    // Read again under the write lock: another process may have migrated it meanwhile.
-    migrateStore(where(path), storedVersion(db), all, (version) => db.exec(`PRAGMA user_version = ${version}`));
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
+  migrateSqliteStore(db, where(path), steps(db));
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { preparePrivateDatabase } from '../shared/private-files.ts';
+import { transaction } from '../shared/sqlite-store.ts';
 import { checkResponsesVersion, migrateResponses } from './response-store-schema.ts';
 
 /** Rows one eviction pass deletes before it yields to the event loop. */
@@ -127,17 +128,12 @@ export class ResponseStore {
     const items = record.inputItems.map((item) => JSON.stringify(item));
     const bytes = Buffer.byteLength(response) + items.reduce((n, item) => n + Buffer.byteLength(item), 0);
     if (bytes > this.#limits.maxBytes) return false;
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
+    transaction(this.#db, () => {
       this.#prepare('INSERT INTO responses (id, previous_id, created_at, bytes, response) VALUES (?, ?, ?, ?, ?)')
         .run(record.id, record.previousId, this.#limits.now(), bytes, response);
       const insert = this.#prepare('INSERT INTO response_items (response_id, position, id, item) VALUES (?, ?, ?, ?)');
       for (const [i, item] of items.entries()) insert.run(record.id, i, record.inputItems[i]!.id, item);
-      this.#db.exec('COMMIT');
-    } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      throw error;
-    }
+    });
     this.#bytes += bytes;
     this.sweep();
     return true;

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { checkStoreVersion, migrateStore, type StoreMigrationStep } from '../shared/store-version.ts';
+import { checkSqliteVersion, migrateSqliteStore } from '../shared/sqlite-store.ts';
+import type { StoreMigrationStep } from '../shared/store-version.ts';
 
 /**
  * The space store's schema (spaces.db): its tables, the per-space FTS5 table, and the migration
@@ -91,20 +92,6 @@ export function ftsTable(spaceId: number): string {
   return `space_text_${spaceId}`;
 }
 
-/** Runs `fn` in one write transaction (BEGIN IMMEDIATE): all of it commits or none of it does. */
-export function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = fn();
-    if (result instanceof Promise) throw new TypeError('space store: a transaction body must be synchronous');
-    db.exec('COMMIT');
-    return result;
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
-}
-
 /**
  * Version 2: each space's search defaults (space-types.ts SpaceSearchDefaults). `rerank` is JSON
  * (`false`, `true` or a model id as a JSON string, so no id can be mistaken for off);
@@ -125,24 +112,14 @@ function steps(db: DatabaseSync): StoreMigrationStep[] {
   return [() => db.exec(SCHEMA), () => db.exec(SEARCH_DEFAULTS)];
 }
 
-/** The version PRAGMA user_version records (0 in a new file). */
-function storedVersion(db: DatabaseSync): number {
-  return Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-}
+const where = (path: string) => ({ store: 'spaces store', file: path });
 
 /** The file's schema version; StoreVersionError when a newer svc wrote it (checked before any pragma that writes). */
 export function checkSpacesVersion(db: DatabaseSync, path: string): number {
-  return checkStoreVersion({ store: 'spaces store', file: path }, storedVersion(db), steps(db).length);
+  return checkSqliteVersion(db, where(path), steps(db));
 }
 
-/**
- * Brings the file at `path` up to the newest schema, or refuses (StoreVersionError, before any
- * write) one a newer svc wrote. Read first without a transaction: a current file is not written.
- */
+/** Brings the file at `path` up to the newest schema, or refuses one a newer svc wrote (sqlite-store.ts). */
 export function migrate(db: DatabaseSync, path: string): void {
-  const where = { store: 'spaces store', file: path };
-  const all = steps(db);
-  if (checkSpacesVersion(db, path) === all.length) return;
-  // Read again under the write lock: another process may have migrated it meanwhile.
-  transaction(db, () => migrateStore(where, storedVersion(db), all, (version) => db.exec(`PRAGMA user_version = ${version}`)));
+  migrateSqliteStore(db, where(path), steps(db));
 }

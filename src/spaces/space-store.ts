@@ -3,7 +3,8 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { preparePrivateDatabase } from '../shared/private-files.ts';
 import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkRow, ChunkWrite, DocumentRow, DocumentWrite, NewDocument, SpaceRow } from './space-rows.ts';
-import { checkSpacesVersion, ftsTable, ftsTableSql, migrate, transaction } from './space-store-schema.ts';
+import { transaction } from '../shared/sqlite-store.ts';
+import { checkSpacesVersion, ftsTable, ftsTableSql, migrate } from './space-store-schema.ts';
 import { foldedWords } from './word-tokens.ts';
 
 /**
