@@ -15,6 +15,7 @@ import type { ChatOptions, GenerateResult, GenerationPart } from '../../src/infe
 import type { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { startUpstreamClient, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { prng } from '../helpers/tiny-gguf.ts';
 
 const SEEDS = 1000;
 
@@ -72,18 +73,6 @@ describe('upstreamExpectation: what svc checks in an upstream\'s reply', () => {
     assert.match(bare.tools!.get('ping')!('x')!, /not an object/);
   });
 });
-
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const pick = <T>(rand: Rand, items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
@@ -145,7 +134,7 @@ interface Script {
 }
 
 function script(seed: number): Script {
-  const rand = random(seed);
+  const rand = prng(seed); // seeded, so a failing seed can be replayed
   const c = CASES[seed % CASES.length]!;
   const shape = pick<Shape>(rand, c.tool !== undefined && c.options.toolChoice?.type === 'required'
     ? ['valid', 'truncated', 'breaking', 'cut-by-upstream', 'no-call']

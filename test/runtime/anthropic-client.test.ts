@@ -14,6 +14,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { rejectionOf } from '../helpers/rejection-of.ts';
 
 let daemon: DaemonProcess;
 let client: Anthropic;
@@ -68,15 +69,7 @@ function textOf(message: Anthropic.Message): string {
   return message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
 }
 
-async function apiError(promise: Promise<unknown>): Promise<InstanceType<typeof Anthropic.APIError>> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof Anthropic.APIError, `expected an APIError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected an error');
-}
+const apiError = (promise: Promise<unknown>) => rejectionOf(promise, Anthropic.APIError);
 
 /** The error body in Anthropic's envelope, checked whole. */
 function assertEnvelope(error: InstanceType<typeof Anthropic.APIError>, status: number, type: string, message?: RegExp): void {

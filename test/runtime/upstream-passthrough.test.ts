@@ -13,6 +13,7 @@ import OpenAI from 'openai';
 import { startDaemon, waitForHealth, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { answer, sse, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { rejectionOf } from '../helpers/rejection-of.ts';
 
 const KEY = 'sk-e2e-KEY-7f3a9c1d5e8b2046';
 
@@ -106,15 +107,7 @@ after(async () => {
 
 const health = async (daemon: DaemonProcess) => (await (await fetch(`${daemon.url}/health`)).json()) as Health;
 
-async function apiError(promise: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof OpenAI.APIError, `expected an APIError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected an error');
-}
+const apiError = (promise: Promise<unknown>) => rejectionOf(promise, OpenAI.APIError);
 
 describe('models', () => {
   test('upstream models are listed as <upstream>/<id>, owned by the upstream', async () => {

@@ -17,6 +17,7 @@ import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
+import { rejectionOf } from '../helpers/rejection-of.ts';
 
 const Order = z.object({ kind: z.enum(['a', 'b']), n: z.number().int(), tags: z.array(z.string()).max(2) });
 const ORDER = z.toJSONSchema(Order);
@@ -68,15 +69,7 @@ after(async () => {
 const ask = (prompt: string) => ({ model: 'up/m', messages: [{ role: 'user' as const, content: prompt }] });
 const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'order', parameters: ORDER, strict: true } }];
 
-async function rejection(promise: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof OpenAI.APIError, `expected an APIError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected an error');
-}
+const rejection = (promise: Promise<unknown>) => rejectionOf(promise, OpenAI.APIError);
 
 function assertRefused(error: InstanceType<typeof OpenAI.APIError>, pattern: RegExp): void {
   assert.equal(error.code, 'upstream_structured_output_invalid');
