@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { preparePrivateDatabase } from '../shared/private-files.ts';
-import { transaction } from '../shared/sqlite-store.ts';
+import { StatementCache, transaction } from '../shared/sqlite-store.ts';
 import { checkResponsesVersion, migrateResponses } from './response-store-schema.ts';
 
 /** Rows one eviction pass deletes before it yields to the event loop. */
@@ -64,7 +64,7 @@ export interface ItemPageQuery {
  */
 export class ResponseStore {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements: StatementCache;
   readonly #limits: Required<ResponseStoreLimits>;
   readonly #timer: NodeJS.Timeout;
   #bytes: number;
@@ -72,6 +72,7 @@ export class ResponseStore {
 
   private constructor(db: DatabaseSync, limits: Required<ResponseStoreLimits>) {
     this.#db = db;
+    this.#statements = new StatementCache(db);
     this.#limits = limits;
     this.#bytes = Number((this.#prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM responses').get() as { total: number }).total);
     this.#timer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
@@ -106,12 +107,7 @@ export class ResponseStore {
   }
 
   #prepare(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return this.#statements.prepare(sql);
   }
 
   /** The stored responses' total size in bytes. */

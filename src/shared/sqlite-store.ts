@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { checkStoreVersion, migrateStore, type StoreLocation, type StoreMigrationStep } from './store-version.ts';
 
 /**
@@ -38,4 +38,35 @@ export function checkSqliteVersion(db: DatabaseSync, where: StoreLocation, steps
 export function migrateSqliteStore(db: DatabaseSync, where: StoreLocation, steps: readonly StoreMigrationStep[]): void {
   if (checkSqliteVersion(db, where, steps) === steps.length) return;
   transaction(db, () => migrateStore(where, userVersion(db), steps, (version) => db.exec(`PRAGMA user_version = ${version}`)));
+}
+
+/**
+ * A store's prepared statements, kept by their SQL text: a store runs a fixed set of statements,
+ * so each is compiled once for the life of its connection. Cleared when the connection closes.
+ */
+export class StatementCache {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Forgets the statements whose SQL names `text` (a table just dropped: they cannot run again). */
+  forgetMentioning(text: string): void {
+    for (const sql of this.#statements.keys()) if (sql.includes(text)) this.#statements.delete(sql);
+  }
+
+  clear(): void {
+    this.#statements.clear();
+  }
 }

@@ -3,7 +3,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { preparePrivateDatabase } from '../shared/private-files.ts';
 import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkRow, ChunkWrite, DocumentRow, DocumentWrite, NewDocument, SpaceRow } from './space-rows.ts';
-import { transaction } from '../shared/sqlite-store.ts';
+import { StatementCache, transaction } from '../shared/sqlite-store.ts';
 import { checkSpacesVersion, ftsTable, ftsTableSql, migrate } from './space-store-schema.ts';
 import { foldedWords } from './word-tokens.ts';
 
@@ -36,11 +36,12 @@ const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metada
 
 export class SpaceStore {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements: StatementCache;
   readonly #checkpointer: WalCheckpointer;
 
   private constructor(db: DatabaseSync, checkpointer: WalCheckpointer) {
     this.#db = db;
+    this.#statements = new StatementCache(db);
     this.#checkpointer = checkpointer;
   }
 
@@ -80,12 +81,7 @@ export class SpaceStore {
   }
 
   #prepare(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return this.#statements.prepare(sql);
   }
 
   /** Runs `fn` in one write transaction: all of it commits or none of it does. `fn` must not be async. */
@@ -133,7 +129,7 @@ export class SpaceStore {
     const table = ftsTable(id);
     this.#db.exec(`DROP TABLE IF EXISTS ${table}`);
     this.#prepare('DELETE FROM spaces WHERE id = ?').run(id);
-    for (const sql of this.#statements.keys()) if (sql.includes(table)) this.#statements.delete(sql);
+    this.#statements.forgetMentioning(table);
   }
 
   // --- documents ---
