@@ -35,6 +35,20 @@ export const ORDER = {
 export const orderCheck = z.fromJSONSchema(ORDER as unknown as Parameters<typeof z.fromJSONSchema>[0]);
 export const anyObject = z.record(z.string(), z.unknown());
 
+/** ORDER without `price`: the schema the HTTP and upstream checks use (fewer tokens to complete through the daemon). */
+export const SHORT_ORDER = {
+  type: 'object',
+  properties: {
+    kind: { enum: ['a', 'b'] },
+    n: { type: 'integer' },
+    lines: { type: 'array', items: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false }, maxItems: 2 },
+    tag: { type: ['string', 'null'], maxLength: 3 },
+  },
+  required: ['kind', 'n', 'lines', 'tag'],
+  additionalProperties: false,
+};
+export const shortOrderCheck = z.fromJSONSchema(SHORT_ORDER as Parameters<typeof z.fromJSONSchema>[0]);
+
 export interface StructuredCase {
   name: string;
   options: Pick<ChatOptions, 'responseFormat' | 'tools' | 'toolChoice'>;

@@ -16,25 +16,14 @@ import type { OpenAIUpstream } from '../../src/inference/openai-upstream.ts';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { startUpstreamClient, type ScriptedUpstream } from '../helpers/scripted-upstream.ts';
 import { prng } from '../helpers/tiny-gguf.ts';
+import { SHORT_ORDER, shortOrderCheck } from '../helpers/structured-output-seeds.ts';
 
 const SEEDS = 1000;
 
-const ORDER = {
-  type: 'object',
-  properties: {
-    kind: { enum: ['a', 'b'] },
-    n: { type: 'integer' },
-    lines: { type: 'array', items: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false }, maxItems: 2 },
-    tag: { type: ['string', 'null'], maxLength: 3 },
-  },
-  required: ['kind', 'n', 'lines', 'tag'],
-  additionalProperties: false,
-} as const;
-const orderCheck = z.fromJSONSchema(ORDER as unknown as Parameters<typeof z.fromJSONSchema>[0]);
 const anyObject = z.record(z.string(), z.unknown());
 
 describe('upstreamExpectation: what svc checks in an upstream\'s reply', () => {
-  const tool = (name: string, strict?: boolean) => ({ name, parameters: ORDER, ...(strict !== undefined ? { strict } : {}) });
+  const tool = (name: string, strict?: boolean) => ({ name, parameters: SHORT_ORDER, ...(strict !== undefined ? { strict } : {}) });
 
   test('free text, and non-strict tools under auto, are not checked', () => {
     assert.equal(upstreamExpectation({}), undefined);
@@ -47,7 +36,7 @@ describe('upstreamExpectation: what svc checks in an upstream\'s reply', () => {
     const object = upstreamExpectation({ responseFormat: { type: 'json_object' } })!;
     assert.equal(object.text!({}), undefined);
     assert.match(object.text!([1])!, /not an object/);
-    const schema = upstreamExpectation({ responseFormat: { type: 'json_schema', name: 'o', schema: ORDER, strict: false } })!;
+    const schema = upstreamExpectation({ responseFormat: { type: 'json_schema', name: 'o', schema: SHORT_ORDER, strict: false } })!;
     assert.equal(schema.text!({ kind: 'a', n: 1, lines: [], tag: null }), undefined);
     assert.match(schema.text!({ kind: 'c', n: 1, lines: [], tag: null })!, /\/kind/);
     assert.equal(schema.tools, undefined);
@@ -86,7 +75,7 @@ function validOrder(rand: Rand): Record<string, unknown> {
   };
 }
 
-/** A complete value that breaks ORDER in one place (each would pass a json_object check). */
+/** A complete value that breaks SHORT_ORDER in one place (each would pass a json_object check). */
 function breakingOrder(rand: Rand): Record<string, unknown> {
   const order = validOrder(rand);
   const breaks: (() => void)[] = [
@@ -115,9 +104,9 @@ interface Case {
 
 const CASES: Case[] = [
   { name: 'json_object', options: { responseFormat: { type: 'json_object' } }, check: anyObject, breaking: (rand) => pick(rand, [[1, 2], 'text', 42, null, [validOrder(rand)]]) },
-  { name: 'strict json_schema', options: { responseFormat: { type: 'json_schema', name: 'order', schema: ORDER, strict: true } }, check: orderCheck, breaking: breakingOrder },
-  { name: 'strict tool, auto', options: { tools: [{ name: 'order', parameters: ORDER, strict: true }] }, check: orderCheck, tool: 'order', breaking: breakingOrder },
-  { name: 'tool, tool_choice required', options: { tools: [{ name: 'order', parameters: ORDER }], toolChoice: { type: 'required' } }, check: orderCheck, tool: 'order', breaking: breakingOrder },
+  { name: 'strict json_schema', options: { responseFormat: { type: 'json_schema', name: 'order', schema: SHORT_ORDER, strict: true } }, check: shortOrderCheck, breaking: breakingOrder },
+  { name: 'strict tool, auto', options: { tools: [{ name: 'order', parameters: SHORT_ORDER, strict: true }] }, check: shortOrderCheck, tool: 'order', breaking: breakingOrder },
+  { name: 'tool, tool_choice required', options: { tools: [{ name: 'order', parameters: SHORT_ORDER }], toolChoice: { type: 'required' } }, check: shortOrderCheck, tool: 'order', breaking: breakingOrder },
 ];
 
 interface Script {

@@ -10,21 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
+import { SHORT_ORDER, shortOrderCheck } from '../helpers/structured-output-seeds.ts';
 
 const SEEDS = 24;
 
-const ORDER = {
-  type: 'object',
-  properties: {
-    kind: { enum: ['a', 'b'] },
-    n: { type: 'integer' },
-    lines: { type: 'array', items: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false }, maxItems: 2 },
-    tag: { type: ['string', 'null'], maxLength: 3 },
-  },
-  required: ['kind', 'n', 'lines', 'tag'],
-  additionalProperties: false,
-};
-const orderCheck = z.fromJSONSchema(ORDER as Parameters<typeof z.fromJSONSchema>[0]);
 const anyObject = z.record(z.string(), z.unknown());
 
 let daemon: DaemonProcess;
@@ -115,17 +104,17 @@ function assertGuarantee(reply: Reply, check: z.ZodType, tool: string | undefine
   }
 }
 
-const tool = { type: 'function', name: 'order', parameters: ORDER, strict: true };
+const tool = { type: 'function', name: 'order', parameters: SHORT_ORDER, strict: true };
 const CASES = [
   { name: 'json_object', check: anyObject, chat: { response_format: { type: 'json_object' } }, responses: { text: { format: { type: 'json_object' } } } },
   {
-    name: 'strict json_schema', check: orderCheck,
-    chat: { response_format: { type: 'json_schema', json_schema: { name: 'order', schema: ORDER, strict: true } } },
-    responses: { text: { format: { type: 'json_schema', name: 'order', schema: ORDER, strict: true } } },
+    name: 'strict json_schema', check: shortOrderCheck,
+    chat: { response_format: { type: 'json_schema', json_schema: { name: 'order', schema: SHORT_ORDER, strict: true } } },
+    responses: { text: { format: { type: 'json_schema', name: 'order', schema: SHORT_ORDER, strict: true } } },
   },
   {
-    name: 'strict tool, tool_choice required', check: orderCheck, tool: 'order',
-    chat: { tools: [{ type: 'function', function: { name: 'order', parameters: ORDER, strict: true } }], tool_choice: 'required' },
+    name: 'strict tool, tool_choice required', check: shortOrderCheck, tool: 'order',
+    chat: { tools: [{ type: 'function', function: { name: 'order', parameters: SHORT_ORDER, strict: true } }], tool_choice: 'required' },
     responses: { tools: [tool], tool_choice: 'required' },
   },
 ];
