@@ -24,13 +24,24 @@ test('estimateTokens counts in slices, yields between them, and stops past the l
   };
   assert.equal(await estimateTokens([text], counting, Number.POSITIVE_INFINITY), 20_000);
   assert.ok(slices.length > 4 && Math.max(...slices) <= 16 * 1024);
-  // The event loop runs between slices.
-  let ticks = 0;
-  const timer = setInterval(() => ticks++, 0);
-  slices.length = 0;
-  await estimateTokens([text], counting, Number.POSITIVE_INFINITY);
-  clearInterval(timer);
-  assert.ok(ticks > 0);
+  // The event loop runs between slices: a callback that reschedules itself on every turn of
+  // the loop has run again by the time each next slice is counted. (A timer would not do: the
+  // whole count can take less than its 1 ms.)
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    turns++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const turnsAtSlice: number[] = [];
+  await estimateTokens([text], (t) => {
+    turnsAtSlice.push(turns);
+    return byWords(t);
+  }, Number.POSITIVE_INFINITY);
+  spinning = false;
+  assert.ok(turnsAtSlice.length > 4);
+  for (let i = 1; i < turnsAtSlice.length; i++) assert.ok(turnsAtSlice[i]! > turnsAtSlice[i - 1]!, `no turn of the event loop between slices ${i - 1} and ${i}`);
   // Past the limit it stops: only the first slices are tokenized.
   slices.length = 0;
   const over = await estimateTokens([text, text], counting, 100);
