@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
-import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations, solveOnPage, watchErrors } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations, solveOnPage, watchErrors } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -79,7 +79,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     // Model, Residency (state and button), Memory in use (none until loaded), Size on disk, Quantization.
     assert.match(await row.innerText(), /tiny\s+not-loaded\s+Load\s+—\s+\d+(\.\d)? KB\s+\S+/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-runtime.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -101,7 +101,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await row.locator('[data-testid="model-state"]', { hasText: 'not-loaded' }).waitFor({ timeout: 60_000 });
     await row.locator('[data-model-action="load"]').waitFor();
     assert.equal(await stateFromApi(), 'not-loaded');
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -141,7 +141,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await page.click('#copy-openai-js');
     assert.match(await page.locator('#snippet').innerText(), /new OpenAI\(\{ baseURL: ".*\/v1", apiKey: 'none' \}\)/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-chat.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -189,7 +189,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     await page.fill('#route-problem', '{ not json');
     await page.click('#route-solve');
     await page.locator('#route-error', { hasText: 'not valid JSON' }).waitFor();
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -205,7 +205,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
     // An absolute gap in objective units, as reported (a percentage would show a small one as 0.0 %).
     assert.equal(await page.locator('#portfolio-gap').innerText(), `${answer.solution.optimality_gap} (objective units)`);
     await page.screenshot({ path: join(ARTIFACTS, 'console-portfolio-solver.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -272,7 +272,7 @@ test('with --require-developer-key: the page loads, asks for a key once, keeps i
   assert.match(await page.locator('#developer-key-prompt [role="alert"]').innerText(), /--require-developer-key/);
   assert.equal(sent[0], null, 'the first call went without a key');
   await page.screenshot({ path: join(ARTIFACTS, 'console-developer-key.png'), fullPage: true });
-  assert.deepEqual(await seriousAxeViolations(page), []);
+  assert.deepEqual(await axeViolations(page), []);
 
   // A wrong key is said to be wrong.
   await page.fill('#developer-key', 'svc_dk_not-a-real-key');

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations, solveOnPage } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations, solveOnPage } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 const PUMP_MANUAL = [
@@ -212,7 +212,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     await page.locator('#upload-error').waitFor();
     const logged = errors.splice(before);
     assert.ok(logged.every((e) => /status of 415/.test(e)), logged.join('\n'));
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
 
     // A document of more than one page of chunks: the first 100, then "More chunks" asks for the rest.
     await fetch(`${daemon.url}/api/spaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bulk' }) });
@@ -261,7 +261,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     await page.click('#copy-openai-python');
     assert.match(await page.locator('#snippet').innerText(), /extra_body=extra_body/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-chat-citations.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -279,7 +279,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     assert.equal(rows[0]![0], (29).toString(2).padStart(6, '0'));
     assert.equal(rows[0]![2], 'true');
     await page.screenshot({ path: join(ARTIFACTS, 'console-grover-solver.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
 
     // QAOA histograms on the portfolio and route pages.
     await page.goto(`${daemon.url}/#/solve/portfolio`);
@@ -326,7 +326,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     }
     assert.equal(await page.locator('#clustering-optimum').innerText(), String(answer.solution.classical_inertia));
     await page.screenshot({ path: join(ARTIFACTS, 'console-clustering-solver.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -355,7 +355,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const labels = await page.locator('#classification-predictions tbody td:nth-child(3)').allInnerTexts();
     assert.deepEqual(labels, predictions.slice(0, 3).map((p) => p.label));
     await page.screenshot({ path: join(ARTIFACTS, 'console-classification-solver.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -382,7 +382,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
         await page.locator('#search-results li').first().waitFor();
       }
       assert.ok(await fitsWidth(page), `${name} scrolls sideways at 360 px`);
-      assert.deepEqual(await seriousAxeViolations(page), [], name);
+      assert.deepEqual(await axeViolations(page), [], name);
       await page.screenshot({ path: join(ARTIFACTS, `console-${name}-360.png`), fullPage: true });
     }
     assert.deepEqual(errors, []);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { freePort } from '../helpers/free-port.ts';
 
@@ -64,7 +64,7 @@ test('console status: runtime table labels, Load on a phone, an outage said on e
     assert.ok(typeof api.memory_bytes === 'number' && api.memory_bytes > 0, `memory_bytes ${api.memory_bytes}`);
     assert.match(await row.locator('[data-testid="model-memory"]').innerText(), /^\d+(\.\d)? (B|KB|MB|GB)$/);
     await page.screenshot({ path: join(ARTIFACTS, 'console-status-runtime-1280.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     await row.locator('[data-model-action="unload"]').click();
     await row.locator('[data-testid="model-state"]', { hasText: 'not-loaded' }).waitFor({ timeout: 60_000 });
     assert.deepEqual(errors, []);
@@ -84,7 +84,7 @@ test('console status: runtime table labels, Load on a phone, an outage said on e
     assert.equal(scrolled, 0, 'reached without scrolling the table');
     assert.ok(await fitsWidth(page), 'the page fits 390 px');
     await page.screenshot({ path: join(ARTIFACTS, 'console-status-runtime-390.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(page), []);
+    assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -118,8 +118,8 @@ test('console status: runtime table labels, Load on a phone, an outage said on e
     assert.ok(await row.locator('[data-model-action]').isDisabled(), 'no Load/Unload to a daemon that is not there');
     await runtime.page.screenshot({ path: join(ARTIFACTS, 'console-status-offline-1280.png'), fullPage: true });
     await spaces.page.screenshot({ path: join(ARTIFACTS, 'console-status-offline-390.png'), fullPage: true });
-    assert.deepEqual(await seriousAxeViolations(runtime.page), []);
-    assert.deepEqual(await seriousAxeViolations(spaces.page), []);
+    assert.deepEqual(await axeViolations(runtime.page), []);
+    assert.deepEqual(await axeViolations(spaces.page), []);
 
     daemon = await serve();
     for (const { page } of [runtime, spaces]) {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 import { CONSOLE_CSP, HOSTED_CONSOLE_PREFIX } from '../../src/console/console-routes.ts';
-import { ARTIFACTS, fitsWidth, launch, openPage, seriousAxeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -115,7 +115,7 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
   assert.ok(!newestRow.includes(newest!.outcome), `no outcome in ${newestRow}`);
   assert.equal(await page.locator('a[href="../../settings/api-keys"]').first().getAttribute('href'), '../../settings/api-keys');
   await page.screenshot({ path: join(ARTIFACTS, 'console-hosted-usage.png'), fullPage: true });
-  assert.deepEqual(await seriousAxeViolations(page), []);
+  assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(errors, []);
   await context.close();
 

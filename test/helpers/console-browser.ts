@@ -1,10 +1,10 @@
 /**
  * Headless Chromium for the console's tests (driven by playwright-core; which Chromium, see
  * test-chromium.ts): every
- * console error, script error and failed request a page produces, axe-core's serious findings,
+ * console error, script error and failed request a page produces, axe-core's findings of any level,
  * whether a page fits its window, and a solve clicked on a solver page.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -30,16 +30,31 @@ export function watchErrors(page: Page): string[] {
 }
 
 /**
+ * Every axe-core finding, of any impact (minor and moderate too: the console promises none).
  * axe-core is evaluated over the DevTools protocol rather than added as a script tag: the
  * console's CSP refuses inline scripts, and loosening it for the test would test another page.
  */
-export async function seriousAxeViolations(page: Page): Promise<string[]> {
+export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   // A string, evaluated in the page: the test's own TypeScript has no DOM types.
   const violations = await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)") as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+  return violations.map((v) => `${v.id} (${v.impact ?? 'no impact'}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+}
+
+/**
+ * The page as people see it at 1280 × 800 and on a 390-px phone, kept in test-artifacts/ as
+ * `console-<name>-1280.png` and `console-<name>-390.png` (the window, not the whole page): the
+ * pictures docs/console.md shows. The page is resized in place, so its state is kept; the
+ * viewport it had is restored after.
+ */
+export async function keepScreenshots(page: Page, name: string): Promise<void> {
+  const before = page.viewportSize();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (const size of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${size.width}.png`) });
+  }
+  if (before !== null) await page.setViewportSize(before);
 }
 
 /** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */

@@ -138,7 +138,7 @@ function ModelsTable({ models, onChanged, reachable }: { models: ModelInfo[]; on
   if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
   return (
     // Focusable, so a keyboard can scroll the facts that do not fit a phone into view.
-    <div class="table-scroll" tabIndex={0} role="region" aria-label="Models">
+    <div class="table-scroll" tabIndex={0} role="region" aria-label="Models table">
       <table id="models">
         <caption>Models served by this daemon{reachable ? '' : ' (as last read)'}</caption>
         <thead>

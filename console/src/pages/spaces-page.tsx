@@ -70,7 +70,7 @@ export function SpacesPage() {
         <h2 id="spaces-title">Spaces</h2>
         {spaces !== undefined && spaces.length === 0 && <p>No space yet: create one below.</p>}
         {spaces !== undefined && spaces.length > 0 && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Spaces">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Spaces table">
             <table id="spaces-table">
               <thead><tr><th scope="col">Name</th><th scope="col">Documents</th><th scope="col">Chunks</th><th scope="col">Text</th><th scope="col">Embedder</th></tr></thead>
               <tbody>
@@ -129,7 +129,7 @@ function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promi
         {error !== undefined && <p role="alert" class="error">{error}</p>}
         {documents !== undefined && documents.data.length === 0 && <p>No documents yet.</p>}
         {documents !== undefined && documents.data.length > 0 && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Documents">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Documents table">
             <table id="documents-table">
               <caption>Each document is cut into chunks (passages of at most 1,000 characters) that search returns.</caption>
               <thead><tr><th scope="col">Title</th><th scope="col">Source</th><th scope="col">Format</th><th scope="col">Chunks</th><th scope="col">Pages</th><th scope="col">Text</th><th scope="col">Added</th></tr></thead>
