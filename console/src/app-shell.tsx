@@ -40,8 +40,14 @@ function pageFor(hash: string): PageEntry {
 
 export function AppShell() {
   const [hash, setHash] = useState(location.hash);
+  // On a narrow screen the page list folds behind a Menu button (see console.css); choosing a
+  // page folds it again.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
-    const onChange = () => setHash(location.hash);
+    const onChange = () => {
+      setHash(location.hash);
+      setMenuOpen(false);
+    };
     addEventListener('hashchange', onChange);
     return () => removeEventListener('hashchange', onChange);
   }, []);
@@ -56,7 +62,12 @@ export function AppShell() {
     <>
       <header class="top">
         <span class="brand">svc</span>
-        <nav aria-label="Console pages">
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="console-pages" onClick={() => setMenuOpen(!menuOpen)}
+          onKeyDown={(event) => { if (event.key === 'Escape') setMenuOpen(false); }}>
+          <span aria-hidden="true">☰</span> Menu<span class="current-page">: {page.title}</span>
+        </button>
+        <nav id="console-pages" aria-label="Console pages" class={menuOpen ? 'open' : undefined}
+          onKeyDown={(event) => { if (event.key === 'Escape') setMenuOpen(false); }}>
           {PAGES.map((p) => (
             <a href={p.hash} aria-current={p === page ? 'page' : undefined}>{p.title}</a>
           ))}
