@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
+import fc from 'fast-check';
 import { startDaemon } from '../helpers/daemon-process.ts';
 import { startMockHub, type MockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
@@ -95,6 +96,7 @@ test('bad references and bodies are 4xx in the envelope, before any stream', { t
     { body: { model: 'hf:acme/Tiny-GGUF/missing.gguf' }, status: 404, code: 'file_not_found', param: 'model' },
     { body: { model: 'hf:acme/Tiny-GGUF:Q2_K' }, status: 404, code: 'no_match', param: 'model' },
     { body: { model: 'https://example.invalid/readme.txt' }, status: 400, code: 'invalid_reference', param: 'model' },
+    { body: { model: 'hf:acme/Tiny-GGUF:Q4_K_M', padding: 'x'.repeat(70_000) }, status: 413, code: 'request_too_large' },
   ];
   for (const c of cases) {
     const response = await pull(c.body);
@@ -107,6 +109,13 @@ test('bad references and bodies are 4xx in the envelope, before any stream', { t
     assert.doesNotMatch(error.message, /--force|--sha256/, 'no CLI flags in an API message');
   }
   assert.ok(!(await listed()).some((m) => m.id.startsWith('hf:acme/')), 'nothing pulled');
+
+  // Whatever JSON arrives as the body or the reference, the answer is a 4xx in the envelope, never a 5xx.
+  await fc.assert(fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.record({ model: fc.string({ maxLength: 60 }) })), async (body) => {
+    const response = await pull({ ...(typeof body === 'object' && body !== null && !Array.isArray(body) ? body : { model: body }), stream: false });
+    assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(body)} → ${response.status}`);
+    assert.equal(typeof ((await response.json()) as ErrorAnswer).error.code, 'string');
+  }), { numRuns: 60 });
 });
 
 test('a second pull of the same reference is 409; a client that goes away stops its pull', { timeout: 60_000 }, async () => {
