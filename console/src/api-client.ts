@@ -80,6 +80,12 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
   return (await response.json()) as T;
 }
 
+export async function deleteJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await callDaemon(apiUrl(path), { method: 'DELETE', headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
 /**
  * POSTs a streaming request and calls `onData` with each SSE `data:` payload parsed as JSON,
  * until `[DONE]` or the end of the body. eventsource-parser does the SSE framing (events split
@@ -171,6 +177,20 @@ export interface ModelList {
 
 export function fetchModels(signal?: AbortSignal): Promise<ModelList> {
   return getJson<ModelList>('/v1/models', signal);
+}
+
+/** Where one model's routes are: ids hold `/` and `:` (`hf:owner/repo/file`), so the id is always encoded. */
+export function modelPath(id: string): string {
+  return `/v1/models/${encodeURIComponent(id)}`;
+}
+
+/** One progress event of `POST /v1/models/pull` (docs/models.md), the final one carrying the model. */
+export interface PullProgressEvent {
+  status: string;
+  id?: string;
+  file?: string;
+  completed?: number;
+  total?: number | null;
 }
 
 /** Models a chat request can name: those with a chat template, and upstream models (no capabilities known). */

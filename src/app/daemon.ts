@@ -181,6 +181,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     loadedModels: () => [...engine.loadedModels(), ...spaces.models.list().map((m) => m.id)],
     memoryBytes: (id) => engine.memoryBytes(id),
     residency: engine,
+    // Pulls are the one outbound connection the daemon opens for models, and only when asked.
+    modelLibrary: { files: engine, dataDir: config.dataDir, hubEndpoint: config.hub?.endpoint, token: config.hub?.token },
     drainingSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     bodyLimit: config.bodyLimit,

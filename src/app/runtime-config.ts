@@ -66,6 +66,8 @@ export interface RuntimeConfig {
   responses: ResponsesStoreConfig | undefined;
   /** `--quantum-provider` and friends: the `vendor-eagle` substrate's provider (docs/solvers.md); undefined, none (503). */
   hardware: HardwareConfig | undefined;
+  /** HF_ENDPOINT and HF_TOKEN, as `svc models pull` reads them: where `POST /v1/models/pull` resolves `hf:` references. */
+  hub?: { endpoint: string | undefined; token: string | undefined } | undefined;
 }
 
 export interface McpConfig {
@@ -279,11 +281,16 @@ export function resolveRuntimeConfig(raw: RawRuntimeOptions, env: NodeJS.Process
     pqcTransport: pqcTransportFrom(raw.pqcTransport),
     hardware: hardwareFrom(raw),
     responses: responsesFrom(raw),
+    hub: { endpoint: nonEmpty(env.HF_ENDPOINT), token: nonEmpty(env.HF_TOKEN) },
   };
   if (config.mcp.port !== undefined && config.mcp.port !== 0 && config.ports.includes(config.mcp.port)) {
     throw new ConfigError(`--mcp-port ${config.mcp.port}: the daemon already serves that port (with /mcp on it); pick another, or leave --mcp-port out to share it.`);
   }
   return config;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
 /** OpenAI keeps a stored response 30 days; the cap keeps a busy agent's history from filling the disk. */

@@ -7,7 +7,7 @@ import type { Llama } from 'node-llama-cpp';
 import type { LanguageModel, ModelDescriptor, ModelRegistry } from './language-model.ts';
 import { llamaBindingOptions, type LlamaEngineOptions } from './llama-engine-options.ts';
 import { LlamaModelHost } from './llama-model-host.ts';
-import type { ModelCatalog } from './model-catalog.ts';
+import type { CatalogModel, ModelCatalog } from './model-catalog.ts';
 import type { LoadOutcome } from './model-residency.ts';
 import { ResidencyScheduler } from './residency-scheduler.ts';
 
@@ -82,6 +82,31 @@ export class LlamaEngine implements ModelRegistry {
   async unloadModel(id: string): Promise<'unloaded' | 'pending'> {
     const host = this.#hosts.get(id);
     return host === undefined ? 'unloaded' : host.residency.unloadWhenIdle();
+  }
+
+  /** The catalog entry of one of this engine's models: where its file is and which store it came from. */
+  localModel(id: string): CatalogModel | undefined {
+    return this.#catalog.get(id);
+  }
+
+  /** Whether a model is in memory, on its way there, or has requests running or waiting on it. */
+  inUse(id: string): boolean {
+    const residency = this.#hosts.get(id)?.residency;
+    return residency !== undefined && (residency.resident || residency.active > 0 || residency.waiting > 0);
+  }
+
+  /**
+   * Reads the model folders again (after a pull or a delete through the API). Hosts of models
+   * that are gone and not in use are dropped, so a later request answers 404, not a failed load.
+   */
+  async refreshModels(): Promise<void> {
+    await this.#catalog.refresh();
+    for (const [id, host] of this.#hosts) {
+      if (this.#catalog.get(id) === undefined && !this.inUse(id)) {
+        this.#hosts.delete(id);
+        this.#scheduler.remove(host.residency);
+      }
+    }
   }
 
   /** Ids of models currently resident in memory. */

@@ -98,8 +98,9 @@ export async function loadFlagModel(spec: ModelSpec): Promise<LocalModel> {
  * already uses is left out with a warning.
  */
 export class ModelCatalog {
-  readonly #models = new Map<string, CatalogModel>();
-  readonly #warnings: string[] = [];
+  #models = new Map<string, CatalogModel>();
+  #warnings: string[] = [];
+  #discovery: DiscoveryOptions | undefined;
 
   /**
    * `discovery` undefined: the flags alone (benchmarks, embedding). Otherwise svc's folder
@@ -107,23 +108,39 @@ export class ModelCatalog {
    */
   static async load(specs: readonly ModelSpec[], discovery?: DiscoveryOptions): Promise<ModelCatalog> {
     const catalog = new ModelCatalog();
+    catalog.#discovery = discovery;
     for (const spec of specs) {
       if (catalog.#models.has(spec.id)) throw new ModelCatalogError(`Two models share the id '${spec.id}'; name one with --model ID=PATH.`);
       catalog.#models.set(spec.id, describe(await loadFlagModel(spec)));
     }
-    if (discovery !== undefined) {
-      const found = await discoverModels(discovery);
-      catalog.#warnings.push(...found.warnings);
-      for (const model of found.models) {
-        const flag = catalog.#models.get(model.id);
-        if (flag !== undefined) {
-          catalog.#warnings.push(`${model.source}: ${model.id} (${model.path}) has the id of a --model flag (${flag.path}); serving the flag's`);
-          continue;
-        }
-        catalog.#models.set(model.id, describe(model));
-      }
-    }
+    if (discovery !== undefined) await catalog.#discover(catalog.#models, catalog.#warnings, discovery);
     return catalog;
+  }
+
+  async #discover(models: Map<string, CatalogModel>, warnings: string[], discovery: DiscoveryOptions): Promise<void> {
+    const found = await discoverModels(discovery);
+    warnings.push(...found.warnings);
+    for (const model of found.models) {
+      const flag = models.get(model.id);
+      if (flag !== undefined) {
+        warnings.push(`${model.source}: ${model.id} (${model.path}) has the id of a --model flag (${flag.path}); serving the flag's`);
+        continue;
+      }
+      models.set(model.id, describe(model));
+    }
+  }
+
+  /**
+   * Discovers again (after a pull or a delete through the API), keeping the `--model` flags as
+   * read at start-up; the new list replaces the old one at once, so a listing never sees half.
+   */
+  async refresh(): Promise<void> {
+    if (this.#discovery === undefined) return;
+    const models = new Map([...this.#models].filter(([, m]) => m.source === 'flag'));
+    const warnings: string[] = [];
+    await this.#discover(models, warnings, this.#discovery);
+    this.#models = models;
+    this.#warnings = warnings;
   }
 
   list(): CatalogModel[] {

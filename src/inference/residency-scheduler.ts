@@ -39,6 +39,11 @@ export class ResidencyScheduler {
     this.#models.add(model);
   }
 
+  /** A model whose file was deleted (it is not resident: the caller checked). */
+  remove(model: ResidentModel): void {
+    this.#models.delete(model);
+  }
+
   /**
    * Called synchronously as `incoming` starts loading, so that concurrent loads count each other:
    * with `maxLoadedModels` already in memory (or loading), the least recently used idle ones

@@ -33,6 +33,7 @@ import type { TransportSecurity } from '../transport/transport-security.ts';
 import type { JobLog } from '../shared/job-log.ts';
 import { consoleRoutes } from '../console/console-routes.ts';
 import { modelResidencyRoutes, type ModelResidency } from './model-residency-routes.ts';
+import { modelLibraryRoutes, type ModelLibraryOptions } from './model-library-routes.ts';
 
 export interface LocalAppOptions {
   models: ModelRegistry;
@@ -43,6 +44,8 @@ export interface LocalAppOptions {
   health: HealthReporter;
   /** Loads and unloads models on request (`/api/models/load|unload`); absent, those routes are not there. */
   residency?: ModelResidency | undefined;
+  /** Pulls and deletes models (`POST /v1/models/pull`, `DELETE /v1/models/{id}`); absent, those routes are not there. */
+  modelLibrary?: Pick<ModelLibraryOptions, 'files' | 'dataDir' | 'hubEndpoint' | 'token'> | undefined;
   /** Aborted when shutdown begins: new requests (also on kept-alive sockets) get 503. */
   drainingSignal: AbortSignal;
   /** Aborted when the shutdown grace period ends: generations stop, streams end. */
@@ -138,6 +141,9 @@ export async function buildLocalApp(options: LocalAppOptions): Promise<FastifyIn
   await app.register(
     async (v1) => {
       await v1.register(modelsRoutes, { models: options.models, loadedModels: options.loadedModels, memoryBytes: options.memoryBytes });
+      if (options.modelLibrary !== undefined) {
+        await v1.register(modelLibraryRoutes, { ...options.modelLibrary, models: options.models, loadedModels: options.loadedModels, memoryBytes: options.memoryBytes, shutdownSignal: options.shutdownSignal });
+      }
       await v1.register(chatCompletionsRoute, routeOptions);
       await v1.register(responsesRoute, { models: options.models, shutdownSignal: options.shutdownSignal, store: options.responses });
       await v1.register(storedResponsesRoutes, { store: options.responses });

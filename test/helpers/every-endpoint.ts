@@ -55,6 +55,10 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   await expect(base, 'GET', '/v1/models/tiny', 200);
   await expect(base, 'POST', '/api/models/unload', 200, { model: 'tiny' });
   await expect(base, 'POST', '/api/models/load', 200, { model: 'tiny' });
+  // Pull and delete without a hub: a reference that names nothing and a --model file are refused here, offline.
+  await expect(base, 'POST', '/v1/models/pull', 400, { model: 'not a reference' });
+  await expect(base, 'DELETE', '/v1/models/tiny', 409);
+  await expect(base, 'DELETE', '/v1/models/no-such-model', 404);
   await expect(base, 'POST', '/v1/chat/completions', 200, chat);
   const streamed = await call(base, 'POST', '/v1/chat/completions', { ...chat, stream: true });
   assert.equal(streamed.status, 200);

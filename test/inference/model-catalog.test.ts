@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -70,4 +70,20 @@ test('a missing, foreign or truncated flag file, or a duplicate id, is a clear e
   await assert.rejects(ModelCatalog.load([{ id: 'c', path: join(dir, 'cut.gguf') }]), /Not a GGUF model file \(truncated/);
   await assert.rejects(ModelCatalog.load([{ id: 'd', path: dir }]), /not a file/);
   await assert.rejects(ModelCatalog.load([{ id: 'x', path: tinyModelPath() }, { id: 'x', path: tinyModelPath() }]), /share the id/);
+});
+
+test('refresh discovers again: a new file is listed, a deleted one goes, the flags stay as read', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-catalog-refresh-'));
+  mkdirSync(join(dir, 'svc', 'models'), { recursive: true });
+  copyFileSync(tinyModelPath(), join(dir, 'svc', 'models', 'old.gguf'));
+  copyFileSync(tinyModelPath(), join(dir, 'explicit.gguf'));
+  const catalog = await ModelCatalog.load([{ id: 'mine', path: join(dir, 'explicit.gguf') }], discovery(dir));
+  assert.deepEqual(catalog.list().map((m) => m.id), ['mine', 'old']);
+  copyFileSync(tinyModelPath(), join(dir, 'svc', 'models', 'new.gguf'));
+  rmSync(join(dir, 'svc', 'models', 'old.gguf'));
+  // The flag's file going away is not discovery's business: it stays as read at start-up.
+  rmSync(join(dir, 'explicit.gguf'));
+  await catalog.refresh();
+  assert.deepEqual(catalog.list().map((m) => [m.id, m.source]), [['mine', 'flag'], ['new', 'svc']]);
+  assert.equal(catalog.get('old'), undefined);
 });

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { fetchModels, getJson, postJson, type Health, type ModelInfo } from '../api-client.ts';
 import { useConnection } from '../connection-state.ts';
 import { formatBytes, formatValue, plural } from '../format.ts';
+import { ModelDeleteButton } from '../model-delete-button.tsx';
+import { ModelPullForm } from '../model-pull-form.tsx';
 
 /** Health and the model list are read again this often while the page is open (cheap, loopback). */
 const REFRESH_MS = 5000;
@@ -134,8 +136,8 @@ function contextWords(tokens: number | null): string {
  * scrolling the table sideways; the facts follow. Memory in use is what the daemon reports for
  * a loaded model (`memory_bytes`: weights plus the generation context), a dash otherwise.
  */
-function ModelsTable({ models, onChanged, reachable }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void; reachable: boolean }) {
-  if (models.length === 0) return <p>No models are served. Put a GGUF file in <code>~/.svc/models</code> or start with <code>--model</code>.</p>;
+function ModelsTable({ models, onChanged, onDeleted, reachable }: { models: ModelInfo[]; onChanged: (m: ModelInfo) => void; onDeleted: (id: string) => void; reachable: boolean }) {
+  if (models.length === 0) return <p>No models are served. Pull one above, put a GGUF file in <code>~/.svc/models</code>, or start with <code>--model</code>.</p>;
   return (
     // Focusable, so a keyboard can scroll the facts that do not fit a phone into view.
     <div class="table-scroll" tabIndex={0} role="region" aria-label="Models table">
@@ -151,7 +153,8 @@ function ModelsTable({ models, onChanged, reachable }: { models: ModelInfo[]; on
               <td class="residency">
                 {/* While the daemon does not answer, its last word on residency may no longer hold. */}
                 <span class={`badge ${reachable && m.state === 'loaded' ? 'ok' : ''}`} data-testid="model-state" title={reachable ? undefined : `last read: ${m.state}`}>{reachable ? m.state : 'unknown'}</span>{' '}
-                <ResidencyButton model={m} onChanged={onChanged} reachable={reachable} />
+                <ResidencyButton model={m} onChanged={onChanged} reachable={reachable} />{' '}
+                <ModelDeleteButton model={m} onDeleted={onDeleted} reachable={reachable} />
               </td>
               <td data-testid="model-memory">{m.state === 'loaded' ? formatBytes(m.memory_bytes ?? null) : '—'}</td>
               <td>{formatBytes(m.size_bytes)}</td>
@@ -216,10 +219,16 @@ export function RuntimePage() {
       {state.health === undefined ? <p aria-busy={connection.reachable}>{connection.reachable ? 'Reading /health…' : 'Nothing read yet.'}</p> : <HealthPanel health={state.health} reachable={connection.reachable} />}
       <section aria-labelledby="models-title" class="panel">
         <h2 id="models-title">Models</h2>
+        <ModelPullForm reachable={connection.reachable} onPulled={() => { changes.current++; void refresh.current(); }} />
         {state.models !== undefined && (
           <ModelsTable
             models={state.models}
             reachable={connection.reachable}
+            onDeleted={(id) => {
+              changes.current++;
+              setState((s) => ({ ...s, models: s.models?.filter((m) => m.id !== id) }));
+              void refresh.current();
+            }}
             onChanged={(changed) => {
               // The answer is the model's new row; the rest of the page follows with the next read.
               changes.current++;
