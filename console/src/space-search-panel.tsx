@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { postJson, spacePath } from './api-client.ts';
 import { HighlightedSnippet, passagePlace } from './highlighted-snippet.tsx';
 import { queryMarks } from './query-marks.ts';
@@ -20,6 +20,12 @@ interface SearchAnswer {
   reranker?: string;
 }
 
+/** A textarea as tall as its text: no line hidden behind a scroll bar. */
+function fitHeight(element: HTMLTextAreaElement): void {
+  element.style.height = 'auto';
+  element.style.height = `${element.scrollHeight + 2}px`;
+}
+
 /**
  * A space's search. The query box is a textarea that grows with what is typed, so a long query
  * is seen whole; Enter searches and Shift+Enter adds a line, as in the chat composer (an Enter
@@ -34,13 +40,21 @@ export function SpaceSearchPanel({ space }: { space: string }) {
   const [error, setError] = useState<string | undefined>();
   const box = useRef<HTMLTextAreaElement>(null);
 
-  // Grown to its content (its scrollHeight), whatever the width makes of the lines.
-  useLayoutEffect(() => {
+  // Grown to its content (its scrollHeight) as it is typed, and again when its width changes
+  // (a window resized, a phone turned): the same text takes more lines in a narrower box.
+  useLayoutEffect(() => { if (box.current !== null) fitHeight(box.current); }, [query]);
+  useEffect(() => {
     const element = box.current;
-    if (element === null) return;
-    element.style.height = 'auto';
-    element.style.height = `${element.scrollHeight + 2}px`;
-  }, [query]);
+    if (element === null || typeof ResizeObserver === 'undefined') return undefined;
+    let width = element.clientWidth;
+    const observer = new ResizeObserver(() => {
+      if (element.clientWidth === width) return;
+      width = element.clientWidth;
+      fitHeight(element);
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
 
   const search = async () => {
     if (query.trim() === '' || busy) return;
@@ -98,8 +112,9 @@ export function SpaceSearchPanel({ space }: { space: string }) {
         <>
           <p class="muted score-legend" id="score-legend">{scoreLegend(results.mode, results.reranker)}</p>
           <ol class="results" id="search-results">
-            {results.data.map((r) => (
-              <li key={r.chunk_id} data-chunk={r.chunk_id}>
+            {/* Each item's rank said by `value`: a list whose items Preact reorders can keep stale numbers in Chromium. */}
+            {results.data.map((r, i) => (
+              <li key={r.chunk_id} value={i + 1} data-chunk={r.chunk_id}>
                 <div><strong>{r.title ?? r.source ?? r.document_id}</strong>{r.source !== null && r.title !== null && <span class="muted"> · {r.source}</span>}</div>
                 {passagePlace(r) !== '' && <div class="place">{passagePlace(r)}</div>}
                 <p class="snippet"><HighlightedSnippet text={r.snippet} marks={r.snippet_marks} shown={queryMarks(r.snippet, r.snippet_marks, results.query)} /></p>

@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { deleteJson, fetchSpaces, getJson, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiCallError, deleteJson, fetchSpaces, getJson, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
 import { useConnection } from '../connection-state.ts';
 import { formatBytes, formatTimestamp, plural } from '../format.ts';
 import { passagePlace } from '../highlighted-snippet.tsx';
@@ -111,7 +111,7 @@ function ConfirmDelete({ id, label, question, run }: { id: string; label: string
   const opener = useRef<HTMLButtonElement>(null);
   // Focus follows the question: to Cancel when it is asked, back to the Delete button when it is withdrawn.
   const wasAsking = useRef(false);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (asking) cancel.current?.focus();
     else if (wasAsking.current) opener.current?.focus();
     wasAsking.current = asking;
@@ -176,7 +176,7 @@ function SpaceView({ space, record, onChanged, onDeleted }: { space: string; rec
           label="Delete space"
           question={`Delete the space “${space}”${holds}?`}
           run={async () => {
-            await deleteJson(spacePath(space));
+            await deleteJson(spacePath(space)).catch(unlessGone('space_not_found'));
             await onDeleted(space);
           }}
         />
@@ -203,6 +203,16 @@ function SpaceView({ space, record, onChanged, onDeleted }: { space: string; rec
       <SpaceSearchPanel space={space} />
     </>
   );
+}
+
+/**
+ * A delete's failure, unless it failed because what it deletes is gone already (another tab,
+ * the CLI): then the page just catches up, as if this delete had done it.
+ */
+function unlessGone(code: string): (error: unknown) => void {
+  return (error) => {
+    if (!(error instanceof ApiCallError && error.status === 404 && error.code === code)) throw error;
+  };
 }
 
 /** How a document is named to people: its title, else its source, else its id. */
@@ -259,7 +269,7 @@ function DocumentRow({ space, document: d, onDeleted }: { space: string; documen
             label="Delete"
             question={`Delete ${documentName(d)} and its ${plural(d.chunk_count, 'chunk')}? Search will no longer find them.`}
             run={async () => {
-              await deleteJson(spacePath(space, `/documents/${encodeURIComponent(d.id)}`));
+              await deleteJson(spacePath(space, `/documents/${encodeURIComponent(d.id)}`)).catch(unlessGone('document_not_found'));
               await onDeleted(d);
             }}
           />
