@@ -24,8 +24,12 @@ export function formatRelevance(score: number): string {
   return Number.isFinite(score) ? score.toFixed(3) : '—';
 }
 
-function rankPart(label: string, rank: number | null): string {
-  return rank === null ? `not in the ${label} list` : `${label} rank ${rank}`;
+/** The ranks a fused score came from, in words: "word rank 1 and meaning rank 2", or one of them "only" and where it is absent. */
+function rankWords(bm25: number | null, dense: number | null): string {
+  if (bm25 !== null && dense !== null) return `word rank ${bm25} and meaning rank ${dense}`;
+  if (bm25 !== null) return `word rank ${bm25} only; not in the meaning list`;
+  if (dense !== null) return `meaning rank ${dense} only; not in the word list`;
+  return 'no rank';
 }
 
 /**
@@ -35,11 +39,11 @@ function rankPart(label: string, rank: number | null): string {
 export function describeScore(result: ScoredResult, mode: SearchMode): string {
   let fused: string;
   if (mode === 'hybrid') {
-    fused = `relevance ${formatRelevance(result.score)} (RRF of ${rankPart('word', result.bm25_rank)} and ${rankPart('meaning', result.dense_rank)})`;
+    fused = `relevance ${formatRelevance(result.score)} (RRF of ${rankWords(result.bm25_rank, result.dense_rank)})`;
   } else if (mode === 'bm25') {
-    fused = `relevance ${formatRelevance(result.score)} (RRF of ${rankPart('word', result.bm25_rank)})`;
+    fused = `relevance ${formatRelevance(result.score)} (RRF of word rank ${result.bm25_rank ?? '—'})`;
   } else {
-    fused = `relevance ${formatRelevance(result.score)} (RRF of ${rankPart('meaning', result.dense_rank)})`;
+    fused = `relevance ${formatRelevance(result.score)} (RRF of meaning rank ${result.dense_rank ?? '—'})`;
   }
   if (result.rerank_score === undefined) return fused;
   return `reranker score ${formatRelevance(result.rerank_score)}; before the rerank, ${fused}`;

@@ -123,7 +123,8 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   // Each score is explained: what the number is (rounded to 3 places) and the ranks it comes from, and a legend.
   await page.locator('#score-legend', { hasText: 'reciprocal rank fusion' }).waitFor();
   const explained = await page.locator('#search-results .score').allInnerTexts();
-  assert.deepEqual(explained, found.data.map((r) => `relevance ${r.score.toFixed(3)} (RRF of ${r.bm25_rank === null ? 'not in the word list' : `word rank ${r.bm25_rank}`} and ${r.dense_rank === null ? 'not in the meaning list' : `meaning rank ${r.dense_rank}`})`));
+  const ranks = (r: ApiResult) => (r.bm25_rank === null ? `meaning rank ${r.dense_rank} only; not in the word list` : r.dense_rank === null ? `word rank ${r.bm25_rank} only; not in the meaning list` : `word rank ${r.bm25_rank} and meaning rank ${r.dense_rank}`);
+  assert.deepEqual(explained, found.data.map((r) => `relevance ${r.score.toFixed(3)} (RRF of ${ranks(r)})`));
 
   // A long query is seen whole: the box grows (no hidden lines, no sideways scroll), at 1280 and 390 px.
   // Shift+Enter adds a line; Enter searches with the whole text.
@@ -162,6 +163,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   const [deleted] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'DELETE'), page.click(`#delete-${handbook.id}-confirm`)]);
   assert.equal(deleted.url(), `${daemon.url}/api/spaces/handbook/documents/${handbook.id}`);
   await page.locator('#documents-status', { hasText: 'Deleted “Valve handbook”.' }).waitFor();
+  assert.equal(await page.evaluate('document.activeElement.id'), 'documents-title', 'focus on the list the row left, not lost');
   assert.equal(await page.locator(`#documents-table tr[data-document="${handbook.id}"]`).count(), 0);
   assert.deepEqual((await api<{ data: { id: string }[] }>(daemon.url, '/api/spaces/handbook/documents')).data.map((d) => d.id), [vault.id]);
   // The spaces table is read again after the delete: its document count follows.
@@ -189,6 +191,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   assert.match(await page.locator('#space-delete-question').innerText(), /^Delete the space “handbook” and its 0 documents \(0 chunks\)\? This cannot be undone\.$/);
   await page.click('#space-delete-confirm');
   await page.locator('#spaces-status', { hasText: 'Space “handbook” deleted.' }).waitFor();
+  assert.equal(await page.evaluate('document.activeElement.id'), 'spaces-title');
   assert.equal(await page.locator('#space-selected').count(), 0);
   await page.locator('#spaces-panel', { hasText: 'No space yet' }).waitFor();
   assert.deepEqual((await api<{ data: unknown[] }>(daemon.url, '/api/spaces')).data, []);

@@ -10,7 +10,8 @@ test('search score: the console explains the fusion the daemon does (same k, sam
   // 1/61 + 1/62, rounded as people read it.
   assert.equal(formatRelevance(best!.score), '0.033');
   assert.equal(describeScore({ score: best!.score, bm25_rank: 1, dense_rank: 2 }, 'hybrid'), 'relevance 0.033 (RRF of word rank 1 and meaning rank 2)');
-  assert.equal(describeScore({ score: 1 / 63, bm25_rank: null, dense_rank: 3 }, 'hybrid'), 'relevance 0.016 (RRF of not in the word list and meaning rank 3)');
+  assert.equal(describeScore({ score: 1 / 63, bm25_rank: null, dense_rank: 3 }, 'hybrid'), 'relevance 0.016 (RRF of meaning rank 3 only; not in the word list)');
+  assert.equal(describeScore({ score: 1 / 62, bm25_rank: 2, dense_rank: null }, 'hybrid'), 'relevance 0.016 (RRF of word rank 2 only; not in the meaning list)');
   assert.equal(describeScore({ score: 1 / 61, bm25_rank: 1, dense_rank: null }, 'bm25'), 'relevance 0.016 (RRF of word rank 1)');
   assert.equal(describeScore({ score: 1 / 65, bm25_rank: null, dense_rank: 5 }, 'dense'), 'relevance 0.015 (RRF of meaning rank 5)');
   assert.match(describeScore({ score: 2 / 61, bm25_rank: 1, dense_rank: 1, rerank_score: 0.91234 }, 'hybrid'), /^reranker score 0\.912; before the rerank, relevance 0\.033/);

@@ -51,7 +51,10 @@ export function SpacesPage() {
     }
   };
 
+  const title = useRef<HTMLHeadingElement>(null);
   const deleted = async (space: string) => {
+    // The button that had focus goes with the space: focus goes to the list it was deleted from.
+    title.current?.focus();
     setSelected(undefined);
     setSaid(`Space “${space}” deleted.`);
     await refresh();
@@ -60,7 +63,7 @@ export function SpacesPage() {
   return (
     <div class="spaces">
       <section class="panel" aria-labelledby="spaces-title" id="spaces-panel" aria-busy={spaces === undefined && error === undefined}>
-        <h2 id="spaces-title">Spaces</h2>
+        <h2 id="spaces-title" ref={title} tabIndex={-1}>Spaces</h2>
         {spaces !== undefined && spaces.length === 0 && <p>No space yet: create one below.</p>}
         {spaces !== undefined && spaces.length > 0 && (
           <div class="table-scroll" tabIndex={0} role="region" aria-label="Spaces table">
@@ -160,7 +163,10 @@ function SpaceView({ space, record, onChanged, onDeleted }: { space: string; rec
     await loadDocuments();
     await onChanged();
   };
+  const documentsTitle = useRef<HTMLHeadingElement>(null);
   const documentDeleted = async (document: DocumentRecord) => {
+    // The row that had focus goes: focus goes to the table's heading, not to the page's top.
+    documentsTitle.current?.focus();
     setDocuments((current) => current === undefined ? current : { ...current, data: current.data.filter((d) => d.id !== document.id) });
     setSaid(`Deleted ${documentName(document)}.`);
     await onChanged();
@@ -183,7 +189,7 @@ function SpaceView({ space, record, onChanged, onDeleted }: { space: string; rec
       </div>
       <SpaceUploadPanel space={space} onUploaded={uploaded} />
       <section class="panel" aria-labelledby="documents-title">
-        <h2 id="documents-title">Documents</h2>
+        <h2 id="documents-title" ref={documentsTitle} tabIndex={-1}>Documents</h2>
         {error !== undefined && <p role="alert" class="error">{error}</p>}
         <p class="muted" aria-live="polite" id="documents-status">{said}</p>
         {documents !== undefined && documents.data.length === 0 && <p>No documents yet.</p>}
