@@ -80,6 +80,7 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
   return (await response.json()) as T;
 }
 
+/** DELETEs a resource; resolves with the API's answer (`{…, deleted: true}`). */
 export async function deleteJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   const response = await callDaemon(apiUrl(path), { method: 'DELETE', headers: { accept: 'application/json', ...authorizationHeader() }, signal: signal ?? null });
   if (!response.ok) throw await failure(response);

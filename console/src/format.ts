@@ -29,3 +29,14 @@ export function formatNumber(value: number | null | undefined, digits = 1): stri
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
+
+/**
+ * A moment as "2026-11-28 15:04 UTC": always UTC and always said, so a date read on a
+ * screenshot, in a bug report or from another time zone means the same minute
+ * (docs/console.md). Text that is not a date is shown as it is.
+ */
+export function formatTimestamp(iso: string): string {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return iso;
+  return `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

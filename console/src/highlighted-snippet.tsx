@@ -3,15 +3,22 @@
  * and says where they are in `snippet_marks` (docs/spaces.md, "Records"): the marks are drawn
  * from those offsets, never by finding « » in the text, which a document may hold itself. The
  * API's « » around each mark are left out; everything else stays text: nothing from a document
- * is ever parsed as HTML.
+ * is ever parsed as HTML. `shown` (default: all of `marks`) are the marks drawn as <mark>; the
+ * others are plain text (query-marks.ts leaves stop words unmarked).
  */
-export function HighlightedSnippet({ text, marks }: { text: string; marks: readonly (readonly [number, number])[] }) {
+export function HighlightedSnippet({ text, marks, shown = marks }: {
+  text: string;
+  marks: readonly (readonly [number, number])[];
+  shown?: readonly (readonly [number, number])[];
+}) {
+  const drawn = new Set(shown.map(([start]) => start));
   const parts = [];
   let at = 0;
   for (const [start, end] of marks) {
     // Offsets out of order or outside the text are skipped rather than drawn wrong.
     if (start < at + 1 || end > text.length - 1 || end < start) continue;
-    parts.push(text.slice(at, start - 1), <mark key={start}>{text.slice(start, end)}</mark>);
+    const word = text.slice(start, end);
+    parts.push(text.slice(at, start - 1), drawn.has(start) ? <mark key={start}>{word}</mark> : word);
     at = end + 1;
   }
   parts.push(text.slice(at));

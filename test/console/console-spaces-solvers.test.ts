@@ -98,8 +98,8 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
 
     // Dropped: the job is read until it ends, then the document is listed with the API's chunk count.
     await dropFile(page, 'pump.md', PUMP_MANUAL);
-    await page.locator('#upload-job[data-status="completed"]').waitFor({ timeout: 60_000 });
-    assert.match(await page.locator('#upload-job').innerText(), /pump\.md: added/);
+    // The outcome is said once, in the upload's live region.
+    await page.locator('#upload-status', { hasText: 'Done: pump.md added.' }).waitFor({ timeout: 60_000 });
     const listed = await (await fetch(`${daemon.url}/api/spaces/manuals/documents`)).json() as { data: { id: string; source: string; chunk_count: number; title: string }[] };
     assert.equal(listed.data.length, 1);
     const pump = listed.data[0]!;
@@ -142,7 +142,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
 
     // The keyboard's way in: the file picker.
     await page.setInputFiles('#spaces-file', { name: 'garden.txt', mimeType: 'text/plain', buffer: Buffer.from(GARDEN_NOTES) });
-    await page.locator('#upload-job[data-status="completed"]', { hasText: 'garden.txt' }).waitFor({ timeout: 60_000 });
+    await page.locator('#upload-status', { hasText: 'Done: garden.txt added.' }).waitFor({ timeout: 60_000 });
     await page.locator('#documents-table tbody tr').nth(1).waitFor();
     // The spaces table is refreshed by a request of its own after the documents': wait for it.
     let spacesText = '';
@@ -195,8 +195,8 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     // A file whose name is markup: shown as text everywhere, nothing of it parsed (no <img>, no handler ran).
     assert.equal(await page.locator('#upload-status[aria-live="polite"]').count(), 1, 'the upload live region is there before any upload');
     await dropFile(page, HOSTILE_NAME, 'A note about the relief valve.');
-    await page.locator('#upload-job[data-status="completed"]', { hasText: 'onerror' }).waitFor({ timeout: 60_000 });
-    assert.match(await page.locator('#upload-status').innerText(), /^Ingest completed: 1 added\.$/);
+    await page.locator('#upload-status', { hasText: /^Done: .*onerror/ }).waitFor({ timeout: 60_000 });
+    assert.match(await page.locator('#upload-status').innerText(), /^Done: .*onerror.* added\.$/);
     await page.locator('#documents-table td', { hasText: 'onerror' }).first().waitFor();
     assert.equal(await page.locator('img').count(), 0);
     assert.notEqual(await page.title(), 'pwned');
@@ -204,7 +204,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const hostile = docs.find((d) => d.source?.includes('onerror') === true)!;
     assert.match(hostile.source!, /<img src=x onerror=/, 'the name keeps its markup characters');
     assert.equal(await page.locator(`#documents-table tr[data-document="${hostile.id}"] td`).first().innerText(), hostile.source);
-    assert.ok((await page.locator('#upload-job').innerText()).includes(hostile.source!));
+    assert.ok((await page.locator('#upload-status').innerText()).includes(hostile.source!));
 
     // A refused upload shows the envelope's message (Chromium logs the 415 itself: only that).
     const before = errors.length;
@@ -219,6 +219,8 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const long = await postJsonDocument(daemon.url, 'bulk', { text: LONG_TEXT, title: 'Valve log', format: 'text' });
     assert.ok(long.chunk_count > 100 && long.chunk_count <= 300, `${long.chunk_count} chunks`);
     await page.reload();
+    // A background /health probe (connection-state.ts) in flight at the reload is cut off by it: not the page's failure.
+    errors.splice(0, errors.length, ...errors.filter((e) => !/\/health net::ERR_ABORTED/.test(e)));
     await page.locator('#spaces-table button', { hasText: 'bulk' }).click();
     await page.locator(`#documents-table tr[data-document="${long.id}"] button[aria-controls]`).click();
     const items = page.locator(`#chunks-${long.id} li`);
@@ -229,7 +231,8 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
       await items.nth(Math.min(long.chunk_count, shown + 100) - 1).waitFor();
     }
     assert.equal(await items.count(), long.chunk_count);
-    assert.deepEqual(await items.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('value')))), [...Array(long.chunk_count).keys()]);
+    // Numbered from 1 as people count (the API's positions are 0-based).
+    assert.deepEqual(await items.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute('value')))), [...Array(long.chunk_count).keys()].map((i) => i + 1));
     assert.equal(await page.locator(`#chunks-${long.id} .chunks-more`).count(), 0, 'no More once next is null');
     assert.deepEqual(errors, []);
     await context.close();

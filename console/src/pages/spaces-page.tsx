@@ -1,38 +1,24 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { fetchSpaces, getJson, postFiles, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiCallError, deleteJson, fetchSpaces, getJson, postJson, spacePath, type SpaceRecord } from '../api-client.ts';
 import { useConnection } from '../connection-state.ts';
-import { formatBytes } from '../format.ts';
-import { HighlightedSnippet, passagePlace } from '../highlighted-snippet.tsx';
+import { formatBytes, formatTimestamp, plural } from '../format.ts';
+import { passagePlace } from '../highlighted-snippet.tsx';
+import { SpaceSearchPanel } from '../space-search-panel.tsx';
+import { SpaceUploadPanel } from '../space-upload-panel.tsx';
 // The daemon's own wire types (type-only imports: nothing of the server is bundled).
-import type { ChunkRecord, DocumentRecord, SearchResult } from '../../../src/spaces/space-types.ts';
-
-/** An ingest job (docs/spaces.md, "Records"): what an upload became. */
-interface IngestJob {
-  id: string;
-  status: 'queued' | 'running' | 'completed' | 'failed';
-  progress: { files_total: number; files_done: number; text_bytes_total: number; text_bytes_done: number };
-  files: { filename: string | null; status: string; error: { code: string; message: string } | null }[];
-}
+import type { ChunkRecord, DocumentRecord } from '../../../src/spaces/space-types.ts';
 
 /** Chunks asked for at once (the API's `limit`); a document can have thousands, "More chunks" asks for the next page. */
 const CHUNKS_PAGE = 100;
 /** Characters of each chunk's text shown in the list. */
 const CHUNK_PREVIEW = 300;
 
-const MODES = [
-  { value: 'hybrid', label: 'Hybrid (BM25 + dense, fused)' },
-  { value: 'bm25', label: 'BM25 (words)' },
-  { value: 'dense', label: 'Dense (meaning)' },
-] as const;
-
-/** How often a running ingest job is read again. */
-const JOB_POLL_MS = 250;
-
 export function SpacesPage() {
   const [spaces, setSpaces] = useState<SpaceRecord[] | undefined>();
   const [selected, setSelected] = useState<string | undefined>();
   const [name, setName] = useState('');
   const [error, setError] = useState<string | undefined>();
+  const [said, setSaid] = useState('');
 
   const refresh = useCallback(async () => {
     try {
@@ -54,35 +40,46 @@ export function SpacesPage() {
     event.preventDefault();
     if (name.trim() === '') return;
     setError(undefined);
+    setSaid('');
     try {
       const space = await postJson<SpaceRecord>('/api/spaces', { name: name.trim() });
       setName('');
       setSelected(space.name);
       await refresh();
     } catch (e) {
-      setError((e as Error).message);
+      setError(`The space could not be created: ${(e as Error).message}`);
     }
+  };
+
+  const title = useRef<HTMLHeadingElement>(null);
+  const deleted = async (space: string) => {
+    // The button that had focus goes with the space: focus goes to the list it was deleted from.
+    title.current?.focus();
+    setSelected(undefined);
+    setSaid(`Space “${space}” deleted.`);
+    await refresh();
   };
 
   return (
     <div class="spaces">
       <section class="panel" aria-labelledby="spaces-title" id="spaces-panel" aria-busy={spaces === undefined && error === undefined}>
-        <h2 id="spaces-title">Spaces</h2>
+        <h2 id="spaces-title" ref={title} tabIndex={-1}>Spaces</h2>
         {spaces !== undefined && spaces.length === 0 && <p>No space yet: create one below.</p>}
         {spaces !== undefined && spaces.length > 0 && (
           <div class="table-scroll" tabIndex={0} role="region" aria-label="Spaces table">
             <table id="spaces-table">
-              <thead><tr><th scope="col">Name</th><th scope="col">Documents</th><th scope="col">Chunks</th><th scope="col">Text</th><th scope="col">Embedder</th></tr></thead>
+              <thead><tr><th scope="col">Name</th><th scope="col">Documents</th><th scope="col">Chunks</th><th scope="col">Text</th><th scope="col">Embedder</th><th scope="col">Created</th></tr></thead>
               <tbody>
                 {spaces.map((s) => (
                   <tr key={s.name} aria-current={s.name === selected ? 'true' : undefined}>
                     <th scope="row">
-                      <button type="button" class="link" onClick={() => setSelected(s.name)} aria-pressed={s.name === selected}>{s.name}</button>
+                      <button type="button" class="link" onClick={() => { setSaid(''); setSelected(s.name); }} aria-pressed={s.name === selected}>{s.name}</button>
                     </th>
                     <td>{s.document_count}</td>
                     <td>{s.chunk_count}</td>
                     <td>{formatBytes(s.text_bytes)}</td>
                     <td>{s.embedder}{s.reindex_required === true && <span class="badge bad">reindex required</span>}</td>
+                    <td>{formatTimestamp(s.created_at)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -95,16 +92,63 @@ export function SpacesPage() {
           <button type="submit" id="space-create" disabled={name.trim() === ''}>Create</button>
         </form>
         {error !== undefined && <p role="alert" class="error" id="spaces-error">{error}</p>}
+        {/* Mounted from the start (see upload-status): a deleted space is announced. */}
+        <p class="muted" aria-live="polite" id="spaces-status">{said}</p>
       </section>
-      {selected !== undefined && <SpaceView key={selected} space={selected} onChanged={refresh} />}
+      {selected !== undefined && (
+        <SpaceView key={selected} space={selected} record={spaces?.find((s) => s.name === selected)} onChanged={refresh} onDeleted={deleted} />
+      )}
+    </div>
+  );
+}
+
+/**
+ * A Delete button that asks first, in the page (not the browser's confirm box): what goes, that
+ * it cannot be undone, and Delete or Cancel, Cancel focused. A refusal is said beside it in words.
+ */
+function ConfirmDelete({ id, label, question, run }: { id: string; label: string; question: string; run: () => Promise<void> }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const cancel = useRef<HTMLButtonElement>(null);
+  const opener = useRef<HTMLButtonElement>(null);
+  // Focus follows the question: to Cancel when it is asked, back to the Delete button when it is withdrawn.
+  const wasAsking = useRef(false);
+  useLayoutEffect(() => {
+    if (asking) cancel.current?.focus();
+    else if (wasAsking.current) opener.current?.focus();
+    wasAsking.current = asking;
+  }, [asking]);
+  const confirm = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await run();
+    } catch (e) {
+      setError(`Could not delete: ${(e as Error).message}`);
+      setBusy(false);
+    }
+  };
+  if (!asking) {
+    return <button type="button" class="danger small" id={id} ref={opener} onClick={() => setAsking(true)}>{label}</button>;
+  }
+  return (
+    <div class="confirm-delete" role="group" aria-labelledby={`${id}-question`}>
+      <p id={`${id}-question`}>{question} This cannot be undone.</p>
+      <div class="row">
+        <button type="button" class="danger-solid small" id={`${id}-confirm`} disabled={busy} onClick={() => void confirm()}>{busy ? 'Deleting…' : label}</button>
+        <button type="button" class="small" ref={cancel} disabled={busy} onClick={() => { setAsking(false); setError(undefined); }}>Cancel</button>
+      </div>
+      {error !== undefined && <p role="alert" class="error" id={`${id}-error`}>{error}</p>}
     </div>
   );
 }
 
 /** One space: upload into it, what it holds, and search. */
-function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promise<void> }) {
+function SpaceView({ space, record, onChanged, onDeleted }: { space: string; record: SpaceRecord | undefined; onChanged: () => Promise<void>; onDeleted: (space: string) => Promise<void> }) {
   const [documents, setDocuments] = useState<{ data: DocumentRecord[]; next: string | null } | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [said, setSaid] = useState('');
   const loadDocuments = useCallback(async (after?: string) => {
     try {
       const page = await getJson<{ data: DocumentRecord[]; next: string | null }>(spacePath(space, `/documents?limit=100${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`));
@@ -119,39 +163,76 @@ function SpaceView({ space, onChanged }: { space: string; onChanged: () => Promi
     await loadDocuments();
     await onChanged();
   };
+  const documentsTitle = useRef<HTMLHeadingElement>(null);
+  const documentDeleted = async (document: DocumentRecord) => {
+    // The row that had focus goes: focus goes to the table's heading, not to the page's top.
+    documentsTitle.current?.focus();
+    setDocuments((current) => current === undefined ? current : { ...current, data: current.data.filter((d) => d.id !== document.id) });
+    setSaid(`Deleted ${documentName(document)}.`);
+    await onChanged();
+  };
+  const holds = record === undefined ? '' : ` and its ${plural(record.document_count, 'document')} (${plural(record.chunk_count, 'chunk')})`;
 
   return (
     <>
-      <h2 class="space-heading">Space <q id="space-selected">{space}</q></h2>
-      <UploadPanel space={space} onUploaded={uploaded} />
+      <div class="space-heading">
+        <h2>Space <q id="space-selected">{space}</q></h2>
+        <ConfirmDelete
+          id="space-delete"
+          label="Delete space"
+          question={`Delete the space “${space}”${holds}?`}
+          run={async () => {
+            await deleteJson(spacePath(space)).catch(unlessGone('space_not_found'));
+            await onDeleted(space);
+          }}
+        />
+      </div>
+      <SpaceUploadPanel space={space} onUploaded={uploaded} />
       <section class="panel" aria-labelledby="documents-title">
-        <h2 id="documents-title">Documents</h2>
+        <h2 id="documents-title" ref={documentsTitle} tabIndex={-1}>Documents</h2>
         {error !== undefined && <p role="alert" class="error">{error}</p>}
+        <p class="muted" aria-live="polite" id="documents-status">{said}</p>
         {documents !== undefined && documents.data.length === 0 && <p>No documents yet.</p>}
         {documents !== undefined && documents.data.length > 0 && (
           <div class="table-scroll" tabIndex={0} role="region" aria-label="Documents table">
             <table id="documents-table">
-              <caption>Each document is cut into chunks (passages of at most 1,000 characters) that search returns.</caption>
-              <thead><tr><th scope="col">Title</th><th scope="col">Source</th><th scope="col">Format</th><th scope="col">Chunks</th><th scope="col">Pages</th><th scope="col">Text</th><th scope="col">Added</th></tr></thead>
+              <caption>Each document is cut into chunks (passages of at most 1,000 characters) that search returns. Times are UTC.</caption>
+              <thead><tr><th scope="col">Title</th><th scope="col">Source</th><th scope="col">Format</th><th scope="col">Chunks</th><th scope="col">Pages</th><th scope="col">Text</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
-                {documents.data.map((d) => <DocumentRow key={d.id} space={space} document={d} />)}
+                {documents.data.map((d) => <DocumentRow key={d.id} space={space} document={d} onDeleted={documentDeleted} />)}
               </tbody>
             </table>
           </div>
         )}
         {documents?.next != null && <button type="button" onClick={() => loadDocuments(documents.next ?? undefined)}>More documents</button>}
       </section>
-      <SearchPanel space={space} />
+      <SpaceSearchPanel space={space} />
     </>
   );
 }
 
 /**
+ * A delete's failure, unless it failed because what it deletes is gone already (another tab,
+ * the CLI): then the page just catches up, as if this delete had done it.
+ */
+function unlessGone(code: string): (error: unknown) => void {
+  return (error) => {
+    if (!(error instanceof ApiCallError && error.status === 404 && error.code === code)) throw error;
+  };
+}
+
+/** How a document is named to people: its title, else its source, else its id. */
+function documentName(d: DocumentRecord): string {
+  return `“${d.title ?? d.source ?? d.id}”`;
+}
+
+/**
  * A document's row; its Chunks button lists the chunks below it, a page at a time
  * (`GET …/documents/:id/chunks`, "More chunks" follows `next`). One request at a time: a
- * close and reopen while a page is on its way waits for it rather than asking again.
+ * close and reopen while a page is on its way waits for it rather than asking again. Chunks are
+ * numbered from 1 as people count (the API's `position` is 0-based).
  */
-function DocumentRow({ space, document: d }: { space: string; document: DocumentRecord }) {
+function DocumentRow({ space, document: d, onDeleted }: { space: string; document: DocumentRecord; onDeleted: (d: DocumentRecord) => Promise<void> }) {
   const [chunks, setChunks] = useState<{ data: ChunkRecord[]; next: string | null } | undefined>();
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | undefined>();
@@ -184,20 +265,31 @@ function DocumentRow({ space, document: d }: { space: string; document: Document
         <th scope="row">{d.title ?? <span class="muted">untitled</span>}</th>
         <td>{d.source ?? '—'}</td>
         <td>{d.format}</td>
-        <td><button type="button" class="link" aria-expanded={open} aria-controls={listId} onClick={toggle}>{d.chunk_count} chunk{d.chunk_count === 1 ? '' : 's'}</button></td>
+        <td><button type="button" class="link" aria-expanded={open} aria-controls={listId} onClick={toggle}>{plural(d.chunk_count, 'chunk')}</button></td>
         <td>{d.pages ?? '—'}</td>
         <td>{formatBytes(d.text_bytes)}</td>
-        <td>{d.created_at.slice(0, 19).replace('T', ' ')}</td>
+        <td>{formatTimestamp(d.created_at)}</td>
+        <td class="actions">
+          <ConfirmDelete
+            id={`delete-${d.id}`}
+            label="Delete"
+            question={`Delete ${documentName(d)} and its ${plural(d.chunk_count, 'chunk')}? Search will no longer find them.`}
+            run={async () => {
+              await deleteJson(spacePath(space, `/documents/${encodeURIComponent(d.id)}`)).catch(unlessGone('document_not_found'));
+              await onDeleted(d);
+            }}
+          />
+        </td>
       </tr>
       {open && (
         <tr class="chunk-row">
-          <td colSpan={7} id={listId}>
+          <td colSpan={8} id={listId}>
             {error !== undefined && <p role="alert" class="error">{error}</p>}
             {loading && chunks === undefined && <p class="muted">Loading…</p>}
             {chunks !== undefined && (
-              <ol class="chunks" start={0}>
+              <ol class="chunks">
                 {chunks.data.map((c) => (
-                  <li key={c.id} value={c.position} data-chunk={c.id}>
+                  <li key={c.id} value={c.position + 1} data-chunk={c.id}>
                     {passagePlace(c) !== '' && <div class="place">{passagePlace(c)}</div>}
                     <p class="snippet">{c.text.length > CHUNK_PREVIEW ? `${c.text.slice(0, CHUNK_PREVIEW)}…` : c.text}</p>
                   </li>
@@ -206,7 +298,7 @@ function DocumentRow({ space, document: d }: { space: string; document: Document
             )}
             {chunks?.next != null && (
               <p>
-                <span class="muted">{chunks.data.length} of {d.chunk_count} chunks shown. </span>
+                <span class="muted">Chunks 1–{chunks.data.length} of {d.chunk_count} shown. </span>
                 <button type="button" class="chunks-more" disabled={loading} onClick={() => void loadChunks(chunks.next ?? undefined)}>More chunks</button>
               </p>
             )}
@@ -215,189 +307,5 @@ function DocumentRow({ space, document: d }: { space: string; document: Document
         </tr>
       )}
     </>
-  );
-}
-
-type UploadState =
-  | { phase: 'sending'; sent: number; total: number; names: string[] }
-  | { phase: 'ingesting'; job: IngestJob; names: string[] }
-  | { phase: 'done'; job: IngestJob; names: string[] };
-
-/**
- * Files dropped on the zone or chosen with the picker (the keyboard's way in) are uploaded at
- * once: the bytes sent (XMLHttpRequest's upload progress), then the ingest job the daemon
- * answers with (202), read again until it ends (files and extracted text embedded so far).
- */
-function UploadPanel({ space, onUploaded }: { space: string; onUploaded: () => Promise<void> }) {
-  const [state, setState] = useState<UploadState | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [dragging, setDragging] = useState(false);
-  const alive = useRef(true);
-  useEffect(() => () => { alive.current = false; }, []);
-
-  const upload = async (files: File[]) => {
-    if (files.length === 0) return;
-    const names = files.map((f) => f.name);
-    setError(undefined);
-    setState({ phase: 'sending', sent: 0, total: files.reduce((s, f) => s + f.size, 0), names });
-    try {
-      let job = await postFiles<IngestJob>(spacePath(space, '/documents'), files, (sent, total) => setState({ phase: 'sending', sent, total, names }));
-      while (alive.current && (job.status === 'queued' || job.status === 'running')) {
-        setState({ phase: 'ingesting', job, names });
-        await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
-        job = await getJson<IngestJob>(spacePath(space, `/jobs/${encodeURIComponent(job.id)}`));
-      }
-      if (!alive.current) return;
-      setState({ phase: 'done', job, names });
-      await onUploaded();
-    } catch (e) {
-      if (!alive.current) return;
-      setState(undefined);
-      setError((e as Error).message);
-    }
-  };
-
-  const busy = state !== undefined && state.phase !== 'done';
-  return (
-    <section class="panel" aria-labelledby="upload-title">
-      <h2 id="upload-title">Upload</h2>
-      <div
-        class={dragging ? 'drop-zone dragging' : 'drop-zone'}
-        id="drop-zone"
-        onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          if (!busy) void upload([...(e.dataTransfer?.files ?? [])]);
-        }}
-      >
-        <p>Drop files here (text, Markdown, HTML, PDF, DOCX, CSV, JSON), or</p>
-        <label for="spaces-file" class="file-label">choose files</label>
-        <input
-          id="spaces-file"
-          type="file"
-          multiple
-          disabled={busy}
-          onChange={(e) => {
-            const input = e.currentTarget;
-            void upload([...(input.files ?? [])]).finally(() => { input.value = ''; });
-          }}
-        />
-      </div>
-      {/* Mounted from the start, its text changed per phase: a live region created together with its content is not announced. */}
-      <p class="muted" aria-live="polite" id="upload-status">{uploadStatus(state)}</p>
-      {state !== undefined && <UploadProgress state={state} />}
-      {error !== undefined && <p role="alert" class="error" id="upload-error">{error}</p>}
-    </section>
-  );
-}
-
-/** What the upload's live region says: one line per phase, not every progress event. */
-function uploadStatus(state: UploadState | undefined): string {
-  if (state === undefined) return '';
-  const names = state.names.join(', ');
-  if (state.phase === 'sending') return `Sending ${names}…`;
-  if (state.phase === 'ingesting') return `Extracting and embedding ${names}…`;
-  const outcomes = new Map<string, number>();
-  for (const f of state.job.files) outcomes.set(f.status, (outcomes.get(f.status) ?? 0) + 1);
-  return `Ingest ${state.job.status}: ${[...outcomes].map(([status, n]) => `${n} ${status}`).join(', ')}.`;
-}
-
-function UploadProgress({ state }: { state: UploadState }) {
-  const names = state.names.join(', ');
-  if (state.phase === 'sending') {
-    return (
-      <div class="progress-row">
-        <label for="upload-progress">Sending {names}</label>
-        <progress id="upload-progress" value={state.sent} max={Math.max(1, state.total)} />
-        <span>{formatBytes(state.sent)} of {formatBytes(state.total)}</span>
-      </div>
-    );
-  }
-  const { progress, status, files } = state.job;
-  return (
-    <div id="upload-job" data-status={status}>
-      <div class="progress-row">
-        <label for="ingest-progress">{state.phase === 'done' ? `Ingest ${status}` : 'Extracting and embedding'}: {progress.files_done} of {progress.files_total} files</label>
-        <progress id="ingest-progress" value={progress.text_bytes_done} max={Math.max(1, progress.text_bytes_total)} />
-        <span>{formatBytes(progress.text_bytes_done)} of {formatBytes(progress.text_bytes_total)} of text</span>
-      </div>
-      {state.phase === 'done' && (
-        <ul class="upload-files">
-          {files.map((f, i) => (
-            <li key={i}>
-              {f.filename ?? `file ${i + 1}`}: <strong>{f.status}</strong>
-              {f.error !== null && ` (${f.error.message})`}
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
-}
-
-function SearchPanel({ space }: { space: string }) {
-  const [query, setQuery] = useState('');
-  const [mode, setMode] = useState<(typeof MODES)[number]['value']>('hybrid');
-  const [topK, setTopK] = useState(8);
-  const [results, setResults] = useState<{ query: string; mode: string; data: SearchResult[] } | undefined>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-
-  const search = async (event: Event) => {
-    event.preventDefault();
-    if (query.trim() === '') return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      setResults(await postJson<{ query: string; mode: string; data: SearchResult[] }>(spacePath(space, '/search'), { query, mode, top_k: topK }));
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <section class="panel" aria-labelledby="search-title">
-      <h2 id="search-title">Search</h2>
-      <form onSubmit={search}>
-        <label for="search-query">Query</label>
-        <input id="search-query" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} maxLength={4000} />
-        <fieldset class="row modes">
-          <legend>Mode</legend>
-          {MODES.map((m) => (
-            <label key={m.value} class="choice">
-              <input type="radio" name="search-mode" value={m.value} checked={mode === m.value} onChange={() => setMode(m.value)} /> {m.label}
-            </label>
-          ))}
-        </fieldset>
-        <div class="row">
-          <label for="search-top-k">Results</label>
-          <input id="search-top-k" type="number" min={1} max={100} value={topK} onInput={(e) => setTopK(Math.min(100, Math.max(1, Number(e.currentTarget.value) || 1)))} />
-          <button type="submit" id="search-run" disabled={busy || query.trim() === ''}>{busy ? 'Searching…' : 'Search'}</button>
-        </div>
-      </form>
-      {error !== undefined && <p role="alert" class="error" id="search-error">{error}</p>}
-      {/* Always mounted (see upload-status): the count of each new search is announced. */}
-      <p class="muted" aria-live="polite" id="search-status">
-        {results !== undefined && <>{results.data.length} result{results.data.length === 1 ? '' : 's'} for <q>{results.query}</q> ({results.mode})</>}
-      </p>
-      {results !== undefined && (
-        <>
-          <ol class="results" id="search-results">
-            {results.data.map((r) => (
-              <li key={r.chunk_id} data-chunk={r.chunk_id}>
-                <div><strong>{r.title ?? r.source ?? r.document_id}</strong>{r.source !== null && r.title !== null && <span class="muted"> · {r.source}</span>}</div>
-                {passagePlace(r) !== '' && <div class="place">{passagePlace(r)}</div>}
-                <p class="snippet"><HighlightedSnippet text={r.snippet} marks={r.snippet_marks} /></p>
-                <div class="muted">score {r.score.toFixed(4)} · BM25 rank {r.bm25_rank ?? '—'} · dense rank {r.dense_rank ?? '—'}</div>
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
-    </section>
   );
 }
