@@ -36,13 +36,13 @@ export function ModelDeleteButton({ model, reachable, onDeleted }: { model: Mode
     <>
       {confirming
         ? (
-          <span role="group" aria-label={`Delete ${model.id}`} class="confirm-delete">
+          <span role="group" aria-label={`Delete ${model.id}`} class="confirm-inline">
             <span>Delete {formatBytes(model.size_bytes)} from disk?</span>{' '}
-            <button type="button" class="small danger" data-model-action="confirm-delete" disabled={busy || !reachable} onClick={() => void remove()}>{busy ? 'Deleting…' : 'Delete'}</button>{' '}
+            <button type="button" class="small danger-solid" data-model-action="confirm-delete" disabled={busy || !reachable} onClick={() => void remove()}>{busy ? 'Deleting…' : 'Delete'}</button>{' '}
             <button type="button" class="small" ref={keep} disabled={busy} onClick={() => setConfirming(false)}>Keep</button>
           </span>
         )
-        : <button type="button" class="small" data-model-action="delete" aria-label={`Delete ${model.id}`} disabled={!reachable} onClick={() => { setError(undefined); setConfirming(true); }}>Delete</button>}
+        : <button type="button" class="small danger" data-model-action="delete" aria-label={`Delete ${model.id}`} disabled={!reachable} onClick={() => { setError(undefined); setConfirming(true); }}>Delete</button>}
       {error !== undefined && <span role="alert" class="error inline">{error}</span>}
     </>
   );

@@ -97,10 +97,10 @@ test('console models: pull with a progress bar, the new row, cancel, a bad refer
     const keep = row.getByRole('button', { name: 'Keep' });
     await keep.waitFor();
     assert.equal(await page.evaluate('document.activeElement?.textContent'), 'Keep', 'Keep has the focus');
-    assert.match(await row.locator('.confirm-delete').innerText(), /Delete 603 KB from disk\?/);
+    assert.match(await row.locator('.confirm-inline').innerText(), /Delete 603 KB from disk\?/);
     assert.deepEqual(await axeViolations(page), [], 'axe with the confirmation open');
     await keep.click();
-    assert.equal(await row.locator('.confirm-delete').count(), 0, 'Keep keeps it');
+    assert.equal(await row.locator('.confirm-inline').count(), 0, 'Keep keeps it');
     await row.locator('[data-model-action="delete"]').click();
     await row.locator('[data-model-action="confirm-delete"]').click();
     await row.waitFor({ state: 'detached' });
