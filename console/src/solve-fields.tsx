@@ -70,18 +70,27 @@ export function TextField(props: { id: string; label: ComponentChildren; value: 
   );
 }
 
+/** What is wrong with one line of a LinesField (an object, so a list of strings can be read too). */
+export interface LineError {
+  error: string;
+}
+
+function isLineError(value: unknown): value is LineError {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, 'error') && typeof (value as LineError).error === 'string';
+}
+
 /**
  * A list edited as lines of text (points, records): `read` turns one line into an item or says
  * what is wrong with it; the first bad line is named and the list keeps its last good value.
  */
-export function LinesField<T>(props: { id: string; label: ComponentChildren; hint: ComponentChildren; items: readonly T[]; show: (item: T) => string; read: (line: string) => T | string; onValue: (items: T[]) => void; rows?: number }) {
+export function LinesField<T>(props: { id: string; label: ComponentChildren; hint: ComponentChildren; items: readonly T[]; show: (item: T) => string; read: (line: string) => T | LineError; onValue: (items: T[]) => void; rows?: number }) {
   const readAll = (text: string): T[] | string => {
     const items: T[] = [];
     const lines = text.split('\n');
     for (const [i, line] of lines.entries()) {
       if (line.trim() === '' && i === lines.length - 1) continue;
       const item = props.read(line);
-      if (typeof item === 'string') return `line ${i + 1}: ${item}`;
+      if (isLineError(item)) return `line ${i + 1}: ${item.error}`;
       items.push(item);
     }
     return items;

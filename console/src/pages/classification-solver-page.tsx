@@ -6,7 +6,7 @@ import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
 import { GRID, withGrid, type GridPlan } from '../classification-grid.ts';
 import { PREDICT_MAX } from '../solve-limits.ts';
-import { field, LinesField, listOf, readNumbers } from '../solve-fields.tsx';
+import { field, LinesField, listOf, readNumbers, type LineError } from '../solve-fields.tsx';
 import { formatCount, formatPercent } from '../format.ts';
 
 const labelled = (points: number[][], labels: readonly string[], perLabel: number) => points.map((features, i) => ({ features, label: labels[Math.floor(i / perLabel)]! }));
@@ -159,15 +159,15 @@ function ClassificationFields(props: { problem: Record<string, unknown>; update:
   const { problem, update } = props;
   const training = listOf(field(problem, 'training_data')) as unknown as { features: number[]; label: string }[];
   const predict = listOf(field(problem, 'predict')) as unknown as { features: number[] }[];
-  const readTraining = (line: string): { features: number[]; label: string } | string => {
+  const readTraining = (line: string): { features: number[]; label: string } | LineError => {
     const colon = line.indexOf(':');
-    if (colon <= 0) return 'expected "label: x, y"';
+    if (colon <= 0) return { error: 'expected "label: x, y"' };
     const features = readNumbers(line.slice(colon + 1));
-    return typeof features === 'string' ? features : { label: line.slice(0, colon).trim(), features };
+    return typeof features === 'string' ? { error: features } : { label: line.slice(0, colon).trim(), features };
   };
-  const readPredict = (line: string): { features: number[] } | string => {
+  const readPredict = (line: string): { features: number[] } | LineError => {
     const features = readNumbers(line);
-    return typeof features === 'string' ? features : { features };
+    return typeof features === 'string' ? { error: features } : { features };
   };
   const show = (features: unknown) => (Array.isArray(features) ? features.join(', ') : '');
   return (

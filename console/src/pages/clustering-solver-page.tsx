@@ -4,7 +4,7 @@ import { ScatterChart, type ScatterGroup } from '../scatter-chart.tsx';
 import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
 import { blobs } from '../sample-data.ts';
-import { field, LinesField, listOf, NumberField, numberOr, readNumbers } from '../solve-fields.tsx';
+import { field, LinesField, listOf, NumberField, numberOr, readNumbers, type LineError } from '../solve-fields.tsx';
 import { formatFigure, formatPercent, formatCount } from '../format.ts';
 
 const THREE = blobs([[1, 1], [5, 1.5], [3, 4.5]], 10, 0.6, 11).map((features, i) => ({ id: `p${i}`, features }));
@@ -110,11 +110,11 @@ interface Point {
 /** Clustering's fields: the points one per line ("id: x, y", any number of features), k and the iteration limit. */
 function ClusteringFields({ problem, update }: { problem: Record<string, unknown>; update: (p: Record<string, unknown>) => void }) {
   const data = listOf(field(problem, 'data')) as unknown as Point[];
-  const read = (line: string): Point | string => {
+  const read = (line: string): Point | LineError => {
     const colon = line.indexOf(':');
-    if (colon <= 0) return 'expected "name: x, y"';
+    if (colon <= 0) return { error: 'expected "name: x, y"' };
     const features = readNumbers(line.slice(colon + 1));
-    return typeof features === 'string' ? features : { id: line.slice(0, colon).trim(), features };
+    return typeof features === 'string' ? { error: features } : { id: line.slice(0, colon).trim(), features };
   };
   return (
     <>
