@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useChartWidth } from './use-chart-width.ts';
 import type { MeasurementCounts } from '../../src/quantum/solvers/measurement-counts.ts';
 import { formatCount, formatPercent } from './format.ts';
 import { bitstringsFit, rankLabelWidth, ROTATED_LABEL_PITCH, ticksThatFit } from './histogram-ticks.ts';
@@ -77,11 +78,13 @@ export function missingOptimalBar(counts: MeasurementCounts, noneExist?: string)
 export function CountsHistogram(props: { id: string; counts: MeasurementCounts; title: string; meaning: OptimalMeaning; children?: ComponentChildren }) {
   const host = useRef<HTMLDivElement>(null);
   const { counts } = props;
+  const shown = useChartWidth(host);
   useEffect(() => {
     const element = host.current!;
+    if (shown === 0) return undefined;
     const xs = counts.outcomes.map((_, i) => i);
     const column = (optimal: boolean) => counts.outcomes.map((o) => (o.optimal === optimal ? o.count : null));
-    const width = Math.max(260, Math.min(720, element.clientWidth));
+    const width = Math.max(260, Math.min(720, shown));
     const labelled = counts.outcomes.length * Math.max(4, counts.qubits) <= 120 && bitstringsFit(xs.length, width - Y_AXIS);
     const rotated = labelled && counts.qubits > 4;
     const room = labelled ? (rotated ? ROTATED_LABEL_PITCH : counts.qubits * 7 + 12) : rankLabelWidth(xs.length);
@@ -123,7 +126,7 @@ export function CountsHistogram(props: { id: string; counts: MeasurementCounts; 
       element,
     );
     return () => plot.destroy();
-  }, [counts]);
+  }, [counts, shown]);
   const listed = counts.outcomes.length;
   const missing = missingOptimalBar(counts, props.meaning.noneExist);
   return (

@@ -38,7 +38,7 @@ export interface Certificate {
 export function metaFacts(meta: SolveResponse<unknown>['meta']): { term: string; value: string; id: string }[] {
   return [
     { term: 'Shots per circuit', value: formatCount(meta.shots), id: 'shots' },
-    { term: 'Energy (expectation of the cost Hamiltonian)', value: formatFigure(meta.energy, 3), id: 'energy' },
+    { term: 'Energy (cost Hamiltonian expectation)', value: formatFigure(meta.energy), id: 'energy' },
     { term: 'Circuit depth', value: formatCount(meta.depth), id: 'depth' },
     { term: 'Time', value: `${formatCount(meta.elapsed_ms)} ms`, id: 'elapsed' },
   ];

@@ -92,10 +92,13 @@ test('in headless Chromium: the five solver pages\' forms, figures, optimal coun
     assert.equal((body.problem['nodes'] as { lat: number }[])[1]!.lat, 52.531);
     // Rounded for reading; exact in the raw response.
     assert.equal(await page.locator('#route-cost').innerText(), `${answer.solution.cost.toLocaleString('en-US', { maximumFractionDigits: 2 })} km`);
-    assert.match(await page.locator('#route-meta-energy').innerText(), /^-?[\d,]+(\.\d{1,3})?$/);
+    assert.match(await page.locator('#route-meta-energy').innerText(), /^-?[\d,]+(\.\d{1,2})?$/);
     assert.ok((await page.locator('#route-response-json').textContent())!.includes(String(answer.meta.energy)));
     await checkOptimalCount(page, 'route-histogram-1', answer.solution.quantum_result.measurement_counts, answer.meta.optimal_count);
     await axeBothAndKeep(page, 'route-solver');
+    // Narrowed to a phone, the histogram is drawn again at its new width, its ticks spaced for it.
+    await page.waitForFunction(`(() => { const c = document.querySelector('#route-histogram-1'); return c.querySelector('canvas').clientWidth <= c.clientWidth && Number(c.dataset.tickGap) >= Number(c.dataset.labelRoom); })()`);
+    assert.ok(await fitsWidth(page));
     assert.deepEqual(errors, []);
     await context.close();
   });
