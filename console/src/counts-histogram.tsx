@@ -154,11 +154,11 @@ export function CountsHistogram(props: { id: string; counts: MeasurementCounts; 
 }
 
 /** The listed outcomes as a table: bitstring, count, whether optimal, and what the solver read in it. */
-export function OutcomeTable(props: { id: string; counts: MeasurementCounts; meaning: { heading: string; of: (outcome: MeasurementCounts['outcomes'][number]) => string } }) {
+export function OutcomeTable(props: { id: string; counts: MeasurementCounts; label?: string; meaning: { heading: string; of: (outcome: MeasurementCounts['outcomes'][number]) => string } }) {
   return (
     <details>
       <summary>Outcomes ({props.counts.outcomes.length})</summary>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label={`Measured outcomes (${props.id})`}>
+      <div class="table-scroll" tabIndex={0} role="region" aria-label={props.label ?? 'Measured outcomes'}>
         <table id={props.id}>
           <thead><tr><th scope="col">Bitstring</th><th scope="col">Count</th><th scope="col">Optimal</th><th scope="col">{props.meaning.heading}</th></tr></thead>
           <tbody>

@@ -147,6 +147,7 @@ function RouteHistograms({ solution, answerShots }: { solution: RouteSolution; a
                   <OutcomeTable
                     id={`route-outcomes-${r.vehicle}`}
                     counts={r.measurement_counts}
+                    label={`Measured outcomes of vehicle ${r.vehicle}`}
                     meaning={{ heading: 'Route (one stop per position)', of: (o) => (Array.isArray(o['route']) ? (o['route'] as string[]).join(' → ') : 'not a valid ordering') }}
                   />
                 </>
