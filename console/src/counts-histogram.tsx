@@ -5,28 +5,16 @@ import 'uplot/dist/uPlot.min.css';
 import { useChartWidth } from './use-chart-width.ts';
 import type { MeasurementCounts } from '../../src/quantum/solvers/measurement-counts.ts';
 import { formatCount, formatPercent } from './format.ts';
+import { missingOptimalBar, optimalTooltip, type OptimalMeaning } from './optimal-count.ts';
 import { bitstringsFit, rankLabelWidth, ROTATED_LABEL_PITCH, ticksThatFit } from './histogram-ticks.ts';
 
 /** `solution.measurement_counts` as the solve API answers it (docs/solvers.md, "Measurement counts"): the solver's own type. */
-export type { MeasurementCounts };
+export type { MeasurementCounts, OptimalMeaning };
 
 const OPTIMAL = '#d55e00';
 const OTHER = '#0072b2';
 /** Room the y-axis (its numbers and label) takes from the chart's width, in CSS px. */
 const Y_AXIS = 70;
-
-/**
- * What "optimal" means for this histogram, said in the tooltip of its one optimal count:
- * `outcome` names what an optimal outcome is (route: an ordering as short as the enumerated
- * optimum); `answerShots` is `meta.optimal_count`, which counts something narrower (only the
- * returned answer's own bitstring) and is named in the tooltip so the two never read as rivals.
- */
-export interface OptimalMeaning {
-  outcome: string;
-  answerShots: number;
-  /** Why no outcome can be optimal at all (Grover with no matching record), when so. */
-  noneExist?: string;
-}
 
 /**
  * The one "optimal" figure the page shows: `measurement_counts.optimal_count`, the shots (of
@@ -47,23 +35,6 @@ export function OptimalCount(props: { id: string; counts: MeasurementCounts; mea
       </span>
     </span>
   );
-}
-
-/** The tooltip's words (exported for the test that reads them back). */
-export function optimalTooltip(counts: MeasurementCounts, meaning: OptimalMeaning): string {
-  return `Shots, of this circuit's ${formatCount(counts.shots)}, that measured an optimal outcome: ${meaning.outcome}. ` +
-    `Counted over every outcome measured, listed as a bar or not. ` +
-    `meta.optimal_count in the raw response (${formatCount(meaning.answerShots)}) is narrower: only the shots that measured the returned answer's own bitstring.`;
-}
-
-/** Why the histogram has no optimal bar, in words; undefined when it has one. */
-export function missingOptimalBar(counts: MeasurementCounts, noneExist?: string): string | undefined {
-  if (counts.outcomes.some((o) => o.optimal)) return undefined;
-  if (noneExist !== undefined) return `No bar is optimal: ${noneExist}.`;
-  if (counts.optimal_count === 0) return `No bar is optimal: none of the ${formatCount(counts.shots)} shots measured an optimal outcome (it was never sampled).`;
-  const least = Math.min(...counts.outcomes.map((o) => o.count));
-  return `No optimal outcome is among the ${counts.outcomes.length} bars: the optimal outcomes took ${formatCount(counts.optimal_count)} shots in all, ` +
-    `each fewer than the least frequent bar (${formatCount(least)}). Raise options.counts_top_k to list more outcomes.`;
 }
 
 /**

@@ -74,7 +74,7 @@ export function PortfolioSolverPage() {
                 id="portfolio-histogram"
                 counts={solution.measurement_counts}
                 title="QAOA measurement histogram of the asset selections"
-                meaning={{ outcome: 'a selection of assets whose objective equals the enumerated optimum', answerShots: result.response.meta.optimal_count }}
+                meaning={{ outcome: 'a selection of assets whose objective equals the enumerated optimum', answerShots: result.response.meta.optimal_count, answerShotsNote: '0 when the selection came from enumeration, not from a measured one' }}
               />
               <OutcomeTable
                 id="portfolio-outcomes"

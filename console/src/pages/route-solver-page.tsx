@@ -142,7 +142,7 @@ function RouteHistograms({ solution, answerShots }: { solution: RouteSolution; a
                     id={`route-histogram-${r.vehicle}`}
                     counts={r.measurement_counts}
                     title={`QAOA measurement histogram of vehicle ${r.vehicle}'s route`}
-                    meaning={{ outcome: `an ordering of ${runs.length > 1 ? 'this vehicle\'s' : 'the'} stops as short as the enumerated optimum (each optimal route read in either direction is its own bitstring)`, answerShots }}
+                    meaning={{ outcome: `an ordering of ${runs.length > 1 ? 'this vehicle\'s' : 'the'} stops as short as the enumerated optimum (a route and its reverse are two bitstrings, both counted when both are optimal)`, answerShots, answerShotsNote: `${runs.length > 1 ? 'with several vehicles, the largest over their circuits; ' : ''}0 for a route a classical method found` }}
                   />
                   <OutcomeTable
                     id={`route-outcomes-${r.vehicle}`}
