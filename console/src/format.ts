@@ -40,3 +40,27 @@ export function formatTimestamp(iso: string): string {
   if (Number.isNaN(time)) return iso;
   return `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
+
+/**
+ * A solver's figure as people read it: at most `digits` decimals (trailing zeros dropped), with
+ * thousands separators; 117.14152222567635 → "117.14". Tiny non-zero values keep two significant
+ * digits rather than reading as 0 (0.000123 → "0.00012"). The exact value stays in the raw JSON.
+ */
+export function formatFigure(value: number | null | undefined, digits = 2): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
+  if (value !== 0 && Math.abs(value) < 10 ** -digits) return Number(value.toPrecision(2)).toString();
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits });
+}
+
+/** A share (0–1) as a percentage with one decimal: 0.6834 → "68.3 %"; a non-zero share under 0.05 % stays visible ("< 0.1 %"). */
+export function formatPercent(share: number | null | undefined): string {
+  if (share === null || share === undefined || !Number.isFinite(share)) return '—';
+  if (share > 0 && share < 0.0005) return '< 0.1 %';
+  return `${(share * 100).toFixed(1)} %`;
+}
+
+/** A count of things (shots, circuits, iterations): an integer with thousands separators. */
+export function formatCount(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
+  return Math.round(value).toLocaleString('en-US');
+}

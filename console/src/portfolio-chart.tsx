@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useChartWidth } from './use-chart-width.ts';
 
 export interface PortfolioAsset {
   id: string;
@@ -27,8 +28,10 @@ const CONSTRAINT = '#6b7280';
  */
 export function PortfolioChart(props: { assets: readonly PortfolioAsset[]; selected: ReadonlySet<string>; portfolio: PortfolioPoint; maxRisk?: number; minReturn?: number }) {
   const host = useRef<HTMLDivElement>(null);
+  const shown = useChartWidth(host);
   useEffect(() => {
     const element = host.current!;
+    if (shown === 0) return undefined;
     const points = [
       ...props.assets.map((a) => ({ x: a.risk, y: a.expected_return, label: a.id, kind: props.selected.has(a.id) ? 1 : 0 })),
       { x: props.portfolio.risk, y: props.portfolio.expected_return, label: 'portfolio', kind: 2 },
@@ -40,7 +43,7 @@ export function PortfolioChart(props: { assets: readonly PortfolioAsset[]; selec
     const noLine = () => null;
     const plot = new uPlot(
       {
-        width: Math.max(260, Math.min(640, element.clientWidth)),
+        width: Math.max(260, Math.min(640, shown)),
         height: 300,
         scales: {
           x: { time: false, range: () => pad(Math.min(...xs, props.maxRisk ?? Infinity), Math.max(...xs, props.maxRisk ?? -Infinity)) },
@@ -94,7 +97,7 @@ export function PortfolioChart(props: { assets: readonly PortfolioAsset[]; selec
       element,
     );
     return () => plot.destroy();
-  }, [props.assets, props.selected, props.portfolio, props.maxRisk, props.minReturn]);
+  }, [props.assets, props.selected, props.portfolio, props.maxRisk, props.minReturn, shown]);
   return (
     <figure class="chart-figure">
       <div ref={host} class="chart" id="portfolio-chart" role="img" aria-label={`Risk and return of ${props.assets.length} assets, ${props.selected.size} selected, and the portfolio`} />

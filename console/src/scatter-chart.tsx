@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useChartWidth } from './use-chart-width.ts';
 
 export interface ScatterPoint {
   x: number;
@@ -29,8 +30,10 @@ export interface ScatterGroup {
  */
 export function ScatterChart(props: { id: string; groups: readonly ScatterGroup[]; xLabel: string; yLabel: string; description: string; square?: boolean }) {
   const host = useRef<HTMLDivElement>(null);
+  const shown = useChartWidth(host);
   useEffect(() => {
     const element = host.current!;
+    if (shown === 0) return undefined;
     const slots = props.groups
       .flatMap((g, group) => g.points.map((p) => ({ ...p, group })))
       .sort((a, b) => a.x - b.x);
@@ -42,7 +45,7 @@ export function ScatterChart(props: { id: string; groups: readonly ScatterGroup[
       const margin = (hi - lo) * 0.06 || 1;
       return [lo - margin, hi + margin];
     };
-    const width = Math.max(260, Math.min(640, element.clientWidth));
+    const width = Math.max(260, Math.min(640, shown));
     const plot = new uPlot(
       {
         width,
@@ -80,7 +83,7 @@ export function ScatterChart(props: { id: string; groups: readonly ScatterGroup[
       element,
     );
     return () => plot.destroy();
-  }, [props.groups, props.xLabel, props.yLabel, props.square]);
+  }, [props.groups, props.xLabel, props.yLabel, props.square, shown]);
   return (
     <figure class="chart-figure">
       <div ref={host} class="chart" id={props.id} role="img" aria-label={props.description} />

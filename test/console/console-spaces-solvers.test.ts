@@ -276,7 +276,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const counts = answer.solution.measurement_counts;
     assert.equal(answer.solution.target_index, 29);
     assert.match(await page.locator('#grover-answer').innerText(), /Record 29: order-29 .*FRAUD/);
-    assert.match(await page.locator('#grover-histogram-summary').innerText(), new RegExp(`^${counts.optimal_count} of ${counts.shots} shots optimal`));
+    assert.match(await page.locator('#grover-histogram-optimal').innerText(), new RegExp(`^${counts.optimal_count.toLocaleString('en-US')} of ${counts.shots.toLocaleString('en-US')} shots optimal`));
     const rows = await page.locator('#grover-outcomes tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('code')!.textContent, tr.children[1]!.textContent, tr.getAttribute('data-optimal')]));
     assert.deepEqual(rows, counts.outcomes.map((o) => [o.bitstring, String(o.count), String(o.optimal)]));
     assert.equal(rows[0]![0], (29).toString(2).padStart(6, '0'));
@@ -299,6 +299,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
       constraints: { max_distance_km: 100, vehicle_count: 3 },
       options: { include_counts: true, counts_top_k: 8 },
     };
+    await page.click('#route-raw summary');
     await page.fill('#route-problem', JSON.stringify(threeVehicles));
     type RouteCounts = { measurement_counts: { outcomes: Outcome[] } | null; measurement_counts_unavailable?: string };
     const split = await solveOnPage<{ solution: { routes: ({ vehicle: number; quantum_result?: RouteCounts } & Partial<RouteCounts>)[] } }>(page, '#route-solve', '#route-histogram-1 canvas, #route-counts-unavailable-1');
@@ -327,7 +328,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     for (const c of answer.solution.clusters) {
       assert.equal(await page.locator(`#clustering-clusters li[data-cluster="${c.id}"]`).innerText(), `Cluster ${c.id}: ${c.members.join(', ')}`);
     }
-    assert.equal(await page.locator('#clustering-optimum').innerText(), String(answer.solution.classical_inertia));
+    assert.equal(await page.locator('#clustering-optimum').innerText(), answer.solution.classical_inertia.toLocaleString('en-US', { maximumFractionDigits: 3 }));
     await page.screenshot({ path: join(ARTIFACTS, 'console-clustering-solver.png'), fullPage: true });
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(errors, []);
@@ -337,7 +338,7 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
   await t.test('classification page: the regions are the solver\'s predictions for the grid the page sent', async () => {
     const { context, page, errors } = await openPage(browser, { width: 1100, height: 900 });
     await page.goto(`${daemon.url}/#/solve/classification`);
-    await page.locator('#classification-problem').waitFor();
+    await page.locator('#classification-solve').waitFor();
     const sent = page.waitForRequest((r) => r.url().endsWith('/api/solve'));
     const answer = await solveOnPage<{ solution: { predictions: { label: string }[]; labels: string[]; support_vectors: { label: string; count: number }[] } }>(page, '#classification-solve', '#classification-chart canvas');
     const body = (await sent).postDataJSON() as { problem: { predict: { features: number[] }[] } };
@@ -368,9 +369,9 @@ test('in headless Chromium: spaces, chat with citations, Grover, clustering and 
     const pages = [
       { hash: '#/chat', ready: '#chat-spaces input[value="manuals"]', name: 'chat-spaces', solve: null },
       { hash: '#/spaces', ready: '#space-name', name: 'spaces', solve: null },
-      { hash: '#/solve/grover', ready: '#grover-problem', name: 'grover-solver', solve: ['#grover-solve', '#grover-histogram canvas'] },
-      { hash: '#/solve/clustering', ready: '#clustering-problem', name: 'clustering-solver', solve: ['#clustering-solve', '#clustering-chart canvas'] },
-      { hash: '#/solve/classification', ready: '#classification-problem', name: 'classification-solver', solve: ['#classification-solve', '#classification-chart canvas'] },
+      { hash: '#/solve/grover', ready: '#grover-solve', name: 'grover-solver', solve: ['#grover-solve', '#grover-histogram canvas'] },
+      { hash: '#/solve/clustering', ready: '#clustering-solve', name: 'clustering-solver', solve: ['#clustering-solve', '#clustering-chart canvas'] },
+      { hash: '#/solve/classification', ready: '#classification-solve', name: 'classification-solver', solve: ['#classification-solve', '#classification-chart canvas'] },
     ] as const;
     for (const { hash, ready, name, solve } of pages) {
       await page.goto(`${daemon.url}/${hash}`);

@@ -15,3 +15,15 @@ test('histogram rank ticks: at most 20, evenly every ⌈k/20⌉-th bar, the firs
     assert.ok(ticks.every((t, i) => t === i * step && t < k), `k=${k}`);
   }
 });
+
+test('ticksThatFit: on a 390 px phone the 32 ranks of a route histogram leave room for each label', async () => {
+  const { ticksThatFit, rankLabelWidth } = await import('../../console/src/histogram-ticks.ts');
+  // A 390 px screen leaves about 260 px of plot once the y-axis and padding are taken.
+  const ticks = ticksThatFit(32, 260, rankLabelWidth(32));
+  const pitch = 260 / 32;
+  const gap = Math.min(...ticks.slice(1).map((t, i) => (t - ticks[i]!) * pitch));
+  assert.ok(gap >= rankLabelWidth(32), `${gap} px between ticks, ${rankLabelWidth(32)} needed`);
+  assert.equal(ticks[0], 0);
+  // A wide plot keeps the old limit of 20.
+  assert.ok(ticksThatFit(256, 650, rankLabelWidth(256)).length <= 20);
+});

@@ -52,6 +52,9 @@ export async function keepScreenshots(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const size of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
     await page.setViewportSize(size);
+    // What the page does on a resize (a ResizeObserver, Preact's effects after the next frame, a
+    // chart drawn again at the new width) is done before the picture: three frames, then a task.
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)))))');
     await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${size.width}.png`) });
   }
   if (before !== null) await page.setViewportSize(before);

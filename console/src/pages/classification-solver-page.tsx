@@ -1,5 +1,4 @@
 import { useMemo, useRef, useState } from 'preact/hooks';
-import { formatNumber } from '../format.ts';
 import { categoryColour } from '../palette.ts';
 import { blobs } from '../sample-data.ts';
 import { ScatterChart, type ScatterGroup } from '../scatter-chart.tsx';
@@ -7,6 +6,8 @@ import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
 import { GRID, withGrid, type GridPlan } from '../classification-grid.ts';
 import { PREDICT_MAX } from '../solve-limits.ts';
+import { field, LinesField, listOf, readNumbers, type LineError } from '../solve-fields.tsx';
+import { formatCount, formatPercent } from '../format.ts';
 
 const labelled = (points: number[][], labels: readonly string[], perLabel: number) => points.map((features, i) => ({ features, label: labels[Math.floor(i / perLabel)]! }));
 
@@ -47,8 +48,13 @@ interface ClassificationSolution extends Certificate {
 export function ClassificationSolverPage() {
   const [result, setResult] = useState<{ problem: ClassificationProblem; response: SolveResponse<ClassificationSolution>; plan: GridPlan | null } | undefined>();
   const plan = useRef<GridPlan | null>(null);
+  const [regions, setRegions] = useState(true);
 
   const prepare = (problem: ClassificationProblem): ClassificationProblem => {
+    if (!regions) {
+      plan.current = { skipped: 'the decision regions were turned off in the form' };
+      return problem;
+    }
     const prepared = withGrid(problem);
     plan.current = prepared.plan;
     return prepared.problem as ClassificationProblem;
@@ -92,6 +98,7 @@ export function ClassificationSolverPage() {
         description={<>Problem (<code>qsvm</code> / <code>classification</code>; with 2 features the page adds a grid of up to {GRID} × {GRID} points to <code>predict</code> to draw the regions, fewer where <code>predict</code> would pass {PREDICT_MAX})</>}
         examples={EXAMPLES}
         prepare={prepare}
+        fields={(problem, update) => <ClassificationFields problem={problem} update={update} regions={regions} setRegions={setRegions} />}
         onSolved={(problem, response) => setResult({ problem, response, plan: plan.current })}
       />
       {result !== undefined && solution !== undefined && (
@@ -125,7 +132,7 @@ export function ClassificationSolverPage() {
                     <th scope="row">{i}</th>
                     <td>{p.features.join(', ')}</td>
                     <td>{solution.predictions?.[i]?.label ?? '—'}</td>
-                    <td>{formatNumber(solution.predictions?.[i]?.confidence, 3)}</td>
+                    <td>{formatPercent(solution.predictions?.[i]?.confidence)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -135,14 +142,62 @@ export function ClassificationSolverPage() {
             prefix="classification"
             response={result.response}
             extra={[
-              { term: 'Training accuracy', value: solution.training_accuracy, id: 'classification-training-accuracy' },
+              { term: 'Training accuracy', value: formatPercent(solution.training_accuracy), id: 'classification-training-accuracy' },
               { term: 'Support vectors', value: solution.support_vectors?.map((s) => `${s.label}: ${s.count}`).join(', '), id: 'classification-support-vectors' },
-              { term: drawn === null ? 'Circuits run' : `Circuits run (including the ${drawn.points} grid points')`, value: solution.circuits_run, id: 'classification-circuits' },
+              { term: drawn === null ? 'Circuits run' : `Circuits run (including the ${drawn.points} grid points')`, value: formatCount(solution.circuits_run), id: 'classification-circuits' },
             ]}
-            optimum={{ term: 'Cross-validated accuracy (held-out folds)', value: solution.cross_validated_accuracy }}
+            optimum={{ term: 'Cross-validated accuracy (held-out folds)', value: formatPercent(solution.cross_validated_accuracy) }}
           />
         </section>
       )}
     </div>
+  );
+}
+
+/** Classification's fields: the training points with their labels, the points to predict, and whether the page adds the grid that draws the regions. */
+function ClassificationFields(props: { problem: Record<string, unknown>; update: (p: Record<string, unknown>) => void; regions: boolean; setRegions: (on: boolean) => void }) {
+  const { problem, update } = props;
+  const training = listOf(field(problem, 'training_data')) as unknown as { features: number[]; label: string }[];
+  const predict = listOf(field(problem, 'predict')) as unknown as { features: number[] }[];
+  const readTraining = (line: string): { features: number[]; label: string } | LineError => {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return { error: 'expected "label: x, y"' };
+    const features = readNumbers(line.slice(colon + 1));
+    return typeof features === 'string' ? { error: features } : { label: line.slice(0, colon).trim(), features };
+  };
+  const readPredict = (line: string): { features: number[] } | LineError => {
+    const features = readNumbers(line);
+    return typeof features === 'string' ? { error: features } : { features };
+  };
+  const show = (features: unknown) => (Array.isArray(features) ? features.join(', ') : '');
+  return (
+    <>
+      <div class="two-columns">
+        <LinesField<{ features: number[]; label: string }>
+          id="classification-training"
+          label={`Training points, one per line (${training.length})`}
+          hint='As "label: x, y"; at least two labels.'
+          items={training}
+          show={(t) => `${t.label}: ${show(t.features)}`}
+          read={readTraining}
+          onValue={(items) => update({ ...problem, training_data: items })}
+        />
+        <LinesField<{ features: number[] }>
+          id="classification-predict"
+          label={`Points to predict (${predict.length})`}
+          hint='As "x, y", with as many numbers as the training points have.'
+          items={predict}
+          show={(p) => show(p.features)}
+          read={readPredict}
+          onValue={(items) => update({ ...problem, predict: items })}
+        />
+      </div>
+      <div class="row">
+        <label class="choice">
+          <input type="checkbox" id="classification-regions" checked={props.regions} onChange={(e) => props.setRegions(e.currentTarget.checked)} />
+          Draw the decision regions (adds a grid of up to {GRID} × {GRID} points to predict; 2-D points only)
+        </label>
+      </div>
+    </>
   );
 }

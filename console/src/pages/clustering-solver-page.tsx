@@ -4,6 +4,8 @@ import { ScatterChart, type ScatterGroup } from '../scatter-chart.tsx';
 import { SolveFacts, type Certificate } from '../solve-facts.tsx';
 import { SolveForm, type SolveExample, type SolveResponse } from '../solve-form.tsx';
 import { blobs } from '../sample-data.ts';
+import { field, LinesField, listOf, NumberField, numberOr, readNumbers, type LineError } from '../solve-fields.tsx';
+import { formatFigure, formatPercent, formatCount } from '../format.ts';
 
 const THREE = blobs([[1, 1], [5, 1.5], [3, 4.5]], 10, 0.6, 11).map((features, i) => ({ id: `p${i}`, features }));
 const FOUR = blobs([[0, 0], [0, 6], [6, 0], [6, 6]], 8, 1.1, 5).map((features, i) => ({ id: `p${i}`, features }));
@@ -61,6 +63,7 @@ export function ClusteringSolverPage() {
         solver="qkmeans"
         description={<>Problem (<code>qkmeans</code> / <code>clustering</code>; distances estimated by swap tests)</>}
         examples={EXAMPLES}
+        fields={(problem, update) => <ClusteringFields problem={problem} update={update} />}
         onSolved={(problem, response) => setResult({ problem, response })}
       />
       {result !== undefined && solution !== undefined && (
@@ -87,14 +90,47 @@ export function ClusteringSolverPage() {
             prefix="clustering"
             response={result.response}
             extra={[
-              { term: 'Inertia (exact, of these clusters)', value: solution.inertia, id: 'clustering-inertia' },
-              { term: 'Agreement with exact nearest centroids', value: solution.assignment_agreement },
-              { term: 'Iterations', value: solution.iterations },
+              { term: 'Inertia (exact, of these clusters)', value: formatFigure(solution.inertia, 3), id: 'clustering-inertia' },
+              { term: 'Agreement with exact nearest centroids', value: formatPercent(solution.assignment_agreement) },
+              { term: 'Iterations', value: formatCount(solution.iterations) },
             ]}
-            optimum={{ term: `Classical inertia (${solution.classical_scope ?? 'classical k-means'})`, value: solution.classical_inertia }}
+            optimum={{ term: `Classical inertia (${solution.classical_scope ?? 'classical k-means'})`, value: formatFigure(solution.classical_inertia, 3) }}
           />
         </section>
       )}
     </div>
+  );
+}
+
+interface Point {
+  id: string;
+  features: number[];
+}
+
+/** Clustering's fields: the points one per line ("id: x, y", any number of features), k and the iteration limit. */
+function ClusteringFields({ problem, update }: { problem: Record<string, unknown>; update: (p: Record<string, unknown>) => void }) {
+  const data = listOf(field(problem, 'data')) as unknown as Point[];
+  const read = (line: string): Point | LineError => {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return { error: 'expected "name: x, y"' };
+    const features = readNumbers(line.slice(colon + 1));
+    return typeof features === 'string' ? { error: features } : { id: line.slice(0, colon).trim(), features };
+  };
+  return (
+    <>
+      <LinesField<Point>
+        id="clustering-points"
+        label={`Points, one per line (${data.length})`}
+        hint='As "name: x, y" — more numbers for more features; the chart shows the first two.'
+        items={data}
+        show={(p) => `${p.id}: ${Array.isArray(p.features) ? p.features.join(', ') : ''}`}
+        read={read}
+        onValue={(items) => update({ ...problem, data: items })}
+      />
+      <div class="row">
+        <NumberField id="clustering-k" class="inline" label="Clusters (k)" integer min={1} value={numberOr(field(problem, 'k'), Number.NaN)} onValue={(v) => update({ ...problem, k: v })} />
+        <NumberField id="clustering-iterations" class="inline" label="Most iterations" integer min={1} max={1000} value={numberOr(field(problem, 'max_iterations'), Number.NaN)} onValue={(v) => update({ ...problem, max_iterations: v })} />
+      </div>
+    </>
   );
 }
