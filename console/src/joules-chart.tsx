@@ -93,12 +93,18 @@ export function JoulesChart({ month, daily }: { month: string; daily: readonly D
       element,
     );
     // The page's width changes (a phone turned, a window resized): the chart follows it.
+    // Resized in the next frame, not inside the observer's callback: a size change made there is
+    // a layout change the observer must report again in the same frame ("ResizeObserver loop").
+    let frame = 0;
     const resize = new ResizeObserver(() => {
-      const next = Math.max(280, Math.min(900, element.clientWidth));
-      if (next !== plot.width) plot.setSize({ width: next, height: 220 });
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => {
+        const next = Math.max(280, Math.min(900, element.clientWidth));
+        if (next !== plot.width) plot.setSize({ width: next, height: 220 });
+      });
     });
     resize.observe(element);
-    return () => { resize.disconnect(); plot.destroy(); };
+    return () => { cancelAnimationFrame(frame); resize.disconnect(); plot.destroy(); };
   }, [month, daily]);
   const total = joules.reduce((sum, j) => sum + j, 0);
   return (

@@ -66,7 +66,7 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
   }
   const browser = await launch();
   t.after(() => browser.close());
-  const { context, page, errors } = await openPage(browser, { width: 1280, height: 800 });
+  const { context, page, errors } = await openPage(browser, { width: 1280, height: 800 }, { clipboardOrigin: hosted.url });
   // Not signed in: the page says so and points at the key page; the 401 Chromium logs is expected.
   await page.goto(`${hosted.url}${HOSTED_CONSOLE_PREFIX}/usage`);
   await page.locator('#signed-out').waitFor();
@@ -88,6 +88,9 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
   await page.locator('#curl').waitFor({ state: 'visible' });
   assert.equal(await page.locator('#base-url').innerText(), `${hosted.url}/api/v1`);
   assert.ok((await page.locator('#models code').allInnerTexts()).includes('svc-chat'), 'the hosted model name, not the weight file\'s');
+  await page.click('#copy-curl');
+  await page.locator('#curl-status', { hasText: 'Copied.' }).waitFor();
+  assert.equal(await page.evaluate('navigator.clipboard.readText()'), await page.locator('#curl').innerText(), 'the copy button copies the curl line');
   const curl = curlRequest(await page.locator('#curl').innerText());
   assert.equal(curl.headers.Authorization, `Bearer ${await page.locator('#secret').innerText()}`);
   const answer = await fetch(curl.url, { method: 'POST', headers: curl.headers, body: curl.body });
