@@ -29,10 +29,11 @@ function plainError(response, json) {
   if (code === 'key_limit_reached') {
     return { field: null, text: 'You already have as many active keys as your plan allows. Revoke one you no longer use, then create this one.' };
   }
-  if (code === 'invalid_request' && /\bproject\b/.test(message)) {
+  // The 400's message names the field as `project: …` after the body's shape (`{scope, name?, project?}`).
+  if (code === 'invalid_request' && /\bproject: /.test(message)) {
     return { field: 'project', text: 'A project is 1 to 128 letters, digits or symbols, with no spaces. Leave it empty if you do not need one.' };
   }
-  if (code === 'invalid_request' && /\bname\b/.test(message)) {
+  if (code === 'invalid_request' && /\bname: /.test(message)) {
     return { field: 'name', text: 'A name is 1 to 100 characters. Leave it empty if you do not need one.' };
   }
   if (code === 'svc_account_disabled') return { field: null, text: 'This account is disabled. Ask your operator.' };
