@@ -56,8 +56,8 @@ test('a signed-in session reads its account\'s usage: every key, every project, 
   assert.deepEqual(u.projects.map((p) => [p.project_id, p.requests, p.joules]), [['web', 2, 2.2]]);
   // Tokens beside requests and Joules, per day, key and project: the ledger rows' own counts.
   const rows = await Promise.all(evidence.map((id) => f.store.findEvidence(me.account.id, id)));
-  const tokens = (pick: (i: number) => boolean) => rows.reduce(([p, c], r, i) => pick(i) ? [p + r!.promptTokens, c + r!.completionTokens] : [p, c], [0, 0]);
-  assert.ok(tokens(() => true)[0]! > 0 && tokens(() => true)[1]! > 0, 'the chats used tokens');
+  const tokens = (pick: (i: number) => boolean): [number, number] => rows.reduce<[number, number]>(([p, c], r, i) => pick(i) ? [p + r!.promptTokens, c + r!.completionTokens] : [p, c], [0, 0]);
+  assert.ok(tokens(() => true)[0] > 0 && tokens(() => true)[1] > 0, 'the chats used tokens');
   assert.deepEqual(u.daily.map((d) => [d.requests, d.prompt_tokens, d.completion_tokens]), [[3, ...tokens(() => true)]]);
   assert.deepEqual(u.keys.map((k) => [k.prompt_tokens, k.completion_tokens]), [tokens((i) => i < 2), tokens((i) => i === 2)]);
   assert.deepEqual(u.projects.map((p) => [p.prompt_tokens, p.completion_tokens]), [tokens((i) => i !== 1)]);
