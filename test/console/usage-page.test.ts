@@ -5,10 +5,11 @@
  * ledger's numbers. axe-core, 360 px, screenshots in test-artifacts/.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 import { CONSOLE_CSP, HOSTED_CONSOLE_PREFIX } from '../../src/console/console-routes.ts';
-import { fitsWidth, keepScreenshots, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, keepScreenshots, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -88,6 +89,7 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
   await page.locator('#curl').waitFor({ state: 'visible' });
   assert.equal(await page.locator('#base-url').innerText(), `${hosted.url}/api/v1`);
   assert.ok((await page.locator('#models code').allInnerTexts()).includes('svc-chat'), 'the hosted model name, not the weight file\'s');
+  await page.screenshot({ path: join(ARTIFACTS, 'settings-api-keys-quick-start.png'), fullPage: true });
   await page.click('#copy-curl');
   await page.locator('#curl-status', { hasText: 'Copied.' }).waitFor();
   assert.equal(await page.evaluate('navigator.clipboard.readText()'), await page.locator('#curl').innerText(), 'the copy button copies the curl line');
