@@ -31,6 +31,13 @@ export interface RecentEvidence {
   route: Pick<SvcRoute, 'policy' | 'execution_plane' | 'privacy_tier' | 'model' | 'provider' | 'latency_ms' | 'fallback' | 'fallback_reason'>;
 }
 
+/** Requests and the tokens they used (prompt and completion, summed over the ledger rows). */
+export interface UsageCounts {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
 /** Most projects a usage report lists (the heaviest first). */
 export const MAX_USAGE_PROJECTS = 100;
 
@@ -38,17 +45,17 @@ export interface UsageReport {
   month: string;
   allowance: Allowance;
   /** One entry per UTC day of the month that has usage, in order. */
-  daily: { date: string; joules: number; requests: number }[];
+  daily: ({ date: string; joules: number } & UsageCounts)[];
   /** Absent when the query named no key. */
-  key?: { keyId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] } | undefined;
+  key?: ({ keyId: string; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] } & UsageCounts) | undefined;
   /** With `perKey`: every key of the account with usage this month, the most Joules first, at most MAX_USAGE_PROJECTS of them; else empty. */
-  keys: { keyId: string; requests: number; joules: number }[];
+  keys: ({ keyId: string; joules: number } & UsageCounts)[];
   /** More keys had usage than `keys` lists. */
   keysTruncated: boolean;
   /** The account's newest ledger entries this month (`recentLimit` of them). */
   recent: RecentEvidence[];
   /** The projects with the most Joules this month, at most MAX_USAGE_PROJECTS of them (project ids come from a request header, so they are unbounded). */
-  projects: { projectId: string; requests: number; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] }[];
+  projects: ({ projectId: string; joules: number; evidence: { evidenceId: string; joules: number; createdAt: Date }[] } & UsageCounts)[];
   /** More projects had usage than `projects` lists. */
   projectsTruncated: boolean;
 }

@@ -1,20 +1,27 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiCallError, getJson } from '../api-client.ts';
-import { formatValue } from '../format.ts';
 import { JoulesChart } from '../joules-chart.tsx';
-// Types only (erased from the bundle): the route facts a usage report lists per evidence id.
-import type { RecentEvidence } from '../../../src/accounts/usage-store.ts';
+import { joules, RecentEvidenceTable, type EvidenceFacts, type RecentRow } from './usage-evidence.tsx';
 
 /**
  * The hosted usage page (`svc hosted`, `/api/console/usage`), read with the session cookie from
- * the public API only: `GET /api/v1/usage` (a signed-in session sees its whole account) and
- * `GET /api/keys` for the keys' names. Paths are relative to the page, so the hosted server
- * can sit behind a proxy's path prefix.
+ * the public API only: `GET /api/v1/usage` (a signed-in session sees its whole account),
+ * `GET /api/keys` for the keys' names and `GET /api/v1/evidence/:id` for each recent row's
+ * outcome, tokens and estimated and measured Joules. Paths are relative to the page, so the
+ * hosted server can sit behind a proxy's path prefix.
  */
 const USAGE = '../v1/usage';
+const EVIDENCE = '../v1/evidence/';
 const KEYS = '../keys';
+const SESSION = '../session';
 const KEY_PAGE = '../../settings/api-keys';
 
+/** Requests and their tokens, as the report writes them beside Joules. */
+interface Counts {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
 
 interface UsageReport {
   month: string;
@@ -22,12 +29,12 @@ interface UsageReport {
   joules_used: number;
   joules_remaining: number;
   joules_allowance: number;
-  daily: { date: string; joules: number; requests: number }[];
-  keys: { key_id: string; requests: number; joules: number }[];
+  daily: ({ date: string; joules: number } & Counts)[];
+  keys: ({ key_id: string; joules: number } & Counts)[];
   keys_truncated: boolean;
-  projects: { project_id: string; requests: number; joules: number }[];
+  projects: ({ project_id: string; joules: number } & Counts)[];
   projects_truncated: boolean;
-  recent_evidence: { evidence_id: string; created_at: string; key_id: string; project_id: string | null; joules: number; route: RecentEvidence['route'] }[];
+  recent_evidence: RecentRow[];
   source_descriptor: { store: string };
 }
 
@@ -44,11 +51,18 @@ type Loaded =
   | { status: 'loading' }
   | { status: 'signed-out'; message: string }
   | { status: 'error'; message: string }
-  | { status: 'ready'; report: UsageReport; keys: Map<string, KeyMeta> };
+  | { status: 'ready'; report: UsageReport; keys: Map<string, KeyMeta>; facts: Map<string, EvidenceFacts> };
 
-/** Joules as the ledger keeps them (millijoules), with thousands separators. */
-function joules(value: number): string {
-  return `${value.toLocaleString('en-US', { maximumFractionDigits: 3 })} J`;
+function sum(rows: readonly Counts[], field: keyof Counts): number {
+  return rows.reduce((n, r) => n + r[field], 0);
+}
+
+/** Each recent row's billing facts from the evidence route; a row whose read fails is left out (the table says so). */
+async function evidenceFacts(rows: readonly RecentRow[], signal: AbortSignal): Promise<Map<string, EvidenceFacts>> {
+  const read = await Promise.allSettled(rows.map((r) => getJson<EvidenceFacts>(`${EVIDENCE}${encodeURIComponent(r.evidence_id)}`, signal)));
+  const facts = new Map<string, EvidenceFacts>();
+  read.forEach((result, i) => { if (result.status === 'fulfilled') facts.set(rows[i]!.evidence_id, result.value); });
+  return facts;
 }
 
 function percent(part: number, whole: number): string {
@@ -78,7 +92,9 @@ function Allowance({ report }: { report: UsageReport }) {
         <div class="fact"><dt>Used</dt><dd id="joules-used">{joules(report.joules_used)}</dd></div>
         <div class="fact"><dt>Allowance</dt><dd id="joules-allowance">{joules(report.joules_allowance)}</dd></div>
         <div class="fact"><dt>Remaining</dt><dd id="joules-remaining">{joules(report.joules_remaining)}</dd></div>
-        <div class="fact"><dt>Requests</dt><dd id="requests">{report.daily.reduce((n, d) => n + d.requests, 0)}</dd></div>
+        <div class="fact"><dt>Requests</dt><dd id="requests">{sum(report.daily, 'requests')}</dd></div>
+        <div class="fact"><dt>Prompt tokens</dt><dd id="prompt-tokens">{sum(report.daily, 'prompt_tokens').toLocaleString('en-US')}</dd></div>
+        <div class="fact"><dt>Completion tokens</dt><dd id="completion-tokens">{sum(report.daily, 'completion_tokens').toLocaleString('en-US')}</dd></div>
       </dl>
       <label for="allowance-meter">Share of the allowance used: {percent(report.joules_used, report.joules_allowance)}</label>
       <meter id="allowance-meter" min={0} max={1} low={0.75} high={0.9} optimum={0} value={share} />
@@ -86,66 +102,31 @@ function Allowance({ report }: { report: UsageReport }) {
   );
 }
 
-function Breakdown(props: { id: string; title: string; rows: { label: string; requests: number; joules: number }[]; total: number; truncated: boolean; empty: string }) {
+function CountHeads() {
+  return <><th scope="col">Requests</th><th scope="col">Prompt tokens</th><th scope="col">Completion tokens</th></>;
+}
+
+function CountCells({ counts }: { counts: Counts }) {
+  return <><td data-field="requests">{counts.requests}</td><td data-field="prompt-tokens">{counts.prompt_tokens}</td><td data-field="completion-tokens">{counts.completion_tokens}</td></>;
+}
+
+function Breakdown(props: { id: string; title: string; rows: ({ label: string; joules: number } & Counts)[]; total: number; truncated: boolean; empty: string }) {
   return (
     <section class="panel" aria-labelledby={`${props.id}-title`}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
       {props.rows.length === 0 ? <p>{props.empty}</p> : (
         <div class="table-scroll" tabIndex={0} role="region" aria-label={`${props.title}, scrolls sideways`}>
           <table id={props.id}>
-            <thead><tr><th scope="col">{props.title.replace(/^Per /, '').replace(/^./, (c) => c.toUpperCase())}</th><th scope="col">Requests</th><th scope="col">Joules</th><th scope="col">Share</th></tr></thead>
+            <thead><tr><th scope="col">{props.title.replace(/^Per /, '').replace(/^./, (c) => c.toUpperCase())}</th><CountHeads /><th scope="col">Joules</th><th scope="col">Share</th></tr></thead>
             <tbody>
               {props.rows.map((r) => (
-                <tr key={r.label}><th scope="row">{r.label}</th><td>{r.requests}</td><td>{joules(r.joules)}</td><td>{percent(r.joules, props.total)}</td></tr>
+                <tr key={r.label}><th scope="row">{r.label}</th><CountCells counts={r} /><td>{joules(r.joules)}</td><td>{percent(r.joules, props.total)}</td></tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
       {props.truncated && <p class="muted">Only the 100 with the most Joules are listed.</p>}
-    </section>
-  );
-}
-
-function RecentEvidence({ report, keys }: { report: UsageReport; keys: Map<string, KeyMeta> }) {
-  return (
-    <section class="panel" aria-labelledby="evidence-title">
-      <h2 id="evidence-title">Recent route evidence <span class="muted">(newest {report.recent_evidence.length})</span></h2>
-      {report.recent_evidence.length === 0 ? <p>No hosted requests this month.</p> : (
-        // Wider than a phone: the region scrolls, and keyboard users can scroll it too.
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Recent route evidence, scrolls sideways">
-          <table id="recent-evidence">
-            <thead>
-              <tr>
-                <th scope="col">Evidence</th><th scope="col">When (UTC)</th><th scope="col">Key</th><th scope="col">Project</th><th scope="col">Policy</th>
-                <th scope="col">Plane</th><th scope="col">Privacy</th><th scope="col">Model</th><th scope="col">Provider</th><th scope="col">Latency</th>
-                <th scope="col">Joules</th><th scope="col">Fallback</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.recent_evidence.map((e) => {
-                const r = e.route;
-                return (
-                  <tr key={e.evidence_id} data-evidence={e.evidence_id}>
-                    <th scope="row"><code>{e.evidence_id}</code></th>
-                    <td>{e.created_at.replace('T', ' ').replace(/\.\d+Z$/, '')}</td>
-                    <td>{keyLabel(keys, e.key_id)}</td>
-                    <td>{e.project_id ?? '—'}</td>
-                    <td>{r.policy}</td>
-                    <td>{r.execution_plane}</td>
-                    <td>{r.privacy_tier}</td>
-                    <td>{r.model}</td>
-                    <td>{r.provider}</td>
-                    <td>{r.latency_ms} ms</td>
-                    <td data-field="joules">{joules(e.joules)}</td>
-                    <td>{r.fallback ? `yes: ${formatValue(r.fallback_reason)}` : 'no'}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
     </section>
   );
 }
@@ -163,7 +144,8 @@ export function UsagePage() {
           getJson<UsageReport>(`${USAGE}?month=${encodeURIComponent(month)}`, abort.signal),
           getJson<{ data: KeyMeta[] }>(KEYS, abort.signal),
         ]);
-        setLoaded({ status: 'ready', report, keys: new Map(keyList.data.map((k) => [k.id, k])) });
+        const facts = await evidenceFacts(report.recent_evidence, abort.signal);
+        setLoaded({ status: 'ready', report, keys: new Map(keyList.data.map((k) => [k.id, k])), facts });
       } catch (error) {
         if (abort.signal.aborted) return;
         const signedOut = error instanceof ApiCallError && error.status === 401;
@@ -173,14 +155,20 @@ export function UsagePage() {
     return () => abort.abort();
   }, [month]);
 
+  const signOut = async () => {
+    await fetch(SESSION, { method: 'DELETE', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => undefined);
+    setLoaded({ status: 'signed-out', message: 'Signed out.' });
+  };
+
   return (
     <>
       <header class="top">
         <span class="brand">svc</span>
-        <nav aria-label="Account pages">
-          <a href="./usage" aria-current="page">Usage</a>
+        <nav aria-label="Hosted pages">
           <a href={KEY_PAGE}>API keys</a>
+          <a href="./usage" aria-current="page">Usage</a>
         </nav>
+        {loaded.status !== 'signed-out' && <button type="button" id="sign-out" class="top-button" onClick={() => void signOut()}>Sign out</button>}
       </header>
       <main id="page">
         <h1>Usage</h1>
@@ -199,26 +187,26 @@ export function UsagePage() {
             <section class="panel" aria-labelledby="daily-title">
               <h2 id="daily-title">Joules per day</h2>
               <JoulesChart month={loaded.report.month} daily={loaded.report.daily} />
-              <details>
-                <summary>The figures</summary>
+              <h3 id="daily-table-title">Per day <span class="muted">(days with usage, UTC)</span></h3>
+              <div class="table-scroll" tabIndex={0} role="region" aria-labelledby="daily-table-title">
                 <table id="daily">
-                  <thead><tr><th scope="col">Day</th><th scope="col">Requests</th><th scope="col">Joules</th></tr></thead>
-                  <tbody>{loaded.report.daily.map((d) => <tr key={d.date}><th scope="row">{d.date}</th><td>{d.requests}</td><td>{joules(d.joules)}</td></tr>)}</tbody>
+                  <thead><tr><th scope="col">Day</th><CountHeads /><th scope="col">Joules</th></tr></thead>
+                  <tbody>{loaded.report.daily.map((d) => <tr key={d.date}><th scope="row">{d.date}</th><CountCells counts={d} /><td>{joules(d.joules)}</td></tr>)}</tbody>
                 </table>
-              </details>
+              </div>
             </section>
             <div class="two-columns">
               <Breakdown
                 id="per-key" title="Per key" total={loaded.report.joules_used} truncated={loaded.report.keys_truncated} empty="No key was used this month."
-                rows={loaded.report.keys.map((k) => ({ label: keyLabel(loaded.keys, k.key_id), requests: k.requests, joules: k.joules }))}
+                rows={loaded.report.keys.map((k) => ({ ...k, label: keyLabel(loaded.keys, k.key_id) }))}
               />
               <Breakdown
                 id="per-project" title="Per project" total={loaded.report.joules_used} truncated={loaded.report.projects_truncated}
                 empty="No request named a project (x-svc-project-id) this month."
-                rows={loaded.report.projects.map((p) => ({ label: p.project_id, requests: p.requests, joules: p.joules }))}
+                rows={loaded.report.projects.map((p) => ({ ...p, label: p.project_id }))}
               />
             </div>
-            <RecentEvidence report={loaded.report} keys={loaded.keys} />
+            <RecentEvidenceTable rows={loaded.report.recent_evidence} facts={loaded.facts} keyLabel={(id) => keyLabel(loaded.keys, id)} />
             <p class="muted">Manage the keys these figures are billed to at <a href={KEY_PAGE}>API keys</a>.</p>
           </>
         )}

@@ -1,10 +1,15 @@
 import { sql } from 'kysely';
-import { MAX_USAGE_PROJECTS, type UsageQuery, type UsageReport, type UsageStore } from '../usage-store.ts';
+import { MAX_USAGE_PROJECTS, type UsageCounts, type UsageQuery, type UsageReport, type UsageStore } from '../usage-store.ts';
 import { isMonth, monthOf, toJoules } from './energy-units.ts';
 import type { StoreHandle } from './store-handle.ts';
 
 const DEFAULT_EVIDENCE_LIMIT = 50;
 const MAX_EVIDENCE_LIMIT = 1000;
+
+/** A grouped row's request and token counts (drivers return sums as strings or bigints: Number them). */
+function counts(row: { requests: unknown; prompt_tokens: unknown; completion_tokens: unknown }): UsageCounts {
+  return { requests: Number(row.requests), promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens) };
+}
 
 /** Usage reports and audit totals over Kysely: read from the ledger rows themselves, on SQLite and PostgreSQL alike. */
 export class KyselyUsageStore implements UsageStore {
@@ -22,17 +27,21 @@ export class KyselyUsageStore implements UsageStore {
     const inMonth = this.#handle.db.selectFrom('ledger').where('account_id', '=', accountId).where('month', '=', month);
     const sumMj = sql<number>`coalesce(sum(billable_mj), 0)`;
     const count = sql<number>`count(*)`;
+    // Token totals beside Joules and requests: what an OpenAI-style usage view shows (aggregates, not per-row billing events).
+    const promptSum = sql<number>`coalesce(sum(prompt_tokens), 0)`;
+    const completionSum = sql<number>`coalesce(sum(completion_tokens), 0)`;
+    const totals = [sumMj.as('mj'), count.as('requests'), promptSum.as('prompt_tokens'), completionSum.as('completion_tokens')] as const;
 
     const recentLimit = Math.min(MAX_EVIDENCE_LIMIT, Math.max(0, Math.trunc(query.recentLimit ?? 0)));
     const newestFirst = <Q extends { orderBy: (column: 'created_at' | 'evidence_id', direction: 'desc') => Q }>(q: Q): Q => q.orderBy('created_at', 'desc').orderBy('evidence_id', 'desc');
 
     const [allowance, daily, keyTotals, keyEvidence, perKey, recent, projectTotals, projectEvidence] = await Promise.all([
       this.#handle.allowanceFor(accountId, month),
-      inMonth.select(['day', sumMj.as('mj'), count.as('requests')]).groupBy('day').orderBy('day').execute(),
-      keyId === undefined ? undefined : inMonth.select([sumMj.as('mj'), count.as('requests')]).where('key_id', '=', keyId).executeTakeFirst(),
+      inMonth.select(['day', ...totals]).groupBy('day').orderBy('day').execute(),
+      keyId === undefined ? undefined : inMonth.select([...totals]).where('key_id', '=', keyId).executeTakeFirst(),
       keyId === undefined ? [] : newestFirst(inMonth.select(['evidence_id', 'billable_mj', 'created_at']).where('key_id', '=', keyId)).limit(limit).execute(),
       // Only a session's report lists every key: a key's report would throw the grouping away.
-      query.perKey !== true ? [] : inMonth.select(['key_id', sumMj.as('mj'), count.as('requests')])
+      query.perKey !== true ? [] : inMonth.select(['key_id', ...totals])
         .groupBy('key_id').orderBy(sumMj, 'desc').orderBy('key_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
       // The columns the report shows, nothing else: not the stored `response` (an idempotent
       // replay's body, large and never parsed here, so a bad one cannot fail the report).
@@ -40,7 +49,7 @@ export class KyselyUsageStore implements UsageStore {
         'evidence_id', 'created_at', 'key_id', 'project_id', 'billable_mj',
         'policy', 'execution_plane', 'privacy_tier', 'model', 'provider', 'latency_ms', 'fallback', 'fallback_reason',
       ])).limit(recentLimit).execute(),
-      inMonth.select(['project_id', sumMj.as('mj'), count.as('requests')]).where('project_id', 'is not', null)
+      inMonth.select(['project_id', ...totals]).where('project_id', 'is not', null)
         .groupBy('project_id').orderBy(sumMj, 'desc').orderBy('project_id').limit(MAX_USAGE_PROJECTS + 1).execute(),
       // The newest `limit` rows of every project in one query (window functions: SQLite >= 3.25, PostgreSQL).
       this.#handle.db
@@ -71,15 +80,15 @@ export class KyselyUsageStore implements UsageStore {
     return {
       month,
       allowance,
-      daily: daily.map((d) => ({ date: d.day, joules: toJoules(Number(d.mj)), requests: Number(d.requests) })),
+      daily: daily.map((d) => ({ date: d.day, joules: toJoules(Number(d.mj)), ...counts(d) })),
       key: keyId === undefined ? undefined : {
         keyId,
-        requests: Number(keyTotals?.requests ?? 0),
         joules: toJoules(Number(keyTotals?.mj ?? 0)),
+        ...counts(keyTotals ?? { requests: 0, prompt_tokens: 0, completion_tokens: 0 }),
         evidence: keyEvidence.map((e) => ({ evidenceId: e.evidence_id, joules: toJoules(Number(e.billable_mj)), createdAt: new Date(Number(e.created_at)) })),
       },
       keysTruncated: perKey.length > MAX_USAGE_PROJECTS,
-      keys: perKey.slice(0, MAX_USAGE_PROJECTS).map((k) => ({ keyId: k.key_id, requests: Number(k.requests), joules: toJoules(Number(k.mj)) })),
+      keys: perKey.slice(0, MAX_USAGE_PROJECTS).map((k) => ({ keyId: k.key_id, joules: toJoules(Number(k.mj)), ...counts(k) })),
       recent: recent.map((row) => ({
         evidenceId: row.evidence_id,
         createdAt: new Date(Number(row.created_at)),
@@ -94,8 +103,8 @@ export class KyselyUsageStore implements UsageStore {
       projectsTruncated: projectTotals.length > MAX_USAGE_PROJECTS,
       projects: projectTotals.slice(0, MAX_USAGE_PROJECTS).flatMap((p) => p.project_id === null ? [] : [{
         projectId: p.project_id,
-        requests: Number(p.requests),
         joules: toJoules(Number(p.mj)),
+        ...counts(p),
         evidence: evidenceByProject.get(p.project_id) ?? [],
       }]),
     };

@@ -2,7 +2,7 @@ import type { HostedPlugin } from '../hosted-plugin.ts';
 import { HostedError, hostedErrorBody } from '../hosted-error.ts';
 import type { SessionStore } from '../../accounts/session-store.ts';
 import type { StoreConnection } from '../../accounts/store-connection.ts';
-import type { UsageReport, UsageStore } from '../../accounts/usage-store.ts';
+import type { UsageCounts, UsageReport, UsageStore } from '../../accounts/usage-store.ts';
 import { requireHostedEntitlement } from '../require-key.ts';
 import { acceptSessions } from '../sessions/accept-sessions.ts';
 
@@ -19,6 +19,11 @@ const EVIDENCE_LIMIT = 100;
 
 function evidenceOf(list: UsageReport['projects'][number]['evidence']): { evidence_id: string; joules: number; created_at: string }[] {
   return list.map((e) => ({ evidence_id: e.evidenceId, joules: e.joules, created_at: e.createdAt.toISOString() }));
+}
+
+/** Requests and tokens as the report names them (additions beside the contract's Joules, in OpenAI's token words). */
+function counts(c: UsageCounts): { requests: number; prompt_tokens: number; completion_tokens: number } {
+  return { requests: c.requests, prompt_tokens: c.promptTokens, completion_tokens: c.completionTokens };
 }
 
 /** How many of the account's newest ledger entries a signed-in session's report carries. */
@@ -74,20 +79,21 @@ export function usagePlugin(): HostedPlugin<UsageStore & SessionStore & Pick<Sto
         joules_used: report.allowance.usedJoules,
         joules_remaining: report.allowance.remainingJoules,
         joules_allowance: report.allowance.allowanceJoules,
-        daily: report.daily.map((d) => ({ date: d.date, joules: d.joules, requests: d.requests })),
-        key: report.key === undefined ? null : { key_id: report.key.keyId, requests: report.key.requests, joules: report.key.joules, evidence: evidenceOf(report.key.evidence) },
+        daily: report.daily.map((d) => ({ date: d.date, joules: d.joules, ...counts(d) })),
+        key: report.key === undefined ? null : { key_id: report.key.keyId, ...counts(report.key), joules: report.key.joules, evidence: evidenceOf(report.key.evidence) },
         ...(session === undefined ? {} : {
-          keys: report.keys.map((k) => ({ key_id: k.keyId, requests: k.requests, joules: k.joules })),
+          keys: report.keys.map((k) => ({ key_id: k.keyId, ...counts(k), joules: k.joules })),
           keys_truncated: report.keysTruncated,
           // Evidence ids and their Joules, as the key's evidence lists, with the route's non-billing
           // facts: no per-request tokens, outcome, estimated or measured Joules, or signatures
-          // (the contract keeps route-evidence-linked billing events out of usage).
+          // (the contract keeps route-evidence-linked billing events out of usage; the page reads
+          // them per row from GET /evidence/:id, which a session may call too).
           recent_evidence: report.recent.map((e) => ({
             evidence_id: e.evidenceId, created_at: e.createdAt.toISOString(), key_id: e.keyId, project_id: e.projectId,
             joules: e.joules, route: e.route,
           })),
         }),
-        projects: report.projects.map((p) => ({ project_id: p.projectId, requests: p.requests, joules: p.joules, evidence: evidenceOf(p.evidence) })),
+        projects: report.projects.map((p) => ({ project_id: p.projectId, ...counts(p), joules: p.joules, evidence: evidenceOf(p.evidence) })),
         projects_truncated: report.projectsTruncated,
         source_descriptor: {
           scope: { account_id: account.id, key_id: keyId ?? null, ...(session === undefined ? {} : { key_ids: keyIds, via: 'session' }), project_ids: projectIds },

@@ -293,16 +293,17 @@ for (const { kind, open, unavailable } of hostedStoreKinds) {
       assert.equal(report.month, '2030-02');
       assert.deepEqual(report.allowance, { month: '2030-02', allowanceJoules: 1000, usedJoules: 11.111, remainingJoules: 988.889 });
       assert.deepEqual(report.daily, [
-        { date: '2030-02-03', joules: 3.334, requests: 3 },
-        { date: '2030-02-14', joules: 0, requests: 1 },
-        { date: '2030-02-28', joules: 7.777, requests: 2 },
-      ]);
+        { date: '2030-02-03', joules: 3.334, requests: 3, promptTokens: 36, completionTokens: 102 },
+        { date: '2030-02-14', joules: 0, requests: 1, promptTokens: 12, completionTokens: 34 },
+        { date: '2030-02-28', joules: 7.777, requests: 2, promptTokens: 24, completionTokens: 68 },
+      ], 'each day: its Joules, requests and the tokens of its rows (12 prompt, 34 completion each)');
       assert.equal(report.key!.keyId, k1.id);
       assert.equal(report.key!.requests, 3);
+      assert.deepEqual([report.key!.promptTokens, report.key!.completionTokens], [36, 102]);
       assert.equal(report.key!.joules, 4.445);
       assert.deepEqual(report.key!.evidence.map((e) => e.evidenceId), [recorded[3]?.entry.evidenceId, recorded[1]?.entry.evidenceId], 'newest first, limited');
       assert.deepEqual(report.key!.evidence.map((e) => e.joules), [3.333, 1.111]);
-      assert.deepEqual(report.projects.map((p) => [p.projectId, p.requests, p.joules]), [['alpha', 3, 7.778], ['beta', 1, 2.222]]);
+      assert.deepEqual(report.projects.map((p) => [p.projectId, p.requests, p.joules, p.promptTokens, p.completionTokens]), [['alpha', 3, 7.778, 36, 102], ['beta', 1, 2.222, 12, 34]]);
       assert.deepEqual(report.projects[0]?.evidence.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
       assert.deepEqual(report.projects[1]?.evidence.map((e) => [e.evidenceId, e.joules]), [[recorded[2]?.entry.evidenceId, 2.222]]);
 
@@ -314,7 +315,7 @@ for (const { kind, open, unavailable } of hostedStoreKinds) {
       // account's newest entries with their Joules and the route's non-billing facts.
       const whole = await store.usage({ accountId: account.id, month: '2030-02', recentLimit: 2, perKey: true });
       assert.equal(whole.key, undefined);
-      assert.deepEqual(whole.keys.map((k) => [k.keyId, k.requests, k.joules]), [[k2.id, 3, 6.666], [k1.id, 3, 4.445]]);
+      assert.deepEqual(whole.keys.map((k) => [k.keyId, k.requests, k.joules, k.promptTokens, k.completionTokens]), [[k2.id, 3, 6.666, 36, 102], [k1.id, 3, 4.445, 36, 102]]);
       assert.equal(whole.keysTruncated, false);
       assert.deepEqual(whole.recent.map((e) => e.evidenceId), [recorded[4]?.entry.evidenceId, recorded[3]?.entry.evidenceId]);
       const route = recorded[4]!.entry.route;
@@ -334,7 +335,7 @@ for (const { kind, open, unavailable } of hostedStoreKinds) {
       assert.equal(mj(total.joules), mj(report.allowance.usedJoules), 'the counter equals the ledger');
 
       const empty = await store.usage({ accountId: account.id, keyId: k2.id, month: '2029-12' });
-      assert.deepEqual([empty.daily, empty.projects, empty.key!.requests, empty.key!.joules, empty.key!.evidence], [[], [], 0, 0, []]);
+      assert.deepEqual([empty.daily, empty.projects, empty.key!.requests, empty.key!.joules, empty.key!.promptTokens, empty.key!.completionTokens, empty.key!.evidence], [[], [], 0, 0, 0, 0, []]);
       await assert.rejects(store.usage({ accountId: account.id, keyId: k1.id, month: '2030-13' }), RangeError);
     });
 

@@ -14,11 +14,11 @@ const BODY = { model: 'svc-chat-small', messages: [{ role: 'user', content: 'Say
 interface Envelope { error: { code: string; type: string; message: string } }
 interface SessionReport {
   joules_used: number; joules_remaining: number; joules_allowance: number;
-  daily: { date: string; joules: number; requests: number }[];
+  daily: { date: string; joules: number; requests: number; prompt_tokens: number; completion_tokens: number }[];
   key: null;
-  keys: { key_id: string; requests: number; joules: number }[];
+  keys: { key_id: string; requests: number; joules: number; prompt_tokens: number; completion_tokens: number }[];
   keys_truncated: boolean;
-  projects: { project_id: string; requests: number; joules: number }[];
+  projects: { project_id: string; requests: number; joules: number; prompt_tokens: number; completion_tokens: number }[];
   recent_evidence: ({ evidence_id: string; created_at: string; key_id: string; project_id: string | null; joules: number; route: Record<string, unknown> } & Record<string, unknown>)[];
   source_descriptor: { scope: { account_id: string; key_id: null; key_ids: string[]; via: string; project_ids: string[] }; ledger_keys: string[] };
   not_exposed: string[];
@@ -54,6 +54,20 @@ test('a signed-in session reads its account\'s usage: every key, every project, 
   assert.deepEqual(u.keys.map((k) => [k.key_id, k.requests, k.joules]), [[first.key.id, 2, 2.2], [second.key.id, 1, 1.1]]);
   assert.equal(u.keys_truncated, false);
   assert.deepEqual(u.projects.map((p) => [p.project_id, p.requests, p.joules]), [['web', 2, 2.2]]);
+  // Tokens beside requests and Joules, per day, key and project: the ledger rows' own counts.
+  const rows = await Promise.all(evidence.map((id) => f.store.findEvidence(me.account.id, id)));
+  const tokens = (pick: (i: number) => boolean): [number, number] => rows.reduce<[number, number]>(([p, c], r, i) => pick(i) ? [p + r!.promptTokens, c + r!.completionTokens] : [p, c], [0, 0]);
+  assert.ok(tokens(() => true)[0] > 0 && tokens(() => true)[1] > 0, 'the chats used tokens');
+  assert.deepEqual(u.daily.map((d) => [d.requests, d.prompt_tokens, d.completion_tokens]), [[3, ...tokens(() => true)]]);
+  assert.deepEqual(u.keys.map((k) => [k.prompt_tokens, k.completion_tokens]), [tokens((i) => i < 2), tokens((i) => i === 2)]);
+  assert.deepEqual(u.projects.map((p) => [p.prompt_tokens, p.completion_tokens]), [tokens((i) => i !== 1)]);
+  // The per-row billing facts are not in usage: the session reads them from the evidence route.
+  const one = await f.app.inject({ url: `/api/v1/evidence/${evidence[2]}`, headers: { cookie: me.cookie } });
+  assert.equal(one.statusCode, 200, one.body);
+  const record = one.json<{ outcome: string; prompt_tokens: number; completion_tokens: number; svc_route: { estimated_joules: number } }>();
+  assert.deepEqual([record.outcome, record.prompt_tokens, record.completion_tokens, record.svc_route.estimated_joules], [rows[2]!.outcome, rows[2]!.promptTokens, rows[2]!.completionTokens, rows[2]!.route.estimated_joules]);
+  const othersEvidence = await f.app.inject({ url: `/api/v1/evidence/${othersChat.headers['x-svc-evidence-id']}`, headers: { cookie: me.cookie } });
+  assert.equal(othersEvidence.statusCode, 404, 'another account\'s evidence is not found for this session');
   assert.deepEqual(u.recent_evidence.map((e) => e.evidence_id), [...evidence].reverse(), 'newest first, this account only');
   const newest = u.recent_evidence[0]!;
   assert.deepEqual([newest.key_id, newest.project_id, newest.joules], [second.key.id, 'web', 1.1]);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { launch } from '../../helpers/console-browser.ts';
+import { axeViolations, fitsWidth, keepScreenshots, launch } from '../../helpers/console-browser.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
 
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', 'test-artifacts');
@@ -65,10 +65,40 @@ test('in headless Chromium: sign in by link, create a key, copy its secret, revo
   assert.equal(cookie?.sameSite, 'Strict');
   assert.equal(await page.evaluate('document.cookie'), '', 'the page script cannot read the session cookie');
 
+  // The header: the console's, with the hosted pages and sign out.
+  assert.equal(await page.locator('header.top nav a[aria-current="page"]').getAttribute('href'), '/settings/api-keys');
+  assert.deepEqual(await page.locator('header.top nav a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('href')])), [['API keys', '/settings/api-keys'], ['Usage', '/api/console/usage']]);
+  assert.ok(await page.locator('header.top #sign-out').isVisible(), 'sign out is in the header');
+  // The console's look: a primary button is the accent blue, not the browser's grey.
+  assert.equal(await page.evaluate("getComputedStyle(document.getElementById('create-button')).backgroundColor"), 'rgb(29, 78, 216)');
+
+  // The scope that can chat is listed first and chosen by default.
+  assert.equal(await page.locator('#scope').inputValue(), 'supercomputer');
+  assert.equal(await page.locator('#scope option').first().getAttribute('value'), 'supercomputer');
+  // This account has no hosted plan: the refusal is a plain sentence under the scope field, not at the page's foot.
+  await page.click('#create-button');
+  const scopeError = page.locator('#scope-error');
+  await scopeError.waitFor({ state: 'visible' });
+  assert.match(await scopeError.innerText(), /no hosted-compute plan[\s\S]*Identity only/);
+  assert.doesNotMatch(await scopeError.innerText(), /entitlement|developer_runtime|insufficient_quota/, 'no schema words');
+  assert.equal(await page.locator('#scope').getAttribute('aria-invalid'), 'true');
+  assert.equal(await scopeError.evaluate((e) => e.closest('.field')?.querySelector('#scope') !== null), true, 'the error sits with its field');
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.deepEqual(await axeViolations(page), [], 'axe, with an inline error shown');
+  // A project with a space: the API's `project: …` schema message becomes a sentence by the project field.
+  await page.selectOption('#scope', 'developer_runtime');
+  await page.fill('#project', 'my project');
+  await page.click('#create-button');
+  await page.locator('#project-error').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#project-error').innerText(), /^A project is 1 to 128 letters, digits or symbols, with no spaces\./);
+  assert.equal(await scopeError.isVisible(), false, 'the earlier error is cleared');
+
+  await page.selectOption('#scope', 'developer_runtime');
   await page.fill('#name', 'ci laptop');
   await page.fill('#project', 'proj-web');
   await page.click('#create-button');
   await page.locator('#new-secret').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#project-error').isVisible(), false);
   const secret = await page.locator('#secret').innerText();
   assert.match(secret, /^svc_dk_[A-Za-z0-9_-]{43}$/);
   const check = await store.checkKey(secret);
@@ -78,8 +108,28 @@ test('in headless Chromium: sign in by link, create a key, copy its secret, revo
   await page.locator('#copy-status', { hasText: 'Copied.' }).waitFor();
   assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
 
+  // The quick start: this origin's /api/v1, the models the hosted API lists, and (this key
+  // cannot chat) a note saying so instead of a curl line that would answer 402.
+  assert.equal(await page.locator('#base-url').innerText(), `${base}/api/v1`);
+  const models = (await (await fetch(`${base}/api/v1/models`)).json() as { data: { id: string }[] }).data.map((m) => m.id);
+  assert.ok(models.length > 0);
+  assert.deepEqual(await page.locator('#models code').allInnerTexts(), models);
+  assert.match(await page.locator('#quick-start-note').innerText(), /identity only[\s\S]*402/);
+  assert.equal(await page.locator('#curl').isVisible(), false);
+
   const row = page.locator('#keys tr', { hasText: 'ci laptop' });
   await row.waitFor();
+  // Times are ISO 8601 in UTC, to the minute, as on the usage page.
+  const listed = (await store.listKeys(account.id)).find((k) => k.name === 'ci laptop')!;
+  const created = row.locator('td time').first();
+  assert.equal(await created.getAttribute('datetime'), listed.createdAt.toISOString());
+  assert.equal(await created.innerText(), `${listed.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  for (const size of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(size);
+    assert.deepEqual(await axeViolations(page), [], `axe at ${size.width} px`);
+    assert.ok(await fitsWidth(page), `nothing scrolls sideways at ${size.width} px`);
+  }
+  await keepScreenshots(page, 'hosted-keys');
   assert.match(await row.innerText(), /developer_runtime[\s\S]*proj-web[\s\S]*svc_dk_\S*…\S{4}[\s\S]*active/);
   assert.ok(!(await page.locator('#keys').innerText()).includes(secret), 'the list never shows the secret');
 
