@@ -32,7 +32,7 @@ function filesUnder(dir: string): string[] {
 
 /** What the tarball must hold, file for file: the package's list made concrete from the checkout. */
 function expectedFiles(): Set<string> {
-  const files = new Set(['package.json', 'README.md', 'bin/svc.js', 'dist/build.json', ...filesUnder('docs')]);
+  const files = new Set(['package.json', 'README.md', 'bin/svc.js', 'dist/build.json', ...filesUnder('docs').filter((f) => !f.startsWith('docs/screenshots/'))]);
   for (const file of filesUnder('src')) {
     if (file.endsWith('.as.ts') || file.endsWith('/asconfig.json')) continue; // the WASM kernel's build inputs
     if (file.endsWith('.d.ts')) continue; // declarations: tsc emits nothing for them
