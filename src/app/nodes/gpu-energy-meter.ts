@@ -16,8 +16,8 @@ import { readFile } from 'node:fs/promises';
  *   one line per GPU (Volta and newer). `[N/A]` or `[Not Supported]` on any GPU → no meter.
  *
  * Reads are asynchronous (nvidia-smi takes tens of milliseconds) and run one at a time, in order.
- * Nothing is invented: no counter → no meter; a read that fails mid-request → that request's
- * Joules are null.
+ * Nothing is invented: no counter → no meter; a read that fails → the requests running across it
+ * get null (their interval is unknown), and measuring resumes from the next good reading.
  */
 export type EnergySource = 'nvml' | 'counter-file';
 
@@ -50,6 +50,8 @@ export function nvidiaSmiReader(command = 'nvidia-smi'): CounterReader {
 
 interface Open {
   millijoules: number;
+  /** A reading failed while it ran: its share is unknown. */
+  lost: boolean;
 }
 
 export interface GpuMeasurement {
@@ -60,9 +62,8 @@ export interface GpuMeasurement {
 export class GpuEnergyMeter {
   readonly source: EnergySource;
   readonly #read: CounterReader;
-  #last: number;
+  #last: number | undefined;
   #open = new Set<Open>();
-  #broken = false;
   /** Readings run one after another, so intervals never overlap. */
   #queue: Promise<void> = Promise.resolve();
 
@@ -85,16 +86,19 @@ export class GpuEnergyMeter {
 
   #tick(change?: () => void): Promise<void> {
     this.#queue = this.#queue.then(async () => {
-      if (!this.#broken) {
-        try {
-          const now = await this.#read();
-          // The counter only grows while the driver stays loaded; a lower reading means it was reloaded: that interval is lost, not negative.
-          const delta = Math.max(0, now - this.#last);
-          this.#last = now;
-          if (this.#open.size > 0) for (const open of this.#open) open.millijoules += delta / this.#open.size;
-        } catch {
-          this.#broken = true;
+      try {
+        const now = await this.#read();
+        if (this.#last === undefined || now < this.#last) {
+          // After a failed reading, or a counter that went back (the driver was reloaded): that interval is unknown.
+          for (const open of this.#open) open.lost = true;
+        } else if (this.#open.size > 0) {
+          const share = (now - this.#last) / this.#open.size;
+          for (const open of this.#open) open.millijoules += share;
         }
+        this.#last = now;
+      } catch {
+        this.#last = undefined;
+        for (const open of this.#open) open.lost = true;
       }
       change?.();
     });
@@ -103,12 +107,12 @@ export class GpuEnergyMeter {
 
   /** Starts measuring one request (its share counts from the reading this queues). */
   begin(): GpuMeasurement {
-    const open: Open = { millijoules: 0 };
+    const open: Open = { millijoules: 0, lost: false };
     const started = this.#tick(() => this.#open.add(open));
     let ended: Promise<number | null> | undefined;
     return {
       end: () => {
-        ended ??= started.then(() => this.#tick(() => this.#open.delete(open))).then(() => (this.#broken ? null : Math.round(open.millijoules) / 1000));
+        ended ??= started.then(() => this.#tick(() => this.#open.delete(open))).then(() => (open.lost ? null : Math.round(open.millijoules) / 1000));
         return ended;
       },
     };
