@@ -11,8 +11,13 @@ import { test, type TestContext } from 'node:test';
 import { createNodeToken } from '../../../src/hosted/nodes/node-tokens.ts';
 import { startServerProcess, tinyModelPath, type DaemonProcess } from '../../helpers/daemon-process.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { prepareHostedDataDir } from '../../helpers/hosted-stores.ts';
-import { redisUnavailable, TEST_REDIS_URL } from '../../helpers/test-services.ts';
+import { randomBytes } from 'node:crypto';
+import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
+import { freshPostgresSchema, prepareHostedDataDir } from '../../helpers/hosted-stores.ts';
+import { postgresUnavailable, redisUnavailable, TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-services.ts';
+
+const NO_POSTGRES = await postgresUnavailable('the replica test');
+const NO_SERVICES = NO_POSTGRES !== false ? NO_POSTGRES : await redisUnavailable('the replica test');
 
 interface Route { provider: string; raw_joules: number | null; billable_joules: number; estimated_joules: number; fallback: boolean; fallback_reason: string | null; evidence_id: string }
 
@@ -193,4 +198,28 @@ test('a node killed with SIGKILL: before the first byte the next node (or the en
   assert.equal(local.provider, 'svc-llama.cpp');
   assert.equal(local.fallback_reason, 'node_failed:node-b:upstream_unavailable');
   assert.ok(gateway.logs.some((l) => l.msg === 'inference node node-a joined'));
+});
+
+test('replicas on PostgreSQL and Redis: a node that beats to one replica is routed to by the other', { skip: NO_SERVICES }, async (t) => {
+  const { schema, drop } = freshPostgresSchema();
+  const storeDir = mkdtempSync(join(tmpdir(), 'svc-nodes-replicas-'));
+  const store = await openHostedStore({ dataDir: storeDir, databaseUrl: TEST_DATABASE_URL, schema });
+  t.after(async () => {
+    await store.close();
+    await drop();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+  const account = await store.createAccount({ name: 'replicas', plan: { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: false } });
+  const { secret } = await store.issueKey(account.id, { scope: 'supercomputer' });
+  const url = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  // Its own Redis prefix: nothing shared with other tests on this Redis.
+  const shared = ['--database-url', url, '--redis-url', TEST_REDIS_URL, '--redis-key-prefix', `svc:test:${randomBytes(4).toString('hex')}:`];
+  const dirs = [mkdtempSync(join(tmpdir(), 'svc-nodes-r1-')), mkdtempSync(join(tmpdir(), 'svc-nodes-r2-'))];
+  t.after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const [one, two] = await Promise.all(dirs.map((d) => startGateway(t, d, shared)));
+  assert.ok(one!.logs.some((l) => l.node_registry === 'redis'));
+  await startNode(t, one!.url, a.token, energyCounter(t));
+  const route = await routeOf(await chat(two!.url, secret));
+  assert.equal(route.provider, 'svc-node@node-a', 'the other replica reads the registration from Redis');
+  assert.equal(typeof route.raw_joules, 'number');
 });
