@@ -13,6 +13,7 @@ import { RouteRefusedError } from './route-refused-error.ts';
 import { linkedAbort } from '../../shared/linked-abort.ts';
 import { countPromptTokens } from '../../anthropic/count-prompt-tokens.ts';
 import type { NodePool } from '../nodes/node-pool.ts';
+import { expandNodeCandidates } from '../nodes/expand-node-candidates.ts';
 
 /**
  * Runs a planned hosted chat request over its candidate backends, in order. A backend that
@@ -124,7 +125,7 @@ export class RouteExecutor {
       }
     }
     const attempts: FailedAttempt[] = [];
-    candidates = await this.#expandNodes(candidates, run.plan.model, attempts);
+    candidates = await expandNodeCandidates(candidates, this.#options.nodes, run.plan.model, attempts);
     if (candidates.length === 0) throw new AllBackendsFailedError(attempts);
     let lastError: unknown;
     /** The first backend that counted a prompt too large for the ceiling (a cheaper one may still fit it). */
@@ -376,34 +377,6 @@ export class RouteExecutor {
         fallback_reason: how.attempts.length > 0 ? how.attempts.map((a) => a.reason).join(',') : null,
       },
     };
-  }
-
-  /**
-   * A `nodes` backend becomes one candidate per live node serving the model, least loaded first,
-   * each with the backend's settings, an id and provider naming the node (`nodes@gpu-1`,
-   * `svc-node@gpu-1`: the evidence names the node that served). A `nodes` backend with no live
-   * node for the model is recorded as given up on (`no_live_node`) and the next backend tried.
-   */
-  async #expandNodes(candidates: readonly Candidate[], hostedModel: string, attempts: FailedAttempt[]): Promise<Candidate[]> {
-    const expanded: Candidate[] = [];
-    for (const candidate of candidates) {
-      if (candidate.backend.kind !== 'nodes') {
-        expanded.push(candidate);
-        continue;
-      }
-      let nodes;
-      try {
-        nodes = (await this.#options.nodes?.candidates(candidate.backendModel, hostedModel)) ?? [];
-      } catch (error) {
-        attempts.push({ backend: candidate.backend.id, reason: reasonOf(error) });
-        continue;
-      }
-      if (nodes.length === 0) attempts.push({ backend: candidate.backend.id, reason: 'no_live_node' });
-      for (const node of nodes) {
-        expanded.push({ ...candidate, node, backend: { ...candidate.backend, id: `${candidate.backend.id}@${node.nodeId}`, provider: `${candidate.backend.provider}@${node.nodeId}` } });
-      }
-    }
-    return expanded;
   }
 
   /**
