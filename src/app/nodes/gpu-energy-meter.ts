@@ -33,9 +33,10 @@ export function counterFileReader(path: string): CounterReader {
   return async () => sumMillijoules(await readFile(path, 'utf8'), path);
 }
 
-export function nvidiaSmiReader(command = 'nvidia-smi'): CounterReader {
+/** `command` is looked up on `env`'s PATH. */
+export function nvidiaSmiReader(command = 'nvidia-smi', env: NodeJS.ProcessEnv = process.env): CounterReader {
   return () => new Promise((resolve, reject) => {
-    execFile(command, ['--query-gpu=energy.consumed', '--format=csv,noheader,nounits'], { timeout: 5000 }, (error, stdout) => {
+    execFile(command, ['--query-gpu=energy.consumed', '--format=csv,noheader,nounits'], { timeout: 5000, env }, (error, stdout) => {
       if (error !== null) reject(error);
       else {
         try {
@@ -76,7 +77,7 @@ export class GpuEnergyMeter {
   /** The meter for this machine, or null where no counter can be read. */
   static async open(env: NodeJS.ProcessEnv = process.env): Promise<GpuEnergyMeter | null> {
     const file = env.SVC_GPU_ENERGY_COUNTER_FILE;
-    const [source, read]: [EnergySource, CounterReader] = file !== undefined && file !== '' ? ['counter-file', counterFileReader(file)] : ['nvml', nvidiaSmiReader()];
+    const [source, read]: [EnergySource, CounterReader] = file !== undefined && file !== '' ? ['counter-file', counterFileReader(file)] : ['nvml', nvidiaSmiReader('nvidia-smi', env)];
     try {
       return new GpuEnergyMeter(source, read, await read());
     } catch {
