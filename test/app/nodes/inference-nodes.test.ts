@@ -88,7 +88,7 @@ async function routeOf(response: Response): Promise<Route> {
 test('a chat through the gateway runs on the joined node; the evidence names it and carries the node\'s measured Joules', async (t) => {
   const { dataDir, secret } = await prepareHostedDataDir(t, 'nodes-one');
   const gateway = await startGateway(t, dataDir);
-  await startNode(t, gateway.url, a.token, energyCounter(t));
+  const node = await startNode(t, gateway.url, a.token, energyCounter(t));
   const route = await routeOf(await chat(gateway.url, secret));
   assert.equal(route.provider, 'svc-node@node-a');
   assert.equal(route.fallback, false);
@@ -99,6 +99,13 @@ test('a chat through the gateway runs on the joined node; the evidence names it 
   assert.equal(evidence.svc_route.provider, 'svc-node@node-a', 'the stored evidence names the node too');
   assert.equal(evidence.svc_route.raw_joules, route.raw_joules);
   assert.ok(!gateway.logs.some((l) => JSON.stringify(l).includes(a.token)), 'the node token never reaches the gateway log');
+  assert.ok(!node.logs.some((l) => JSON.stringify(l).includes(a.token)), 'nor the node\'s');
+  // SIGTERM: the node leaves at once (no TTL wait) and the engine serves the next request.
+  assert.equal(await node.stop('SIGTERM'), 0);
+  await waitFor(() => gateway.logs.some((l) => l.msg === 'inference node node-a left'), 'the gateway to log the leave');
+  const after = await routeOf(await chat(gateway.url, secret));
+  assert.equal(after.provider, 'svc-llama.cpp');
+  assert.equal(after.fallback_reason, 'no_live_node');
 });
 
 test('wrong or missing node tokens are refused with the envelope; the node listener refuses callers without the gateway\'s call token', async (t) => {
@@ -197,7 +204,7 @@ test('a node killed with SIGKILL: before the first byte the next node (or the en
   const local = await routeOf(await chat(gateway.url, secret));
   assert.equal(local.provider, 'svc-llama.cpp');
   assert.equal(local.fallback_reason, 'node_failed:node-b:upstream_unavailable');
-  assert.ok(gateway.logs.some((l) => l.msg === 'inference node node-a joined'));
+  await waitFor(() => gateway.logs.some((l) => l.msg === 'inference node node-a joined'), 'the join in the gateway log');
 });
 
 test('replicas on PostgreSQL and Redis: a node that beats to one replica is routed to by the other', { skip: NO_SERVICES }, async (t) => {
