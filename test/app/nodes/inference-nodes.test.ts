@@ -122,6 +122,12 @@ test('wrong or missing node tokens are refused with the envelope; the node liste
     assert.equal(body.error.type, 'authentication_error');
     assert.equal(body.error.docs_url, '/docs/hosted#node_token_invalid');
   }
+  // A good token with a body that is not a heartbeat: 400 naming the field.
+  const malformed = await fetch(`${gateway.url}/api/nodes/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.token}` }, body: JSON.stringify({ advertise_url: 'ftp://x' }) });
+  assert.equal(malformed.status, 400);
+  const problem = (await malformed.json() as { error: { code: string; message: string } }).error;
+  assert.equal(problem.code, 'invalid_request');
+  assert.match(problem.message, /advertise_url/);
   // A node started with a wrong token keeps its daemon, logs the refusal, and never serves the gateway.
   const port = await freePort();
   const dataDirNode = mkdtempSync(join(tmpdir(), 'svc-node-'));
