@@ -21,12 +21,16 @@ export class RedisNodeRegistry implements NodeRegistry {
     this.#prefix = `${prefix}nodes:`;
   }
 
-  /** Connects (failing after a few seconds when Redis cannot be reached: the gateway does not start half-configured). */
+  /**
+   * Connects within a few seconds. An unreachable Redis does not stop the gateway (as with the
+   * rate limiter): ioredis keeps reconnecting, heartbeats answer 503 and chat falls past the
+   * `nodes` backend until it is back.
+   */
   static async open(url: string, prefix: string): Promise<RedisNodeRegistry> {
     const redis = new Redis(url, { lazyConnect: true, connectTimeout: 3000, commandTimeout: 2000, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (times: number) => Math.min(100 * times, 2000) });
     // Errors surface on the commands that fail; the listener keeps ioredis from treating them as unhandled.
     redis.on('error', () => {});
-    await redis.connect();
+    await redis.connect().catch(() => {});
     return new RedisNodeRegistry(redis, prefix);
   }
 
@@ -50,7 +54,14 @@ export class RedisNodeRegistry implements NodeRegistry {
     const live: NodeRecord[] = [];
     const gone: string[] = [];
     values.forEach((value, i) => {
-      const parsed = value === null ? undefined : recordSchema.safeParse(JSON.parse(value));
+      let json: unknown;
+      try {
+        json = value === null ? undefined : JSON.parse(value);
+      } catch {
+        json = undefined;
+      }
+      // Something else under our prefix is no registration: skipped, not trusted.
+      const parsed = value === null ? undefined : recordSchema.safeParse(json);
       if (parsed?.success === true && parsed.data.expiresAt > now) live.push(parsed.data);
       else if (value === null) gone.push(ids[i]!);
     });
