@@ -236,3 +236,17 @@ test('replicas on PostgreSQL and Redis: a node that beats to one replica is rout
   assert.equal(route.provider, 'svc-node@node-a', 'the other replica reads the registration from Redis');
   assert.equal(typeof route.raw_joules, 'number');
 });
+
+test('Redis unreachable: the gateway starts, heartbeats answer 503 nodes_unavailable, and chat falls past the nodes backend with the reason', async (t) => {
+  const { dataDir, secret } = await prepareHostedDataDir(t, 'nodes-no-redis');
+  const gateway = await startGateway(t, dataDir, ['--redis-url', `redis://127.0.0.1:${await freePort()}`]);
+  const beat = await fetch(`${gateway.url}/api/nodes/heartbeat`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.token}` },
+    body: JSON.stringify({ advertise_url: 'http://127.0.0.1:1', call_token: 'c'.repeat(43), models: [{ id: 'tiny' }], load: { active: 0, waiting: 0, slots: 1 }, energy_source: null }),
+  });
+  assert.equal(beat.status, 503);
+  assert.equal((await beat.json() as { error: { code: string } }).error.code, 'nodes_unavailable');
+  const route = await routeOf(await chat(gateway.url, secret));
+  assert.equal(route.provider, 'svc-llama.cpp');
+  assert.equal(route.fallback_reason, 'backend_error:node_registry_unavailable');
+});
