@@ -11,7 +11,7 @@ export interface RawJoinOptions {
   nodeListen?: string;
 }
 
-/** `svc serve`'s inference-node flags (docs/inference-nodes.md). Flags and SVC_* variables only, not the config file: the token is a secret. */
+/** `svc serve`'s inference-node flags (docs/inference-nodes.md); like every serve flag, also config-file keys (`join`, `advertise_url`, …). */
 export function joinOptions(): Option[] {
   return [
     new Option('--join <url>', 'make this daemon an inference node of the hosted gateway at <url> (docs/inference-nodes.md)').env('SVC_JOIN'),

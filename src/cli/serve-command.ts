@@ -24,12 +24,12 @@ export type ServeOptions = RawRuntimeOptions & RawJoinOptions & { config?: strin
  * The daemon's configuration from what commander parsed (flags and SVC_* variables) and the
  * config file: flags > env > file > defaults. Throws ConfigError with a one-line message.
  */
-export function loadServeConfig(parsed: ServeOptions, command: Command, env: NodeJS.ProcessEnv = process.env): { config: RuntimeConfig; configFile: string | undefined } {
+export function loadServeConfig(parsed: ServeOptions, command: Command, env: NodeJS.ProcessEnv = process.env): { config: RuntimeConfig; configFile: string | undefined; options: ServeOptions } {
   const configFile = findConfigFile(parsed.config, parsed.dataDir);
   const file = configFile === undefined ? undefined : readConfigFile(configFile, command, REPEATABLE);
   const { options, explain } = mergeConfigFile(command, parsed, file);
   try {
-    return { config: resolveRuntimeConfig({ ...options, upstreams: file?.upstreams }, env), configFile };
+    return { config: resolveRuntimeConfig({ ...options, upstreams: file?.upstreams }, env), configFile, options };
   } catch (error) {
     throw error instanceof ConfigError ? explain(error) : error;
   }
@@ -87,8 +87,8 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
-      const { config, configFile } = loadServeConfig(parsed, command);
-      const join = resolveJoinSettings(parsed, config.pqcTransport !== undefined);
+      const { config, configFile, options } = loadServeConfig(parsed, command);
+      const join = resolveJoinSettings(options, config.pqcTransport !== undefined);
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startDaemon }, { stdoutLogDestination }] = await Promise.all([import('pino'), import('../app/daemon.ts'), import('../http/stdout-log-destination.ts')]);
       const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, stdoutLogDestination());
