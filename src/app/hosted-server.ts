@@ -18,6 +18,16 @@ import { openRateLimiter } from '../accounts/limits/open-rate-limiter.ts';
 import { openHostedStore } from '../accounts/store/open-hosted-store.ts';
 import type { PqcTransport } from '../transport/pqc-transport-options.ts';
 import { TransportSecurity } from '../transport/transport-security.ts';
+import { NodeTokens, type NodeTokenEntry } from '../hosted/nodes/node-tokens.ts';
+import { MemoryNodeRegistry, type NodeRegistry } from '../hosted/nodes/node-registry.ts';
+import { RedisNodeRegistry } from '../hosted/nodes/redis-node-registry.ts';
+import { NodePool } from '../hosted/nodes/node-pool.ts';
+import { nodeRoutes } from '../hosted/nodes/node-routes.ts';
+import { withNodesBackend } from '../hosted/nodes/nodes-route-config.ts';
+import { DEFAULT_KEY_PREFIX } from '../accounts/limits/redis-rate-limiter.ts';
+
+/** How long a node stays registered without a heartbeat, unless --node-ttl says. */
+export const DEFAULT_NODE_TTL_MS = 15_000;
 
 /** How long an Idempotency-Key binds its answer (Stripe keeps them 24 hours). */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
@@ -50,6 +60,10 @@ export interface HostedServerConfig {
   pqcTransport?: PqcTransport | undefined;
   /** `--quantum-provider` and friends: the `vendor-eagle` substrate; undefined, none (503). */
   hardware?: HardwareConfig | undefined;
+  /** `--node-token-hash`: the inference nodes that may join (none: no node routes answer but 401). */
+  nodeTokens?: NodeTokenEntry[] | undefined;
+  /** `--node-ttl`: a node not heard from for this long is dropped. */
+  nodeTtlMs?: number | undefined;
 }
 
 export interface HostedServer {
@@ -63,7 +77,10 @@ export interface HostedServer {
  * the grace period, then the store closes.
  */
 export async function startHostedServer(config: HostedServerConfig, log: Logger): Promise<HostedServer> {
-  const routes = loadRouteConfig(config.routesFile);
+  const nodeTokens = new NodeTokens(config.nodeTokens ?? []);
+  const loaded = loadRouteConfig(config.routesFile);
+  // With nodes and the embedded configuration, the public policies try the nodes first.
+  const routes = nodeTokens.size > 0 && config.routesFile === undefined ? withNodesBackend(loaded) : loaded;
   // Replicas share evidence keys only if they share this file: see docs/transport.md.
   const transport = config.pqcTransport === undefined ? undefined : new TransportSecurity(config.pqcTransport, {
     dataDir: config.dataDir,
@@ -85,7 +102,19 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const { catalog, engine } = local;
   // Measured Joules for engine backends where the host exposes RAPL; raw_joules is null elsewhere.
   const meter = RaplMeter.open();
-  const executor = new RouteExecutor({ engine, meter });
+  // Registrations live where every replica sees them: Redis with --redis-url, this process otherwise.
+  let registry: NodeRegistry;
+  try {
+    registry = config.redisUrl !== undefined && config.redisUrl !== '' && nodeTokens.size > 0
+      ? await RedisNodeRegistry.open(config.redisUrl, config.redisKeyPrefix ?? DEFAULT_KEY_PREFIX)
+      : new MemoryNodeRegistry();
+  } catch (error) {
+    await Promise.all([store.close(), offThread.close(), engine.close()]);
+    throw error;
+  }
+  const nodeTtlMs = config.nodeTtlMs ?? DEFAULT_NODE_TTL_MS;
+  const nodes = new NodePool(registry);
+  const executor = new RouteExecutor({ engine, meter, nodes });
   const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
   // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
   // The numbers come from the route configuration's `limits` table (defaults where absent).
@@ -97,12 +126,15 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, publicOrigins: config.publicOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release, transport,
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport === undefined ? undefined : (route) => transport.signEvidence(route) }), evidencePlugin(), usagePlugin()],
-      apiPlugins: [hostedSolvePlugin({ service: solver })],
+      apiPlugins: [hostedSolvePlugin({ service: solver }), nodeRoutes({
+        tokens: nodeTokens, registry, ttlMs: nodeTtlMs, heartbeatMs: Math.max(1, Math.floor(nodeTtlMs / 3)),
+        onChange: (event, nodeId, url) => log.info({ node_id: nodeId, ...(url !== undefined ? { advertise_url: url } : {}) }, `inference node ${nodeId} ${event}`),
+      })],
     });
     // Fastify names the scheme from its own https option; with --pqc-transport the factory's server speaks TLS.
     await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${transport === undefined ? address : address.replace(/^http:/, 'https:')}` });
   } catch (error) {
-    await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close(), engine.close(), solver.close()]);
+    await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close(), engine.close(), solver.close(), registry.close()]);
     throw error;
   }
   const address = app.server.address();
@@ -115,6 +147,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   }
   const models = catalog.list().map((m) => m.id);
   for (const warning of catalog.warnings) log.warn({ component: 'models' }, warning);
+  if (nodeTokens.size > 0) log.info({ node_tokens: nodeTokens.size, node_registry: registry.kind, node_ttl_ms: nodeTtlMs }, `inference nodes: ${nodeTokens.size} token(s); registrations in ${registry.kind}, dropped after ${nodeTtlMs} ms without a heartbeat`);
   log.info({ models, rapl: meter !== null }, models.length > 0
     ? `engine models: ${models.join(', ')}`
     : 'no engine model: engine backends fail over to the next backend (or 502) until you start with --model /path/to/model.gguf or put a .gguf file in <data-dir>/models');
@@ -149,7 +182,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       grace.unref();
       await app.close();
       clearTimeout(grace);
-      await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close(), engine.close(), solver.close()]);
+      await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close(), engine.close(), solver.close(), registry.close()]);
       log.info('stopped');
     })();
     return closing;

@@ -10,6 +10,7 @@ import { hardwareOptions } from './hardware-options.ts';
 import { runServer } from './run-server.ts';
 import { engineOptions, REDACTED_LOG_PATHS } from './serve-command.ts';
 import { DEFAULT_KEY_PREFIX } from '../accounts/limits/redis-rate-limiter.ts';
+import { createNodeToken, parseNodeTokenHashes } from '../hosted/nodes/node-tokens.ts';
 
 /** The hosted tier's port: next to the local runtime's 11435 and 11440, so both run on one machine. */
 export const DEFAULT_HOSTED_PORT = 11450;
@@ -32,6 +33,8 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
   shutdownTimeout?: string;
   logLevel?: string;
   pqcTransport?: string[];
+  nodeTokenHash?: string[];
+  nodeTtl?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -98,6 +101,8 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     release: { downloadUrl: env.SVC_DOWNLOAD_URL, updaterManifestUrl: env.SVC_UPDATER_MANIFEST_URL, notes: env.SVC_RELEASE_NOTES },
     pqcTransport: pqcTransportFrom(raw.pqcTransport),
     hardware: hardwareFrom(raw),
+    nodeTokens: parseNodeTokenHashes(raw.nodeTokenHash),
+    nodeTtlMs: parseDuration(raw.nodeTtl ?? '15s', '--node-ttl'),
   };
 }
 
@@ -127,6 +132,8 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 8mb]').env('SVC_BODY_LIMIT'))
     .addOption(new Option('--request-timeout <duration>', 'time allowed to upload a request [default: 30s]').env('SVC_REQUEST_TIMEOUT'))
     .addOption(new Option('--shutdown-timeout <duration>', 'grace for in-flight requests on SIGINT/SIGTERM [default: 10s]').env('SVC_SHUTDOWN_TIMEOUT'))
+    .addOption(new Option('--node-token-hash <entry>', 'an inference node that may join, as NAME:sha256:HEX from `svc hosted node-token create`; repeat for several (docs/inference-nodes.md)').env('SVC_NODE_TOKEN_HASHES').argParser(collect))
+    .addOption(new Option('--node-ttl <duration>', 'drop a node not heard from for this long; nodes beat every third of it [default: 15s]').env('SVC_NODE_TTL'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .action(async (parsed: RawHostedOptions) => {
       const config = resolveHostedConfig(parsed);
@@ -134,5 +141,21 @@ export function registerHostedCommand(program: Command): void {
       const [{ default: pino }, { startHostedServer }] = await Promise.all([import('pino'), import('../app/hosted-server.ts')]);
       const log = pino({ level: parsed.logLevel ?? 'info', redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } });
       await runServer(() => startHostedServer(config, log), log, () => `port ${config.port} is already in use on ${config.host}; choose one with --port`);
+    });
+  // `svc hosted node-token create --name gpu-1`: the token for the node, the hash line for the gateway.
+  hosted
+    .command('node-token')
+    .description('inference-node tokens (docs/inference-nodes.md)')
+    .command('create')
+    .description('print a new node token (give it to the node: SVC_NODE_TOKEN) and the NAME:sha256:HEX entry for the gateway (--node-token-hash)')
+    .requiredOption('--name <name>', 'the node\'s name: its id in route evidence and logs')
+    .option('--json', 'print {name, token, node_token_hash} as JSON')
+    .action((options: { name: string; json?: boolean }) => {
+      const { token, entry } = createNodeToken(options.name);
+      if (options.json === true) {
+        process.stdout.write(`${JSON.stringify({ name: options.name, token, node_token_hash: entry })}\n`);
+        return;
+      }
+      process.stdout.write(`node token (shown once; give it to the node as SVC_NODE_TOKEN):\n  ${token}\ngateway entry (--node-token-hash or SVC_NODE_TOKEN_HASHES; not a secret):\n  ${entry}\n`);
     });
 }

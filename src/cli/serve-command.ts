@@ -6,6 +6,7 @@ import { TELEMETRY_MODES } from '../telemetry/telemetry-settings.ts';
 import { findConfigFile, mergeConfigFile, readConfigFile } from './config-file.ts';
 import { hardwareOptions } from './hardware-options.ts';
 import { SPECULATIVE_MODES } from '../inference/llama-engine-options.ts';
+import { joinOptions, resolveJoinSettings, type RawJoinOptions } from './join-options.ts';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 /** Options that take a list (repeatable flags, comma lists in SVC_*, arrays in the config file). */
@@ -17,18 +18,18 @@ const REPEATABLE = new Set(['port', 'host', 'model', 'upstream', 'pqcTransport']
  */
 export const REDACTED_LOG_PATHS = ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization', 'req.headers.authorization', 'headers.cookie', '*.headers.cookie', 'req.headers.cookie'];
 
-export type ServeOptions = RawRuntimeOptions & { config?: string };
+export type ServeOptions = RawRuntimeOptions & RawJoinOptions & { config?: string };
 
 /**
  * The daemon's configuration from what commander parsed (flags and SVC_* variables) and the
  * config file: flags > env > file > defaults. Throws ConfigError with a one-line message.
  */
-export function loadServeConfig(parsed: ServeOptions, command: Command, env: NodeJS.ProcessEnv = process.env): { config: RuntimeConfig; configFile: string | undefined } {
+export function loadServeConfig(parsed: ServeOptions, command: Command, env: NodeJS.ProcessEnv = process.env): { config: RuntimeConfig; configFile: string | undefined; options: ServeOptions } {
   const configFile = findConfigFile(parsed.config, parsed.dataDir);
   const file = configFile === undefined ? undefined : readConfigFile(configFile, command, REPEATABLE);
   const { options, explain } = mergeConfigFile(command, parsed, file);
   try {
-    return { config: resolveRuntimeConfig({ ...options, upstreams: file?.upstreams }, env), configFile };
+    return { config: resolveRuntimeConfig({ ...options, upstreams: file?.upstreams }, env), configFile, options };
   } catch (error) {
     throw error instanceof ConfigError ? explain(error) : error;
   }
@@ -62,6 +63,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('-d, --data-dir <dir>', 'where svc keeps its data; GGUF files in <dir>/models are served [default: ~/.svc]').env('SVC_DATA_DIR'));
   for (const option of engineOptions()) serve.addOption(option);
   for (const option of hardwareOptions()) serve.addOption(option);
+  for (const option of joinOptions()) serve.addOption(option);
   serve
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).env('SVC_LOG_LEVEL'))
     .addOption(new Option('--body-limit <size>', 'largest request body [default: 16mb]').env('SVC_BODY_LIMIT'))
@@ -85,11 +87,26 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option('-c, --config <path>', 'config file (TOML or JSON) [default: <data-dir>/config.toml or config.json, if present]').env('SVC_CONFIG'))
     .action(async (parsed: ServeOptions, command: Command) => {
       // A ConfigError reaches the CLI's error handler: one line on stderr, exit 2.
-      const { config, configFile } = loadServeConfig(parsed, command);
+      const { config, configFile, options } = loadServeConfig(parsed, command);
+      const join = resolveJoinSettings(options, config.pqcTransport !== undefined);
       // Imported here so `svc --help` and other commands start without the server stack.
       const [{ default: pino }, { startDaemon }, { stdoutLogDestination }] = await Promise.all([import('pino'), import('../app/daemon.ts'), import('../http/stdout-log-destination.ts')]);
       const log = pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, stdoutLogDestination());
       if (configFile !== undefined) log.info({ configFile }, `config file: ${configFile}`);
-      await runServer(() => startDaemon(config, log), log, (e) => `a port is already in use (${e.message}); is another svc running? choose one with --port`);
+      const start = async () => {
+        const daemon = await startDaemon(config, log);
+        if (join === undefined) return daemon;
+        const { startNodeAgent } = await import('../app/nodes/node-agent.ts');
+        let agent;
+        try {
+          agent = await startNodeAgent(join, daemon.urls[0]!, config.parallel, log);
+        } catch (error) {
+          await daemon.close();
+          throw error;
+        }
+        // The node leaves the gateway first, so no new work arrives while the daemon drains.
+        return { ...daemon, close: async () => { await agent.close(); await daemon.close(); } };
+      };
+      await runServer(start, log, (e) => `a port is already in use (${e.message}); is another svc running? choose one with --port`);
     });
 }

@@ -30,6 +30,8 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['svc_account_disabled', { status: 401, type: 'authentication_error' }],
   ['session_required', { status: 401, type: 'authentication_error' }],
   ['sign_in_link_invalid', { status: 401, type: 'authentication_error' }],
+  ['node_token_invalid', { status: 401, type: 'authentication_error' }],
+  ['nodes_unavailable', { status: 503, type: 'server_error' }],
   ['insufficient_quota', { status: 402, type: 'insufficient_quota' }],
   ['hosted_entitlement_required', { status: 402, type: 'insufficient_quota' }],
   ['joule_allowance_exhausted', { status: 402, type: 'insufficient_quota' }],

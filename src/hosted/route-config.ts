@@ -27,8 +27,13 @@ const idSchema = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'ids are 1 to 6
 
 export const backendSchema = z.strictObject({
   id: idSchema,
-  /** `engine`: the in-process llama.cpp engine; `upstream`: an OpenAI-compatible URL. */
-  kind: z.enum(['engine', 'upstream']),
+  /**
+   * `engine`: the in-process llama.cpp engine; `upstream`: an OpenAI-compatible URL; `nodes`: the
+   * inference nodes registered with this gateway (`svc serve --join`), least loaded first
+   * (docs/inference-nodes.md). A `nodes` backend's models map hosted ids to the nodes' own model
+   * ids (`@default`: each node's first model).
+   */
+  kind: z.enum(['engine', 'upstream', 'nodes']),
   /** For `upstream`: where and how to reach it (the same table as the local daemon's `[[upstreams]]`, minus the name). */
   upstream: upstreamTableSchema.omit({ name: true }).optional(),
   /** `dedicated`: this account's traffic only; `shared` or `mesh`: pooled; `personal` privacy never goes there. */

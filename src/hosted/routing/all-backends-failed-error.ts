@@ -21,7 +21,7 @@ export class AllBackendsFailedError extends ApiError {
   readonly attempts: readonly FailedAttempt[];
 
   constructor(attempts: readonly FailedAttempt[], cause?: unknown) {
-    const transient = attempts.length > 0 && attempts.every((a) => TRANSIENT_REASONS.has(a.reason));
+    const transient = attempts.length > 0 && attempts.every((a) => isTransient(a.reason));
     super({
       status: transient ? 503 : 502,
       type: 'server_error',
@@ -36,6 +36,7 @@ export class AllBackendsFailedError extends ApiError {
 }
 
 const TRANSIENT_REASONS = new Set([
+  'backend_error:node_registry_unavailable',
   'latency_ceiling',
   'backend_error:upstream_unavailable',
   'backend_error:upstream_timeout',
@@ -44,3 +45,10 @@ const TRANSIENT_REASONS = new Set([
   'backend_error:model_overloaded',
   'backend_error:server_shutting_down',
 ]);
+
+/** A dead or missing node passes like an unreachable upstream: `node_failed:<node>:<code>` is as transient as its code. */
+function isTransient(reason: string): boolean {
+  if (reason === 'no_live_node') return true;
+  const node = /^node_failed:[^:]+:(.+)$/.exec(reason);
+  return TRANSIENT_REASONS.has(node === null ? reason : `backend_error:${node[1]}`);
+}

@@ -97,8 +97,8 @@ export function checkRouteConfig(config: RouteConfig, where = 'Route config'): R
     if (backend.kind === 'upstream' && backend.upstream === undefined) {
       throw new RouteConfigError(`${where}: backend '${backend.id}' is kind = "upstream" but has no [backends.upstream] table (base_url, api_key_env, …).`);
     }
-    if (backend.kind === 'engine' && backend.upstream !== undefined) {
-      throw new RouteConfigError(`${where}: backend '${backend.id}' is kind = "engine" but has an upstream table; make it kind = "upstream" or remove the table.`);
+    if (backend.kind !== 'upstream' && backend.upstream !== undefined) {
+      throw new RouteConfigError(`${where}: backend '${backend.id}' is kind = "${backend.kind}" but has an upstream table; make it kind = "upstream" or remove the table.`);
     }
   }
   const models = new Set<string>();

@@ -12,6 +12,8 @@ import type { Candidate, RoutePlan } from './route-planner.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
 import { linkedAbort } from '../../shared/linked-abort.ts';
 import { countPromptTokens } from '../../anthropic/count-prompt-tokens.ts';
+import type { NodePool } from '../nodes/node-pool.ts';
+import { expandNodeCandidates } from '../nodes/expand-node-candidates.ts';
 
 /**
  * Runs a planned hosted chat request over its candidate backends, in order. A backend that
@@ -63,14 +65,17 @@ export interface RouteExecutorOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** RAPL, for `engine` backends' raw_joules; null or absent → raw_joules is null. */
   meter?: RaplMeter | null | undefined;
+  /** The registered inference nodes, for `nodes` backends; absent → a `nodes` backend has no live node. */
+  nodes?: NodePool | undefined;
 }
 
 /** 4xx statuses that say the request itself is wrong: no other backend would take it either. */
 const CLIENT_FAULT = new Set([400, 413, 422]);
 
-function reasonOf(error: unknown): string {
-  if (error instanceof ApiError && /^[a-z0-9_.-]{1,64}$/i.test(error.code)) return `backend_error:${error.code}`;
-  return 'backend_error:internal';
+function reasonOf(error: unknown, candidate?: Candidate): string {
+  const code = error instanceof ApiError && /^[a-z0-9_.-]{1,64}$/i.test(error.code) ? error.code : 'internal';
+  // A node's failure names the node (its token's name, set by the operator, never by a caller).
+  return candidate?.node === undefined ? `backend_error:${code}` : `node_failed:${candidate.node.nodeId}:${code}`;
 }
 
 class LatencyCeiling extends Error {
@@ -120,6 +125,8 @@ export class RouteExecutor {
       }
     }
     const attempts: FailedAttempt[] = [];
+    candidates = await expandNodeCandidates(candidates, this.#options.nodes, run.plan.model, attempts);
+    if (candidates.length === 0) throw new AllBackendsFailedError(attempts);
     let lastError: unknown;
     /** The first backend that counted a prompt too large for the ceiling (a cheaper one may still fit it). */
     let refusal: RouteRefusedError | undefined;
@@ -136,20 +143,23 @@ export class RouteExecutor {
         if (error instanceof ApiError && CLIENT_FAULT.has(error.status)) throw error;
         lastError = error;
         const joules = error instanceof LatencyCeiling ? error.joules : undefined;
-        attempts.push({ backend: candidate.backend.id, reason: error instanceof LatencyCeiling ? 'latency_ceiling' : reasonOf(error), ...(joules !== undefined && joules > 0 ? { joules } : {}) });
+        attempts.push({ backend: candidate.backend.id, reason: error instanceof LatencyCeiling ? 'latency_ceiling' : reasonOf(error, candidate), ...(joules !== undefined && joules > 0 ? { joules } : {}) });
       }
     }
     if (run.signal?.aborted === true) {
-      const last = candidates[Math.min(attempts.length, candidates.length - 1)]!;
+      // The backend being tried when the caller left (attempts may also hold `nodes` backends with no live node).
+      const tried = attempts.filter((a) => candidates.some((c) => c.backend.id === a.backend)).length;
+      const last = candidates[Math.min(tried, candidates.length - 1)]!;
       return this.#result(last, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
         outcome: 'aborted', attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
       });
     }
     // Every backend was given up on, and some did work first: the request failed, and what ran is
     // billed (the evidence names the last backend that worked; its estimate is 0, the attempts' work is billable).
-    const worked = attempts.findLastIndex((a) => a.joules !== undefined);
-    if (worked !== -1) {
-      return this.#result(candidates[worked]!, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
+    const worked = attempts.findLast((a) => a.joules !== undefined);
+    const workedOn = worked === undefined ? undefined : candidates.find((c) => c.backend.id === worked.backend);
+    if (workedOn !== undefined) {
+      return this.#result(workedOn, run, startedAt, { text: '', toolCalls: [], finishReason: 'abort', usage: { promptTokens: 0, completionTokens: 0 } }, {
         outcome: 'failed', error: new AllBackendsFailedError(attempts, lastError), attempts, seconds: 0, promptTokens: 0, counted: 0, raw: null,
       });
     }
@@ -160,7 +170,7 @@ export class RouteExecutor {
 
   async #attempt(candidate: Candidate, run: RouteRequestRun, startedAt: number, promptBound: number, attempts: FailedAttempt[]): Promise<RouteResult> {
     const { backend } = candidate;
-    const model = this.#model(candidate, run.plan.model);
+    const model = candidate.node ?? this.#model(candidate, run.plan.model);
     const profile = backend.energy;
     // The prompt's tokens as the metering rules use them: the engine's own count once it has
     // counted (onPromptTokens below), an upstream's bound from the start. Before the engine counts,
@@ -274,7 +284,7 @@ export class RouteExecutor {
       clearTimeout(timer);
       clearTimeout(jouleTimer);
       link.release();
-      const failedRaw = measurement?.end() ?? null;
+      const failedRaw = measurement?.end() ?? (stop.signal.reason instanceof JouleCeiling && candidate.node !== undefined ? await candidate.node.energy() : null);
       if (stop.signal.reason instanceof LatencyCeiling && !started) throw this.#givenUp(stop.signal.reason, profile, promptTokens, engine, attemptStart);
       // Stopped at the ceiling by its time alone (a backend that threw on the abort): what ran is billed.
       if (stop.signal.reason instanceof JouleCeiling) {
@@ -297,7 +307,8 @@ export class RouteExecutor {
     clearTimeout(timer);
     clearTimeout(jouleTimer);
     link.release();
-    const raw = measurement?.end() ?? null;
+    // A node measures on its own accelerator and says afterwards what this request's share was.
+    const raw = measurement?.end() ?? (candidate.node !== undefined ? await candidate.node.energy() : null);
     const seconds = (performance.now() - attemptStart) / 1000;
     const reason = stop.signal.reason as unknown;
     if (reason instanceof LatencyCeiling && !started) throw this.#givenUp(reason, profile, promptTokens, engine, attemptStart);

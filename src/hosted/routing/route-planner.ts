@@ -6,6 +6,7 @@ import {
 import type { QueueClass } from '../../accounts/limits/queue-classes.ts';
 import { quoteInput } from '../../shared/quote-input.ts';
 import { RouteRefusedError } from './route-refused-error.ts';
+import type { NodeAttempt } from '../nodes/node-pool.ts';
 
 /**
  * Without `x-svc-privacy-tier` a request is `personal`: the caller has not said its content may
@@ -27,6 +28,8 @@ export interface Candidate {
   backend: BackendConfig;
   /** The backend's own id for the hosted model (or ENGINE_DEFAULT_MODEL). */
   backendModel: string;
+  /** For one node of a `nodes` backend (the executor expands the backend into its live nodes). */
+  node?: NodeAttempt | undefined;
 }
 
 export interface RoutePlan {
