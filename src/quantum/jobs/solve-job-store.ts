@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { migrateSqliteStore, StatementCache, transaction } from '../../shared/sqlite-store.ts';
 import type { StoreMigrationStep } from '../../shared/store-version.ts';
@@ -106,6 +106,11 @@ function record(row: Record<string, unknown> | undefined): SolveJobRecord | unde
 export class SqliteSolveJobStore implements SolveJobStore {
   readonly #db: DatabaseSync;
   readonly #statements: StatementCache;
+
+  /** Where the daemon keeps it in a data dir. */
+  static pathIn(dataDir: string): string {
+    return join(dataDir, 'solve-jobs', 'solve-jobs.db');
+  }
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

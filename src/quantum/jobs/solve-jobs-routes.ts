@@ -23,6 +23,8 @@ export interface SolveJobsRoutesOptions {
   guard?: (request: FastifyRequest, substrate: Substrate) => void;
   /** A failed job's error in this face's envelope (default: the local runtime's fields). */
   errorBody?: (error: ApiError) => unknown;
+  /** Aborted when the server drains: open event streams end (a watcher reconnects elsewhere, or later). */
+  closing?: AbortSignal;
 }
 
 /** SSE comments keep proxies from closing a quiet stream (a 24-qubit solve can run for minutes). */
@@ -80,7 +82,7 @@ export async function solveJobsRoutes(app: FastifyInstance, opts: SolveJobsRoute
     const { id } = request.params;
     const owner = ownerOf(request);
     const job = await jobs.get(id, owner);
-    streamEvents(reply, job, view, (listener) => jobs.subscribe(id, listener), () => jobs.get(id, owner));
+    streamEvents(reply, job, view, (listener) => jobs.subscribe(id, listener), () => jobs.get(id, owner), opts.closing);
   });
 }
 
@@ -95,6 +97,7 @@ function streamEvents(
   view: (job: SolveJobRecord) => Record<string, unknown>,
   subscribe: (listener: (type: SolveJobEventType, job: SolveJobRecord) => void) => () => void,
   reread: () => Promise<SolveJobRecord>,
+  closing: AbortSignal | undefined,
 ): void {
   reply.hijack();
   const raw = reply.raw;
@@ -105,6 +108,7 @@ function streamEvents(
     ended = true;
     clearInterval(heartbeat);
     unsubscribe();
+    closing?.removeEventListener('abort', end);
     raw.end();
   };
   const send = (type: SolveJobEventType, job: SolveJobRecord) => {
@@ -116,6 +120,8 @@ function streamEvents(
   const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
   raw.once('close', end);
+  if (closing?.aborted === true) queueMicrotask(end);
+  closing?.addEventListener('abort', end, { once: true });
   send(first.status, first);
   // A change between the first read and the subscription would otherwise be lost.
   void reread().then((now) => { if (now.status !== first.status) send(now.status, now); }, end);
