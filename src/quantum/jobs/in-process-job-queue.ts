@@ -1,4 +1,4 @@
-import type { JobHandler, JobQueue, JobQueueEntry } from './job-queue.ts';
+import type { JobHandler, JobQueue, JobQueueEntry, JobQueueEvent } from './job-queue.ts';
 
 /**
  * The embedded default's job queue: waiting jobs in priority then arrival order, at most
@@ -14,7 +14,7 @@ export class InProcessJobQueue implements JobQueue {
   #seq = 0;
   #closed = false;
 
-  add(entry: JobQueueEntry): void {
+  async add(entry: JobQueueEntry): Promise<void> {
     if (this.#closed || this.#running.has(entry.id) || this.#waiting.some((w) => w.id === entry.id)) return;
     const item = { ...entry, seq: this.#seq++ };
     // Kept sorted: the first waiting entry with a larger priority is where this one goes.
@@ -24,16 +24,14 @@ export class InProcessJobQueue implements JobQueue {
     this.#pump();
   }
 
-  cancel(id: string): boolean {
+  async cancel(id: string): Promise<void> {
     const at = this.#waiting.findIndex((w) => w.id === id);
-    if (at >= 0) {
-      this.#waiting.splice(at, 1);
-      return true;
-    }
-    const running = this.#running.get(id);
-    running?.abort(new Error('cancelled'));
-    return running !== undefined;
+    if (at >= 0) this.#waiting.splice(at, 1);
+    else this.#running.get(id)?.abort(new Error('cancelled'));
   }
+
+  /** Every job runs in this process: its changes are told by the handler itself. */
+  watch(_listener: (event: JobQueueEvent) => void): void {}
 
   position(id: string): number | undefined {
     const at = this.#waiting.findIndex((w) => w.id === id);
@@ -65,7 +63,7 @@ export class InProcessJobQueue implements JobQueue {
       const controller = new AbortController();
       this.#running.set(id, controller);
       // A handler reports its own failures into the job store; one that throws anyway must not stop the queue.
-      const settled: Promise<void> = handler(id, controller.signal).catch(() => undefined).then(() => {
+      const settled: Promise<void> = handler(id, controller.signal, () => undefined).catch(() => undefined).then(() => {
         this.#running.delete(id);
         this.#settled.delete(settled);
         this.#pump();

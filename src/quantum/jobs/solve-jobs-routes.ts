@@ -111,9 +111,14 @@ function streamEvents(
     closing?.removeEventListener('abort', end);
     raw.end();
   };
+  let last = '';
   const send = (type: SolveJobEventType, job: SolveJobRecord) => {
     if (ended) return;
-    raw.write(`event: ${type}\ndata: ${JSON.stringify(view(job))}\n\n`);
+    // A change may be told twice (by this process and by a shared queue's events): sent once.
+    const data = JSON.stringify(view(job));
+    if (`${type}\n${data}` === last) return;
+    last = `${type}\n${data}`;
+    raw.write(`event: ${type}\ndata: ${data}\n\n`);
     if (TERMINAL_STATUSES.has(job.status)) end();
   };
   const unsubscribe = subscribe(send);

@@ -9,7 +9,7 @@ import type { Substrate } from '../solve-schemas.ts';
 import type { SolveService } from '../solve-service.ts';
 import { InProcessJobQueue } from './in-process-job-queue.ts';
 import { splitJobBody, type JobBody } from './job-intake.ts';
-import type { JobQueue } from './job-queue.ts';
+import type { JobProgress, JobQueue, JobQueueEvent } from './job-queue.ts';
 import { TERMINAL_STATUSES, type SolveJobRecord, type SolveJobStatus, type SolveJobStore } from './solve-job-store.ts';
 
 const JOB_INTAKE_MODULE = siblingModule('./job-intake', import.meta.url);
@@ -34,6 +34,8 @@ export interface SolveJobsOptions {
   maxWaiting?: number;
   /** Where a large body is parsed (the daemon's intake worker); default: on the event loop. */
   offThread?: OffThread;
+  /** Whether this process runs jobs (default) or only queues them for workers elsewhere (`--no-local-solves`). */
+  runJobs?: boolean;
 }
 
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -77,13 +79,14 @@ export class SolveJobs {
     // Finished jobs past their retention are forgotten within a minute (GET refuses them at once).
     this.#sweep = setInterval(() => void this.#store.deleteExpired(Date.now()).catch(() => undefined), 60_000);
     this.#sweep.unref();
-    this.#queue.process((id, signal) => this.#runJob(id, signal), options.concurrency ?? this.#service.workers);
+    if (options.runJobs !== false) this.#queue.process((id, signal, report) => this.#runJob(id, signal, report), options.concurrency ?? this.#service.workers);
+    this.#queue.watch((event) => this.#remote(event));
   }
 
   /** Opens the service and takes up the jobs a previous process left queued or running (at-least-once). */
   static async open(options: SolveJobsOptions): Promise<SolveJobs> {
     const jobs = new SolveJobs(options);
-    for (const job of await options.store.unfinished()) jobs.#queue.add({ id: job.id, priority: job.priority });
+    for (const job of await options.store.unfinished()) await jobs.#queue.add(entryOf(job));
     return jobs;
   }
 
@@ -116,7 +119,7 @@ export class SolveJobs {
       });
     }
     if (created) {
-      this.#queue.add({ id: job.id, priority: job.priority });
+      await this.#queue.add(entryOf(job));
       this.#emit('queued', job);
     }
     return { job, created };
@@ -134,7 +137,7 @@ export class SolveJobs {
     return this.#queue.position(id);
   }
 
-  progress(id: string): { completed: number; total: number } | undefined {
+  progress(id: string): JobProgress | undefined {
     return this.#progress.get(id);
   }
 
@@ -149,8 +152,8 @@ export class SolveJobs {
     if (TERMINAL_STATUSES.has(job.status)) return job;
     const now = Date.now();
     if (await this.#store.finish(id, { status: 'cancelled', error: JSON.stringify(cancelledError()) }, now, now + this.retentionMs)) {
-      this.#queue.cancel(id);
       this.#progress.delete(id);
+      await this.#queue.cancel(id);
     }
     const after = await this.get(id, owner);
     this.#emit(after.status, after);
@@ -197,7 +200,18 @@ export class SolveJobs {
     }
   }
 
-  async #runJob(id: string, signal: AbortSignal): Promise<void> {
+  /** A job another process runs changed: its watchers here hear it from the store. */
+  #remote(event: JobQueueEvent): void {
+    if (event.type === 'progress') this.#progress.set(event.id, event.progress);
+    if (event.type === 'finished') this.#progress.delete(event.id);
+    if (!this.#listeners.has(event.id)) return;
+    void this.#store.get(event.id).then((job) => {
+      if (job === undefined) return;
+      this.#emit(event.type === 'finished' ? job.status : event.type === 'progress' ? 'progress' : 'running', job);
+    }, () => undefined);
+  }
+
+  async #runJob(id: string, signal: AbortSignal, report: (progress: JobProgress) => void): Promise<void> {
     this.#positionsMoved();
     if (!(await this.#store.start(id, Date.now()))) return;
     const started = await this.#store.get(id);
@@ -206,11 +220,15 @@ export class SolveJobs {
     this.#emit('running', started);
     const body = started.body.length > INLINE_JSON_BYTES ? new RawJsonBody(Buffer.from(started.body)) : JSON.parse(started.body);
     try {
-      const answer = await this.#solveWithRoom(body, id, signal);
+      const answer = await this.#solveWithRoom(body, id, signal, report);
       await this.#finish(id, { status: 'completed', result: JSON.stringify(answer) });
     } catch (error) {
-      // Cancelled: the record says so already. Closing: left running, for the next process to take up.
-      if (signal.aborted || (error instanceof ApiError && error.code === 'shutting_down')) return;
+      if (signal.aborted || (error instanceof ApiError && error.code === 'shutting_down')) {
+        // Cancelled: the record says so already. Stopped by a closing process: left running and
+        // handed back to the queue (a throw is a retry), for another process or the next start.
+        if ((await this.#store.get(id))?.status === 'cancelled') return;
+        throw new Error(`solve job ${id} was interrupted by a closing process`, { cause: error });
+      }
       const failed = error instanceof ApiError ? error : ApiError.internal(error);
       await this.#finish(id, { status: 'failed', error: JSON.stringify(failed.toOptions()) });
     } finally {
@@ -222,13 +240,14 @@ export class SolveJobs {
    * The service's pool is shared with the synchronous endpoints: when they fill it, the job waits
    * for room (the Retry-After the pool names) instead of failing.
    */
-  async #solveWithRoom(body: unknown, id: string, signal: AbortSignal): Promise<unknown> {
+  async #solveWithRoom(body: unknown, id: string, signal: AbortSignal, report: (progress: JobProgress) => void): Promise<unknown> {
     for (;;) {
       try {
         return await this.#service.solve(body, {
           signal, stop: signal,
           onProblemSettled: (completed, total) => {
             this.#progress.set(id, { completed, total });
+            report({ completed, total });
             void this.#store.get(id).then((job) => { if (job !== undefined && job.status === 'running') this.#emit('progress', job); }, () => undefined);
           },
         });
@@ -245,6 +264,10 @@ export class SolveJobs {
     const job = await this.#store.get(id);
     if (job !== undefined) this.#emit(job.status, job);
   }
+}
+
+function entryOf(job: SolveJobRecord) {
+  return { id: job.id, priority: job.priority, lane: job.substrate === 'vendor-eagle' ? 'hardware' as const : 'local' as const };
 }
 
 function digest(text: string): string {
