@@ -120,10 +120,13 @@ export class BullJobQueue implements JobQueue {
         const id = job.data.id;
         const controller = new AbortController();
         this.#running.set(id, controller);
+        // Capacity is told as it changes, not only every 5 s.
+        void this.#heartbeat();
         try {
           await handler(id, controller.signal, (progress: JobProgress) => void job.updateProgress({ ...progress }).catch(() => undefined));
         } finally {
           this.#running.delete(id);
+          void this.#heartbeat();
         }
       }, {
         connection, prefix: this.#options.prefix,
