@@ -167,7 +167,7 @@ test('a cancel through one gateway stops the job running on a worker', { skip, t
 
 test('one hardware lane across two gateways: the provider sees one job at a time', { skip, timeout: 240_000 }, async (t) => {
   const token = 'qtok-lane-test';
-  const provider = await startMockQuantumProvider({ token, pollsBeforeDone: 3 });
+  const provider = await startMockQuantumProvider({ token, pollsBeforeDone: 6 });
   t.after(() => provider.close());
   const c = await cluster(t, { monthlyJouleAllowance: 1_000_000, hostedEntitlement: true, enterprise: true });
   const hardware = ['--quantum-provider', provider.url, '--quantum-backend', 'ibm_brisbane', '--quantum-poll', '20ms'];
