@@ -121,6 +121,7 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release, transport,
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport === undefined ? undefined : (route) => transport.signEvidence(route) }), evidencePlugin(), usagePlugin()],
       apiPlugins: [hostedSolvePlugin({ service: solver, jobs: solveJobs.jobs, closing: draining.signal })],
+      solveJobsCapacity: () => solveJobs.capacity(),
     });
     // Fastify names the scheme from its own https option; with --pqc-transport the factory's server speaks TLS.
     await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${transport === undefined ? address : address.replace(/^http:/, 'https:')}` });

@@ -109,6 +109,13 @@ test('a worker killed mid-job: the job completes on the other worker, with one r
   const c = await cluster(t);
   const gateway = await c.gateway();
   const workers = [await c.worker(), await c.worker()];
+  // The workers report liveness and capacity; the gateway's public descriptor shows them (no hosts or pids).
+  let capacity: { solve_jobs: { queue: string; local_solves: boolean; workers: { id: string; concurrency: number; running: number }[] }; live_queue_depth: null };
+  do {
+    capacity = await (await fetch(`${gateway.url}/api/v1/capacity`)).json() as typeof capacity;
+  } while (capacity.solve_jobs.workers.length < 2 && await delay(50, true));
+  assert.deepEqual([capacity.solve_jobs.queue, capacity.solve_jobs.local_solves, capacity.live_queue_depth], ['bullmq', false, null]);
+  assert.deepEqual(capacity.solve_jobs.workers.map((w) => [w.concurrency, w.running, Object.keys(w).sort().join()]), [[1, 0, 'concurrency,id,running,seen_at,started_at'], [1, 0, 'concurrency,id,running,seen_at,started_at']]);
   const submitted = await call(gateway.url, c.secret, 'POST', '/api/solve/jobs', { solver: 'qubo', problem: portfolioOf(22, 7), shots: 65536, seed: 3 });
   assert.equal(submitted.status, 202, JSON.stringify(submitted.json));
   const id = submitted.json.id as string;

@@ -34,6 +34,8 @@ export interface OpenedSolveJobs {
   store: 'sqlite' | 'postgres';
   /** The live workers (processes running jobs) on a shared queue; [] on the in-process one. */
   workers(): Promise<WorkerRecord[]>;
+  /** What `/api/v1/capacity` shows under `solve_jobs` (no host names or pids: the descriptor is public). */
+  capacity(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,17 @@ export async function openSolveJobs(options: OpenSolveJobsOptions): Promise<Open
     queue: bull === undefined ? 'in-process' : 'bullmq',
     store: usePostgres ? 'postgres' : 'sqlite',
     workers: async () => (bull === undefined ? [] : bull.workers()),
+    async capacity() {
+      const workers = bull === undefined ? [] : await bull.workers().catch(() => []);
+      return {
+        queue: bull === undefined ? 'in-process' : 'bullmq',
+        store: usePostgres ? 'postgres' : 'sqlite',
+        local_solves: options.runJobs !== false,
+        ...jobs.counts,
+        retention_seconds: Math.round(jobs.retentionMs / 1000),
+        workers: workers.map((w) => ({ id: w.id, concurrency: w.concurrency, running: w.running, started_at: Math.floor(w.started_at / 1000), seen_at: Math.floor(w.seen_at / 1000) })),
+      };
+    },
     async close() {
       await jobs.close();
       await store.close();
