@@ -61,7 +61,13 @@ export class BullJobQueue implements JobQueue {
   readonly #startedAt = Date.now();
 
   constructor(options: BullJobQueueOptions) {
-    this.#options = { prefix: 'svc', lockDurationMs: 30_000, attempts: 3, ...options };
+    // An option given as undefined takes its default (a spread would keep the undefined).
+    this.#options = {
+      redisUrl: options.redisUrl,
+      prefix: options.prefix ?? 'svc',
+      lockDurationMs: options.lockDurationMs ?? 30_000,
+      attempts: options.attempts ?? 3,
+    };
     const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
     this.#queues = new Map(LANES.map((lane) => [lane, new Queue(queueName(lane), { connection, prefix: this.#options.prefix })]));
     void this.#queues.get('hardware')!.setGlobalConcurrency(1).catch(() => undefined);
