@@ -145,8 +145,19 @@ test('a gateway killed after accepting jobs: nothing queued is lost, another gat
     ids.push(res.json.id as string);
   }
   await a.kill();
-  // No worker ran anything yet: the jobs are only in Redis and PostgreSQL.
+  // No worker ran anything yet: the jobs are only in Redis and PostgreSQL. A watcher on the other
+  // gateway hears the worker's changes (BullMQ's events), though neither gateway runs the job.
+  const response = await fetch(`${b.url}/api/solve/jobs/${ids[0]}/events`, { headers: { authorization: `Bearer ${c.secret}` } });
+  const reader = response.body!.getReader();
+  let text = '';
+  // The stream is open (its first event sent) before any worker exists.
+  while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
   await c.worker();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+  const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+  assert.equal(events[0], 'queued');
+  assert.ok(events.includes('running'), text);
+  assert.equal(events.at(-1), 'completed');
   for (const [i, id] of ids.entries()) {
     const job = await until(b.url, c.secret, id, finished);
     assert.equal(job.status, 'completed');
