@@ -202,3 +202,33 @@ describe('solve jobs across a restart', () => {
     }
   });
 });
+
+describe('a large solve job (parsed off the event loop)', () => {
+  it('a body past the inline limit is split and checked on the intake worker, stored, and run', async () => {
+    const { OffThread } = await import('../../../src/shared/off-thread.ts');
+    const offThread = new OffThread();
+    const service = new SolveService({ workers: 1, offThread });
+    const store = new SqliteSolveJobStore(':memory:');
+    const jobs = await SolveJobs.open({ service, store, offThread });
+    const app = await build(service, jobs);
+    try {
+      // 4096 records of padding: about 200 KB of JSON, past the 64 KB inline limit.
+      const dataset = Array.from({ length: 4096 }, (_, i) => (i === 1234 ? `id=${i} MATCH ${'x'.repeat(40)}` : `id=${i} ok ${'x'.repeat(40)}`)).join('\n');
+      const problem = { type: 'pattern_search', dataset, target: { pattern: 'MATCH', min_confidence: 0.9 }, search_space_size: 4096 };
+      const res = await post(app, { solver: 'grover', problem, seed: 1, client_job_id: 'big-1' });
+      assert.equal(res.statusCode, 202, res.body);
+      const job = await until(app, res.json().id, finished);
+      assert.equal(job.status, 'completed');
+      assert.equal((job.result as { solution: { target_index: number } }).solution.target_index, 1234);
+      const bad = await post(app, { solver: 'grover', problem, extra: true });
+      assert.equal(bad.statusCode, 400);
+      assert.equal(bad.json().error.code, 'unknown_parameter');
+    } finally {
+      await app.close();
+      await jobs.close();
+      await store.close();
+      await service.close();
+      await offThread.close();
+    }
+  });
+});
