@@ -160,7 +160,8 @@ export class BullJobQueue implements JobQueue {
         if (typeof data === 'object' && data !== null) listener({ id: jobId, type: 'progress', progress: data as JobProgress });
       });
       events.on('completed', ({ jobId }) => listener({ id: jobId, type: 'finished' }));
-      events.on('failed', ({ jobId }) => listener({ id: jobId, type: 'finished' }));
+      // 'failed' is BullMQ's final failure (a retry is 'waiting' or 'delayed'): the job is given up.
+      events.on('failed', ({ jobId }) => listener({ id: jobId, type: 'abandoned' }));
       this.#events.push(events);
     }
   }

@@ -26,7 +26,12 @@ export interface JobProgress {
 export type JobHandler = (id: string, signal: AbortSignal, report: (progress: JobProgress) => void) => Promise<void>;
 
 /** A change seen by the queue, possibly of a job another process runs. */
-export type JobQueueEvent = { id: string; type: 'running' } | { id: string; type: 'progress'; progress: JobProgress } | { id: string; type: 'finished' };
+export type JobQueueEvent =
+  | { id: string; type: 'running' }
+  | { id: string; type: 'progress'; progress: JobProgress }
+  | { id: string; type: 'finished' }
+  /** The queue gave the job up (every attempt threw, or it stalled too often): no outcome was recorded by a run. */
+  | { id: string; type: 'abandoned' };
 
 export interface JobQueue {
   /** Queues a job; adding an id the queue holds already changes nothing (idempotent by id). */

@@ -203,11 +203,16 @@ export class SolveJobs {
   /** A job another process runs changed: its watchers here hear it from the store. */
   #remote(event: JobQueueEvent): void {
     if (event.type === 'progress') this.#progress.set(event.id, event.progress);
-    if (event.type === 'finished') this.#progress.delete(event.id);
+    if (event.type === 'finished' || event.type === 'abandoned') this.#progress.delete(event.id);
+    if (event.type === 'abandoned') {
+      // Every process watching hears it; the store keeps the first to record it. Why is BullMQ's failedReason on the job in Redis (kept a day).
+      void this.#finish(event.id, { status: 'failed', error: JSON.stringify(ApiError.internal(undefined).toOptions()) }).catch(() => undefined);
+      return;
+    }
     if (!this.#listeners.has(event.id)) return;
     void this.#store.get(event.id).then((job) => {
       if (job === undefined) return;
-      this.#emit(event.type === 'finished' ? job.status : event.type === 'progress' ? 'progress' : 'running', job);
+      this.#emit(event.type === 'running' ? 'running' : event.type === 'progress' ? 'progress' : job.status, job);
     }, () => undefined);
   }
 
