@@ -227,7 +227,8 @@ export class SolveService {
     call.onSolver?.(solver);
     call.guard?.(substrate);
     if (substrate === 'vendor-eagle' && this.#hardware.status === 'not_configured') this.#hardware.admit([]);
-    if (!batch && isRejected(problems[0]!)) throw new ApiError((problems[0] as { rejected: ConstructorParameters<typeof ApiError>[0] }).rejected);
+    const first = problems[0]!;
+    if (!batch && isRejected(first)) throw new ApiError(first.rejected);
     return { solver, substrate, problems: problems.length, batch };
   }
 
@@ -269,7 +270,8 @@ export class SolveService {
     if (hardware) this.#hardware.admit(runnable);
     else this.#admit(runnable.length);
     // vendor-eagle problems go through the hardware lane (queued, one job at a time), the others to the pool.
-    let settled = 0;
+    // Problems intake refused are settled already (they are answered in place).
+    let settled = problems.length - runnable.length;
     const counted = <T>(run: Promise<T>): Promise<T> => {
       if (call.onProblemSettled === undefined) return run;
       const tell = () => call.onProblemSettled?.(++settled, problems.length);
