@@ -129,6 +129,26 @@ describe('/api/solve/jobs on the local daemon', () => {
     }
   });
 
+  it('hostile bodies are answered 4xx in the envelope, never 5xx, and queue nothing', async () => {
+    const before = jobs.counts;
+    const bodies: [string, string][] = [
+      ['application/json', ''], ['application/json', 'null'], ['application/json', '"text"'], ['application/json', '{"solver":'],
+      ['application/json', '[]'], ['application/json', '{"__proto__":{"x":1},"solver":"grover","problem":{}}'],
+      ['application/json', `{"solver":"grover","problem":${'['.repeat(5000)}${']'.repeat(5000)}}`],
+      ['application/json', '{"solver":"grover","problem":{"type":"pattern_search"},"client_job_id":"x".repeat(200)}'],
+      ['application/json', JSON.stringify({ solver: 'grover', problem: patternProblem(8, 3), client_job_id: 'a'.repeat(129) })],
+      ['application/json', JSON.stringify({ solver: 'grover', problem: patternProblem(8, 3), shots: -1 })],
+      ['application/json', JSON.stringify({ solver: 'grover', problem: patternProblem(8, 3), seed: 1.5 })],
+      ['text/plain', 'hello'],
+    ];
+    for (const [type, payload] of bodies) {
+      const res = await app.inject({ method: 'POST', url: '/api/solve/jobs', headers: { 'content-type': type }, payload });
+      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${payload.slice(0, 60)}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      assert.equal(typeof res.json().error.message, 'string');
+    }
+    assert.deepEqual(jobs.counts, before);
+  });
+
   it('cancels a running simulation: its worker thread is stopped, and the next job runs', async () => {
     // 22 qubits on one worker: long enough to be running when the DELETE comes.
     const res = await post(app, { solver: 'qubo', problem: portfolioOf(22, 3), shots: 65536 });
