@@ -9,6 +9,9 @@ import { UpstreamRegistry } from '../inference/upstream-registry.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
 import { createHardwareSubstrate } from '../quantum/hardware/hardware-config.ts';
 import { solveRoutes } from '../quantum/solve-routes.ts';
+import { SqliteSolveJobStore } from '../quantum/jobs/solve-job-store.ts';
+import { solveJobsRoutes } from '../quantum/jobs/solve-jobs-routes.ts';
+import { SolveJobs } from '../quantum/jobs/solve-jobs.ts';
 import { buildBaseApp, buildLocalApp, installListenerGuards } from '../runtime/local-app.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { isLoopbackHostname } from '../shared/loopback-hostname.ts';
@@ -152,6 +155,9 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const registry = new MergedModelRegistry([served, new OffThreadEmbeddingRegistry(spaces.models, offThread)]);
   // vendor-eagle: a provider only when --quantum-provider is set (no outbound traffic otherwise).
   const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
+  // Solve jobs (`/api/solve/jobs`): stored in the data dir, run on the same pool; jobs a previous run left unfinished start again.
+  const solveJobStore = new SqliteSolveJobStore(SqliteSolveJobStore.pathIn(config.dataDir));
+  const solveJobs = await SolveJobs.open({ service: solver, store: solveJobStore, offThread });
   if (config.hardware !== undefined) log.info({ quantumProvider: new URL(config.hardware.providerUrl).origin, quantumBackend: config.hardware.backend }, `substrate vendor-eagle: ${config.hardware.backend} at ${new URL(config.hardware.providerUrl).origin}`);
   const draining = new AbortController();
   const shutdown = new AbortController();
@@ -190,7 +196,13 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
     offThread,
     logger: log,
     fingerprint: `svc-${SVC_VERSION}`,
-    apiPlugins: [async (api) => { await api.register(solveRoutes, { service: solver }); }, spaces.plugin],
+    apiPlugins: [
+      async (api) => {
+        await api.register(solveRoutes, { service: solver });
+        await api.register(solveJobsRoutes, { jobs: solveJobs, closing: draining.signal });
+      },
+      spaces.plugin,
+    ],
     // `/mcp` shares this listener unless --mcp-port gives it its own (below).
     rootPlugins: [...(config.mcp.port === undefined ? [mcpPlugin] : []), telemetry.plugin],
     jobLog: telemetry.jobLog,
@@ -210,7 +222,7 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
         warnings: catalog.warnings,
       },
       substrate: 'local',
-      quantum: { ...solver.capability(), ...solver.load },
+      quantum: { ...solver.capability(), ...solver.load, jobs: solveJobs.counts },
       // `mcp`: where MCP clients connect (the daemon's own addresses unless --mcp-port).
       network: { listen: urls, mcp: (mcpUrls.length > 0 ? mcpUrls : urls).map((u) => `${u}/mcp`), loopback_only: servers.every((s) => isLoopbackAddress(s.address())) },
       telemetry: config.telemetry,
@@ -244,7 +256,8 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
   const fail = async (error: unknown): Promise<never> => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
     await mcpApp?.close();
-    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close(), telemetry.close()]);
+    await solveJobs.close();
+    await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), spaces.close(), telemetry.close(), solveJobStore.close()]);
     throw error;
   };
   for (const requestedPort of config.ports) {
@@ -356,6 +369,9 @@ async function startWith(config: RuntimeConfig, log: Logger, developerKeys: Deve
       await app.close();
       await mcpApp?.close();
       spaceChanges.close();
+      // Running jobs are stopped and stay `running` in the store: the next start takes them up.
+      await solveJobs.close();
+      await solveJobStore.close();
       await Promise.all([engine.close(), solver.close(), offThread.close(), upstreams.close(), developerKeys?.close(), spaces.close()]);
       responses?.close();
       outbound.stop();

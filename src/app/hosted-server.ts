@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { openLocalEngine } from './open-local-engine.ts';
 import { createSolveService } from '../quantum/solve-service.ts';
@@ -11,6 +12,7 @@ import { evidencePlugin } from '../hosted/chat/evidence-route.ts';
 import { hostedChatPlugin } from '../hosted/chat/hosted-chat-route.ts';
 import { usagePlugin } from '../hosted/chat/usage-route.ts';
 import { hostedSolvePlugin } from '../hosted/solve/hosted-solve-plugin.ts';
+import { openSolveJobs, type OpenedSolveJobs } from '../quantum/jobs/open-solve-jobs.ts';
 import { loadRouteConfig } from '../hosted/routing/load-route-config.ts';
 import { RaplMeter } from '../hosted/routing/rapl-meter.ts';
 import { RouteExecutor } from '../hosted/routing/route-executor.ts';
@@ -64,6 +66,15 @@ export interface HostedServerConfig {
   nodeTokens?: NodeTokenEntry[] | undefined;
   /** `--node-ttl`: a node not heard from for this long is dropped. */
   nodeTtlMs?: number | undefined;
+  /** false (`--no-local-solves`): this gateway only queues solve jobs; `svc worker`s run them (needs Redis). */
+  localSolves?: boolean;
+  /** How long a solve job's Redis lock lasts without renewal (a dead worker's job runs elsewhere after it); default 30 s. */
+  solveJobLockMs?: number;
+}
+
+/** Where solve jobs' BullMQ keys go: beside the limiter's, under the same deployment prefix. */
+export function solveJobsPrefix(redisKeyPrefix: string | undefined): string {
+  return `${(redisKeyPrefix ?? 'svc:rl:').replace(/rl:$/, '')}jobs`;
 }
 
 export interface HostedServer {
@@ -116,6 +127,18 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
   const nodes = new NodePool(registry);
   const executor = new RouteExecutor({ engine, meter, nodes });
   const solver = createSolveService({ offThread, hardware: createHardwareSubstrate(config.hardware) });
+  // Solve jobs: PostgreSQL and BullMQ when the replicas share them, SQLite and an in-process queue otherwise.
+  let solveJobs: OpenedSolveJobs;
+  try {
+    solveJobs = await openSolveJobs({
+      service: solver, sqlitePath: join(config.dataDir, 'hosted', 'solve-jobs.db'), databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl, redisKeyPrefix: solveJobsPrefix(config.redisKeyPrefix), runJobs: config.localSolves !== false,
+      lockDurationMs: config.solveJobLockMs, offThread,
+    });
+  } catch (error) {
+    await Promise.all([store.close(), offThread.close(), engine.close(), solver.close(), registry.close()]);
+    throw error;
+  }
   // Shared by every replica through Redis when --redis-url is set; this process's own buckets otherwise.
   // The numbers come from the route configuration's `limits` table (defaults where absent).
   const limiter = await openRateLimiter({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, limits: routes.limits, log });
@@ -126,20 +149,23 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       enterprise: config.enterprise, corsOrigins: config.corsOrigins, publicOrigins: config.publicOrigins, bodyLimit: config.bodyLimit, secureCookies: config.secureCookies,
       requestTimeoutMs: config.requestTimeoutMs, build: readBuildInfo(), release: config.release, transport,
       v1Plugins: [hostedChatPlugin({ executor, limiter, shutdownSignal: shutdown.signal, signEvidence: transport === undefined ? undefined : (route) => transport.signEvidence(route) }), evidencePlugin(), usagePlugin()],
-      apiPlugins: [hostedSolvePlugin({ service: solver }), nodeRoutes({
+      apiPlugins: [hostedSolvePlugin({ service: solver, jobs: solveJobs.jobs, closing: draining.signal }), nodeRoutes({
         tokens: nodeTokens, registry, ttlMs: nodeTtlMs, heartbeatMs: Math.max(1, Math.floor(nodeTtlMs / 3)),
         onChange: (event, nodeId, url) => log.info({ node_id: nodeId, ...(url !== undefined ? { advertise_url: url } : {}) }, `inference node ${nodeId} ${event}`),
       })],
+      solveJobsCapacity: () => solveJobs.capacity(),
     });
     // Fastify names the scheme from its own https option; with --pqc-transport the factory's server speaks TLS.
     await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${transport === undefined ? address : address.replace(/^http:/, 'https:')}` });
   } catch (error) {
+    await solveJobs.close();
     await Promise.all([store.close(), offThread.close(), app?.close(), executor.close(), limiter.close(), engine.close(), solver.close(), registry.close()]);
     throw error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const url = `${transport === undefined ? 'http' : 'https'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ solveJobs: { queue: solveJobs.queue, store: solveJobs.store, runsJobs: config.localSolves !== false } }, `solve jobs: ${solveJobs.queue} queue, ${solveJobs.store} store${config.localSolves === false ? ', run by svc worker processes only' : ''}`);
   log.info({ addresses: [url], store: store.kind, enterprise: config.enterprise, routes: config.routesFile ?? 'embedded default' }, `svc hosted listening on ${url}`);
   if (transport !== undefined) {
     const { fields, message } = transport.startupLine('svc_route evidence, health and requested responses');
@@ -182,6 +208,8 @@ export async function startHostedServer(config: HostedServerConfig, log: Logger)
       grace.unref();
       await app.close();
       clearTimeout(grace);
+      // Jobs running here are handed back to the queue (or, in-process, to the next start).
+      await solveJobs.close();
       await Promise.all([store.close(), offThread.close(), executor.close(), limiter.close(), engine.close(), solver.close(), registry.close()]);
       log.info('stopped');
     })();

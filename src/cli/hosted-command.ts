@@ -35,6 +35,9 @@ interface RawHostedOptions extends RawEngineOptions, RawHardwareOptions {
   pqcTransport?: string[];
   nodeTokenHash?: string[];
   nodeTtl?: string;
+  /** `--no-local-solves` sets it false. */
+  localSolves?: boolean;
+  jobLock?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -80,6 +83,9 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
   const origins = originList(raw.corsOrigin, '--cors-origin', true);
   const publicOrigins = originList(raw.publicOrigin, '--public-origin', false);
   const dataDir = resolve(raw.dataDir ?? join(homedir(), '.svc', 'hosted'));
+  if (raw.localSolves === false && (raw.redisUrl ?? '') === '') {
+    throw new ConfigError('--no-local-solves: solve jobs would wait for workers that cannot see them; give --redis-url (the queue svc worker processes take jobs from).');
+  }
   return {
     host,
     port: port.data,
@@ -103,6 +109,8 @@ export function resolveHostedConfig(raw: RawHostedOptions, env: NodeJS.ProcessEn
     hardware: hardwareFrom(raw),
     nodeTokens: parseNodeTokenHashes(raw.nodeTokenHash),
     nodeTtlMs: parseDuration(raw.nodeTtl ?? '15s', '--node-ttl'),
+    localSolves: raw.localSolves !== false,
+    solveJobLockMs: raw.jobLock === undefined ? undefined : parseDuration(raw.jobLock, '--job-lock'),
   };
 }
 
@@ -123,6 +131,8 @@ export function registerHostedCommand(program: Command): void {
     .addOption(new Option('--database-pool-size <n>', 'PostgreSQL connections this replica may hold [default: 10]').env('SVC_DATABASE_POOL_SIZE'))
     .addOption(new Option('--redis-url <url>', 'Redis URL: the rate limiter\'s buckets, shared by every replica on it').env('SVC_REDIS_URL'))
     .addOption(new Option('--redis-key-prefix <prefix>', `prefix of every Redis key the limiter writes; deployments sharing one Redis each need their own [default: ${DEFAULT_KEY_PREFIX}]`).env('SVC_REDIS_KEY_PREFIX'))
+    .addOption(new Option('--no-local-solves', 'only queue solve jobs (/api/solve/jobs) on Redis; svc worker processes run them (/api/solve stays local)').env('SVC_NO_LOCAL_SOLVES'))
+    .addOption(new Option('--job-lock <duration>', 'how long a running solve job\'s Redis lock lasts unrenewed: a replica that dies has its job run elsewhere after it [default: 30s]').env('SVC_JOB_LOCK'))
     .addOption(new Option('--routes <file>', 'route configuration, TOML or JSON [default: the embedded one]').env('SVC_ROUTES'))
     .addOption(new Option('--enterprise', 'enterprise fleet mode: the model API also at /v1, for enterprise keys').env('SVC_ENTERPRISE'))
     .addOption(new Option('--public-origin <origin>', 'the origin browsers reach this server at, behind a proxy that rewrites Host (key-page requests must come from it); repeat for several [default: the request\'s Host]').env('SVC_PUBLIC_ORIGIN').argParser(collect))

@@ -12,6 +12,7 @@ import { registerServeCommand } from './serve-command.ts';
 import { registerSolveCommand } from './solve-command.ts';
 import { registerSpacesCommand } from './spaces-command.ts';
 import { registerTelemetryCommand } from './telemetry-command.ts';
+import { registerWorkerCommand } from './worker-command.ts';
 
 const program = new Command('svc')
   .description('svc: a local-first AI runtime — an OpenAI-compatible daemon on llama.cpp, and quantum solvers')
@@ -23,6 +24,7 @@ const program = new Command('svc')
 
 registerServeCommand(program);
 registerHostedCommand(program);
+registerWorkerCommand(program);
 registerAdminCommand(program);
 registerModelsCommand(program);
 registerSolveCommand(program);

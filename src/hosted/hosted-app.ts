@@ -49,6 +49,8 @@ export interface HostedAppOptions {
   v1Plugins?: HostedPlugin[];
   /** Plugins mounted under `/api` only, after the built-in sign-in and key routes. */
   apiPlugins?: HostedPlugin[];
+  /** `/capacity`'s `solve_jobs` entry: the solve-job queue, its counts and live workers. */
+  solveJobsCapacity?: () => Promise<Record<string, unknown>>;
   /** The session cookie is Secure even on plain-HTTP requests (TLS ends at a proxy in front). */
   secureCookies?: boolean;
   /** How long a session lasts from sign-in (default 7 days). */
@@ -81,7 +83,8 @@ function v1Routes(options: HostedAppOptions, fleet: boolean) {
     v1.get('/models', async () => modelsDescriptor(options.routes));
     v1.get('/routes', async () => routesDescriptor(options.routes));
     v1.get('/evidence', async () => evidenceDescriptor());
-    v1.get('/capacity', async () => capacityDescriptor(options.routes));
+    // The contract's fields unchanged; `solve_jobs` (the job queue and its live workers) added when jobs are mounted.
+    v1.get('/capacity', async () => ({ ...capacityDescriptor(options.routes), ...(options.solveJobsCapacity === undefined ? {} : { solve_jobs: await options.solveJobsCapacity() }) }));
     v1.get('/rag/status', async () => ragStatusDescriptor());
     v1.get('/rag/jobs', async () => ragJobsContract());
     v1.post('/rag/jobs', { preHandler: context.requireKey }, async (request) => submitRagJob(request.body, request.hostedIdentity!.account.id));

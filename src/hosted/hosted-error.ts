@@ -87,6 +87,13 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['solve_time_budget_exceeded', { status: 422, type: 'invalid_request_error' }],
   ['solve_queue_full', { status: 429, type: 'rate_limit_error' }],
   ['substrate_unavailable', { status: 503, type: 'server_error' }],
+  // Solve jobs (src/quantum/jobs).
+  ['unknown_parameter', { status: 400, type: 'invalid_request_error' }],
+  ['invalid_client_job_id', { status: 400, type: 'invalid_request_error' }],
+  ['solve_job_not_found', { status: 404, type: 'invalid_request_error' }],
+  ['client_job_id_conflict', { status: 409, type: 'invalid_request_error' }],
+  ['solve_job_cancelled', { status: 409, type: 'invalid_request_error' }],
+  ['solve_job_queue_full', { status: 429, type: 'rate_limit_error' }],
   // vendor-eagle through a configured provider (src/quantum/hardware/hardware-errors.ts)
   ['substrate_unsupported', { status: 422, type: 'invalid_request_error' }],
   ['circuit_not_transpilable', { status: 422, type: 'invalid_request_error' }],

@@ -23,14 +23,20 @@ export interface SolveRoutesOptions {
 /** Room for a batch of 10 problems of 1 MB each plus the envelope; each problem is then checked on its own (413). */
 export const SOLVE_BODY_LIMIT = 11 * 1024 * 1024;
 
-export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions): Promise<void> {
-  const { service } = opts;
-  // This scope's own JSON parser: a large body stays bytes until the intake worker parses and
-  // validates it, so a flood of 1 MB problems never holds the event loop.
+/**
+ * This scope's own JSON parser: a large body stays bytes until the intake worker parses and
+ * validates it, so a flood of 1 MB problems never holds the event loop.
+ */
+export function useRawJsonBodies(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) =>
     body.length > INLINE_JSON_BYTES ? new RawJsonBody(body) : parseJsonBody(body),
   );
+}
+
+export async function solveRoutes(app: FastifyInstance, opts: SolveRoutesOptions): Promise<void> {
+  const { service } = opts;
+  useRawJsonBodies(app);
   const { guard } = opts;
   const errorBody = opts.itemError ?? defaultItemErrorBody;
   const call = (request: FastifyRequest, reply: FastifyReply): SolveCallOptions => ({

@@ -80,6 +80,14 @@ export interface SolveCallOptions {
   onSolver?: (solver: string) => void;
   /** Aborted when the caller is gone: hardware items still queued are skipped and a running provider job is cancelled. */
   signal?: AbortSignal;
+  /**
+   * Aborted to cancel (a solve job's DELETE): local problems waiting leave the pool and running
+   * ones have their worker thread stopped; the solve then fails with the signal's reason.
+   * Hardware problems follow `signal`, so a job passes the same signal as both.
+   */
+  stop?: AbortSignal;
+  /** Told each time a problem of the request settles (a job's progress), with how many have. */
+  onProblemSettled?: (settled: number, total: number) => void;
 }
 
 function substrateUnavailable(): ApiError {
@@ -207,6 +215,23 @@ export class SolveService {
     return this.#run(prepared instanceof Promise ? await prepared : prepared, call);
   }
 
+  /**
+   * Intake alone, for a solve job's submission: what is wrong with the request is answered now
+   * (400, 413, 422, the caller's guard, 503 for an unconfigured hardware substrate), before it
+   * waits in a queue. Nothing runs. A raw body's bytes are handed to the intake worker: copy
+   * them first if they are needed again.
+   */
+  async check(body: unknown, call: Pick<SolveCallOptions, 'guard' | 'onSolver'> = {}): Promise<{ solver: string; substrate: Substrate; problems: number; batch: boolean }> {
+    const prepared = this.#intake(body, 'solve');
+    const { solver, substrate, problems, batch } = prepared instanceof Promise ? await prepared : prepared;
+    call.onSolver?.(solver);
+    call.guard?.(substrate);
+    if (substrate === 'vendor-eagle' && this.#hardware.status === 'not_configured') this.#hardware.admit([]);
+    const first = problems[0]!;
+    if (!batch && isRejected(first)) throw new ApiError(first.rejected);
+    return { solver, substrate, problems: problems.length, batch };
+  }
+
   /** Starts every worker now (a daemon calls this at start, so the first solve does not pay for it). */
   warm(): void {
     if (!this.#closing) this.#pool.warm();
@@ -245,7 +270,17 @@ export class SolveService {
     if (hardware) this.#hardware.admit(runnable);
     else this.#admit(runnable.length);
     // vendor-eagle problems go through the hardware lane (queued, one job at a time), the others to the pool.
-    const submit = hardware ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#hardware.run(v, o.shots, o.seed, call.signal) : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => this.#submit(v, o);
+    // Problems intake refused are settled already (they are answered in place).
+    let settled = problems.length - runnable.length;
+    const counted = <T>(run: Promise<T>): Promise<T> => {
+      if (call.onProblemSettled === undefined) return run;
+      const tell = () => call.onProblemSettled?.(++settled, problems.length);
+      run.then(tell, tell);
+      return run;
+    };
+    const submit = hardware
+      ? (v: ValidatedProblem | SerializedProblem, o: RunOptions) => counted(this.#hardware.run(v, o.shots, o.seed, call.signal))
+      : (v: ValidatedProblem | SerializedProblem, o: RunOptions) => counted(this.#submit(v, o, call.stop));
     if (!request.batch) {
       const problem = problems[0]!;
       if (isRejected(problem)) throw new ApiError(problem.rejected);
@@ -296,9 +331,9 @@ export class SolveService {
     );
   }
 
-  #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions): Promise<SolveResult> {
+  #submit(validated: ValidatedProblem | SerializedProblem, options: RunOptions, stop?: AbortSignal): Promise<SolveResult> {
     if (this.#closing) return Promise.reject(shuttingDown());
-    return this.#pool.run({ validated, options }, this.jobTimeoutMs);
+    return this.#pool.run({ validated, options }, this.jobTimeoutMs, stop);
   }
 
   #createPool(): WorkerQueue<SolveTask, WorkerReply, SolveResult> {

@@ -152,14 +152,39 @@ export class WorkerQueue<Task, Reply extends { id: number }, Value, W extends Qu
     return this.#closed;
   }
 
-  /** Runs `task` on the next free worker; past `timeoutMs` of running, its worker is stopped and it fails. */
-  run(task: Task, timeoutMs?: number): Promise<Value> {
+  /**
+   * Runs `task` on the next free worker; past `timeoutMs` of running, its worker is stopped and it fails.
+   * When `signal` aborts, a waiting task leaves the queue and a running one has its worker stopped
+   * (the only way to stop CPU-bound code, as for a timeout): it fails with the signal's reason.
+   */
+  run(task: Task, timeoutMs?: number, signal?: AbortSignal): Promise<Value> {
     if (this.#closed) return Promise.reject(this.#options.errors.closed());
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
     if (this.pending >= this.maxPending) return Promise.reject(this.#options.errors.full());
     return new Promise<Value>((resolve, reject) => {
-      this.#waiting.push({ id: this.#nextId++, task, timeoutMs, resolve, reject });
+      const job: Job<Task, Value> = { id: this.#nextId++, task, timeoutMs, resolve, reject };
+      if (signal !== undefined) {
+        const abort = () => this.#abort(job, signal.reason);
+        signal.addEventListener('abort', abort, { once: true });
+        const done = () => signal.removeEventListener('abort', abort);
+        job.resolve = (value) => { done(); resolve(value); };
+        job.reject = (error) => { done(); reject(error); };
+      }
+      this.#waiting.push(job);
       this.#pump();
     });
+  }
+
+  /** A cancelled task: out of the queue if it waits, its worker stopped if it runs. */
+  #abort(job: Job<Task, Value>, reason: unknown): void {
+    const waiting = this.#waiting.indexOf(job);
+    if (waiting >= 0) {
+      this.#waiting.splice(waiting, 1);
+      job.reject(reason);
+      return;
+    }
+    const slot = this.#slots.find((s) => s.job === job);
+    if (slot !== undefined) this.#replace(slot, reason);
   }
 
   /** Starts every worker now, idle (a daemon does this at start, so that the first task does not pay for it). */

@@ -104,6 +104,12 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   ];
   for (const solve of solves) await expect(base, 'POST', '/api/solve', 200, { ...solve, shots: 64 });
   await expect(base, 'POST', '/api/solve/batch', 200, { solver: 'qubo', problems: [portfolioProblem(), portfolioProblem()], shots: 64 });
+  // Solve jobs: submit, watch (SSE to the end), fetch, and cancel a finished one (answered as it is).
+  const job = (await expect(base, 'POST', '/api/solve/jobs', 202, { solver: 'grover', problem: patternProblem(16, 5), shots: 64 })) as { id: string };
+  const jobEvents = await (await fetch(`${base}/api/solve/jobs/${job.id}/events`)).text();
+  assert.match(jobEvents, /^event: completed$/m);
+  assert.equal(((await expect(base, 'GET', `/api/solve/jobs/${job.id}`, 200)) as { status: string }).status, 'completed');
+  assert.equal(((await expect(base, 'DELETE', `/api/solve/jobs/${job.id}`, 200)) as { status: string }).status, 'completed');
 
   // MCP: the tools call the daemon back over its own loopback listener.
   const mcp = new Client({ name: 'outbound-test', version: '1.0.0' });

@@ -291,3 +291,26 @@ test('on worker threads: a task that never yields is stopped at its limit, a thr
     await queue.close();
   }
 });
+
+test('an aborted signal takes a waiting task out, and stops the worker of a running one; the next task gets a fresh worker', async () => {
+  const { queue, workers } = fakeQueue();
+  const running = new AbortController();
+  const waiting = new AbortController();
+  const a = queue.run('a', undefined, running.signal);
+  const b = queue.run('b', undefined, waiting.signal);
+  const c = queue.run('c');
+  waiting.abort(new Error('cancelled b'));
+  await assert.rejects(b, /^Error: cancelled b$/);
+  assert.deepEqual([queue.running, queue.waiting], [1, 1]);
+  running.abort(new Error('cancelled a'));
+  await assert.rejects(a, /^Error: cancelled a$/);
+  assert.equal(workers[0]!.stopped, true);
+  workers[0]!.gone();
+  await settled();
+  assert.deepEqual(workers[1]!.tasks, ['c']);
+  workers[1]!.answer();
+  assert.equal(await c, 'c');
+  // Already aborted: refused at once, nothing sent.
+  await assert.rejects(queue.run('d', undefined, AbortSignal.abort(new Error('gone'))), /^Error: gone$/);
+  assert.deepEqual(workers[1]!.tasks, ['c']);
+});
