@@ -99,8 +99,12 @@ function streamEvents(
   reread: () => Promise<SolveJobRecord>,
   closing: AbortSignal | undefined,
 ): void {
+  // Headers set by hooks before this handler (the hosted CORS headers, the request id) would be
+  // lost with the hijack: carried onto the raw response, as src/http/sse-stream.ts does.
+  const headers = reply.getHeaders();
   reply.hijack();
   const raw = reply.raw;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) raw.setHeader(name, value);
   raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   let ended = false;
   const end = () => {

@@ -10,7 +10,7 @@ import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.
 import { patternProblem, portfolioOf } from '../../quantum/fixtures.ts';
 import type { Plan } from '../../../src/accounts/plan.ts';
 
-async function build(t: TestContext) {
+async function build(t: TestContext, corsOrigins?: string[]) {
   const service = new SolveService({ workers: 1 });
   const store = new SqliteSolveJobStore(':memory:');
   const jobs = await SolveJobs.open({ service, store });
@@ -19,7 +19,7 @@ async function build(t: TestContext) {
     await store.close();
     await service.close();
   });
-  const { app, store: hosted } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service, jobs })] });
+  const { app, store: hosted } = await buildTestHostedApp(t, { apiPlugins: [hostedSolvePlugin({ service, jobs })], ...(corsOrigins === undefined ? {} : { corsOrigins }) });
   const key = async (plan: Partial<Plan> = {}) => {
     const account = await hosted.createAccount({ name: 'solver', plan: { ...FREE_PLAN, ...plan } });
     return (await hosted.issueKey(account.id, { scope: 'developer_runtime' })).secret;
@@ -86,4 +86,20 @@ test('a cancelled hosted job carries its error in the hosted envelope', async (t
   assert.equal(body.status, 'cancelled');
   assert.equal(body.error.code, 'solve_job_cancelled');
   assert.equal(body.error.docs_url, '/docs/hosted#solve_job_cancelled');
+});
+
+test('the events stream of a job carries the hosted CORS headers a browser on a listed origin needs', async (t) => {
+  const { app, key } = await build(t, ['https://app.example']);
+  const secret = await key();
+  const headers = { authorization: `Bearer ${secret}`, origin: 'https://app.example' };
+  const submitted = await app.inject({ method: 'POST', url: '/api/solve/jobs', payload: { solver: 'grover', problem: patternProblem(8, 3) }, headers });
+  assert.equal(submitted.statusCode, 202, submitted.body);
+  assert.equal(submitted.headers['access-control-allow-origin'], 'https://app.example');
+  const { id } = submitted.json() as { id: string };
+  // The stream ends by itself after the final status, so inject resolves with the whole of it.
+  const events = await app.inject({ method: 'GET', url: `/api/solve/jobs/${id}/events`, headers });
+  assert.equal(events.statusCode, 200);
+  assert.match(String(events.headers['content-type']), /^text\/event-stream/);
+  assert.equal(events.headers['access-control-allow-origin'], 'https://app.example');
+  assert.match(events.body, /event: completed/);
 });
