@@ -3,7 +3,7 @@
 // JavaScript twins of wasm-passes.ts's SIMD passes that must give the same results bit for bit.
 import { cosSinInto } from './fast-trig.ts';
 import { wasmPasses } from './wasm-passes.ts';
-import type { WasmPasses } from './wasm-passes.ts';
+import type { PassesVariant, WasmPasses } from './wasm-passes.ts';
 
 /**
  * The QAOA hot path: p layers of (cost phase, transverse mixer) on |+>^n, then ⟨C⟩, in 2 passes
@@ -50,7 +50,8 @@ export interface QaoaJob {
   /**
    * Where the arrays sit when they are views into a WasmArena's memory (wasm-arena.ts): byte
    * offsets of re, im, index (-1 without one), the phase table and values. The passes then run
-   * as WebAssembly SIMD (wasm-passes.ts), with the same results bit for bit.
+   * as WebAssembly SIMD (wasm-passes.ts): the exact build gives the same results bit for bit, the
+   * fused one the same to ~1e-14.
    */
   wasm?: WasmJobLayout;
   /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
@@ -67,6 +68,8 @@ export interface WasmJobLayout {
   index: number;
   table: number;
   values: number;
+  /** Which build of the passes every thread of the job runs (the same one, so results do not depend on threads). */
+  variant: PassesVariant;
 }
 
 export const DEFAULT_LOW_BITS = 14;
@@ -158,7 +161,7 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
   const tileChunks = tileCount / tilesPer;
   const partials = job.partials;
   const lay = job.wasm;
-  const w = lay ? wasmPasses(lay.id, lay.memory) : null;
+  const w = lay ? wasmPasses(lay.id, lay.memory, lay.variant) : null;
   // the SIMD high pass takes two neighbouring offsets at a time
   const wHigh = w && C % 2 === 0 ? w : null;
   const phrAt = lay ? lay.table : 0;

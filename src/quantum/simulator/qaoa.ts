@@ -9,6 +9,7 @@ import type { QaoaJob } from './qaoa-kernel.ts';
 import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 import { StateVector } from './state-vector.ts';
 import { arenaJob, releaseArena } from './wasm-arena.ts';
+import { chooseVariant } from './wasm-passes.ts';
 
 export interface QaoaOptions {
   /**
@@ -24,9 +25,13 @@ export interface QaoaOptions {
   budgetBytes?: number;
   /**
    * 'wasm' (default where the runtime supports it): the passes in WebAssembly SIMD on a state in
-   * this thread's arena (wasm-arena.ts); 'js': the JavaScript passes. Same results bit for bit.
+   * this thread's arena (wasm-arena.ts), fused multiply-adds where the engine has relaxed SIMD
+   * (the same ⟨C⟩ as the JavaScript passes to ~1e-14, not bit for bit) unless SVC_SIMULATOR_FMA=off;
+   * 'wasm-exact': the WebAssembly passes without fusing, bit for bit the JavaScript passes;
+   * 'wasm-fma': fused even where SVC_SIMULATOR_FMA=off (exact where the engine cannot);
+   * 'js': the JavaScript passes.
    */
-  kernel?: 'wasm' | 'js';
+  kernel?: 'wasm' | 'wasm-exact' | 'wasm-fma' | 'js';
 }
 
 function checkAngles(gammas: readonly number[], betas: readonly number[]): void {
@@ -89,7 +94,9 @@ function execute(
   into: StateVector | null,
 ): number {
   const expectation = into === null;
-  const wasm = options.kernel === 'js' ? null : arenaJob(n, d, options.budgetBytes, into ? 1 : 0);
+  const kernel = options.kernel ?? 'wasm';
+  const variant = chooseVariant(kernel === 'wasm-exact' ? 'exact' : kernel === 'wasm-fma' ? 'fma' : 'default');
+  const wasm = kernel === 'js' ? null : arenaJob(n, d, options.budgetBytes, into ? 1 : 0, variant);
   const state = wasm ? null : (into ?? scratchState(n, threads > 1, options.budgetBytes));
   const team = threads > 1 && (wasm !== null || state!.shared) ? getQaoaTeam(threads) : null;
   const diag = wasm ? { ...d, index: wasm.index, values: wasm.values } : team ? sharedDiagonal(d) : d;
