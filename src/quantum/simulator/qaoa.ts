@@ -4,12 +4,13 @@ import { assertFits } from './memory-guard.ts';
 import { defaultThreads, getQaoaTeam, PARALLEL_MIN_QUBITS } from './parallel.ts';
 import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
-import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
+import { defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 import { StateVector } from './state-vector.ts';
 import { arenaJob, releaseArena } from './wasm-arena.ts';
 import { chooseVariant } from './wasm-passes.ts';
+import { defaultLowBits } from './low-bits.ts';
 
 export interface QaoaOptions {
   /**
@@ -17,7 +18,7 @@ export interface QaoaOptions {
    * PARALLEL_MIN_QUBITS qubits up, else 1. Results are bit-for-bit the same for any count.
    */
   threads?: number;
-  /** Block size exponent for the in-cache low-qubit pass (tuning; default 14). */
+  /** Block size exponent for the in-cache low-qubit pass (tuning; default defaultLowBits(): from the L2 size, 14 where unknown). */
   lowBits?: number;
   /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default defaultTile(n, lowBits)). */
   tile?: number;
@@ -100,7 +101,7 @@ function execute(
   const state = wasm ? null : (into ?? scratchState(n, threads > 1, options.budgetBytes));
   const team = threads > 1 && (wasm !== null || state!.shared) ? getQaoaTeam(threads) : null;
   const diag = wasm ? { ...d, index: wasm.index, values: wasm.values } : team ? sharedDiagonal(d) : d;
-  const lowBits = options.lowBits ?? DEFAULT_LOW_BITS;
+  const lowBits = options.lowBits ?? defaultLowBits();
   const tile = options.tile ?? defaultTile(n, lowBits);
   if (!Number.isInteger(lowBits) || lowBits < 1 || !Number.isInteger(Math.log2(tile))) {
     throw new RangeError(`lowBits must be a positive integer and tile a power of two (got ${lowBits}, ${tile})`);
