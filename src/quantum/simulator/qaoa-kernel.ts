@@ -206,6 +206,12 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
         // L1-sized sub-blocks first: phase and the lowest SUB_BITS qubits while the data is in L1
         const S = Math.min(L, SUB_BITS);
         for (let so = o; so < o + B; so += 1 << S) {
+          if (w && lay!.index >= 0 && S >= 2) {
+            // phase and qubits 0, 1 in one sweep: each amplitude loaded and stored once less
+            w.phaseMix01(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0, t);
+            w.mixLow(lay!.re, lay!.im, so, 2, S, t);
+            continue;
+          }
           if (w && lay!.index >= 0) w.phaseTable(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0);
           else if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, so, so + (1 << S), xmask, l === 0, amp0);
           else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, so, so + (1 << S), xmask, l === 0, amp0);

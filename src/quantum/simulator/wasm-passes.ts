@@ -13,6 +13,7 @@ export interface WasmPasses {
   mixLow(re: number, im: number, o: number, from: number, L: number, t: number): void;
   mixHigh(re: number, im: number, off: number, C: number, L: number, n: number, t: number): void;
   phaseTable(re: number, im: number, index: number, phr: number, phi: number, from: number, to: number, xmask: number, init: number, amp0: number): void;
+  phaseMix01(re: number, im: number, index: number, phr: number, phi: number, from: number, to: number, xmask: number, init: number, amp0: number, t: number): void;
   expectIndexed(re: number, im: number, index: number, values: number, from: number, to: number, xmask: number): number;
 }
 

@@ -79,6 +79,21 @@
   return axmy(i, t, swap(r));
 }
 
+/**
+ * The scaled RX on qubits 0 and 1 of the four amplitudes (v0r + i·v0i, v1r + i·v1i) whose first
+ * sits at byte pr / pi, stored there: qubit 0 pairs the lanes of each vector, qubit 1 the vectors.
+ */
+@inline function mix01(pr: usize, pi: usize, v0r: v128, v0i: v128, v1r: v128, v1i: v128, t: v128): void {
+  const b0r = q0re(v0r, v0i, t);
+  const b0i = q0im(v0r, v0i, t);
+  const b1r = q0re(v1r, v1i, t);
+  const b1i = q0im(v1r, v1i, t);
+  v128.store(pr, axpy(b0r, t, b1i));
+  v128.store(pi, axmy(b0i, t, b1r));
+  v128.store(pr + 16, axpy(b1r, t, b0i));
+  v128.store(pi + 16, axmy(b1i, t, b0r));
+}
+
 /** RX(2β) (scaled) on qubits from..L-1 of the block of 2^L amplitudes starting at amplitude o. */
 export function mixLow(re: usize, im: usize, o: u32, from: u32, L: u32, tt: f64): void {
   const t = f64x2.splat(tt);
@@ -88,18 +103,7 @@ export function mixLow(re: usize, im: usize, o: u32, from: u32, L: u32, tt: f64)
   if (q == 0 && L >= 2) {
     // qubits 0 and 1: four amplitudes are two vectors; qubit 0 pairs the lanes of each vector
     for (let g = start; g < end; g += 32) {
-      const v0r = v128.load(re + g);
-      const v0i = v128.load(im + g);
-      const v1r = v128.load(re + g + 16);
-      const v1i = v128.load(im + g + 16);
-      const b0r = q0re(v0r, v0i, t);
-      const b0i = q0im(v0r, v0i, t);
-      const b1r = q0re(v1r, v1i, t);
-      const b1i = q0im(v1r, v1i, t);
-      v128.store(re + g, axpy(b0r, t, b1i));
-      v128.store(im + g, axmy(b0i, t, b1r));
-      v128.store(re + g + 16, axpy(b1r, t, b0i));
-      v128.store(im + g + 16, axmy(b1i, t, b0r));
+      mix01(re + g, im + g, v128.load(re + g), v128.load(im + g), v128.load(re + g + 16), v128.load(im + g + 16), t);
     }
     q = 2;
   }
@@ -210,6 +214,49 @@ export function phaseTable(re: usize, im: usize, index: usize, phr: usize, phi: 
       const xi = load<f64>(im + a);
       store<f64>(re + a, xr * pr - xi * pi);
       store<f64>(im + a, xr * pi + xi * pr);
+    }
+  }
+}
+
+/** The table's entries at byte offsets ka and kb as one vector. */
+@inline function gather(table: usize, ka: usize, kb: usize): v128 {
+  return f64x2.replace_lane(v128.load64_zero(table + ka), 1, load<f64>(table + kb));
+}
+
+/**
+ * phaseTable then mixLow for qubits 0 and 1, in one sweep over amplitudes [from, to) (a multiple
+ * of 4 of them): each group of four is multiplied by its phase and rotated in registers, stored
+ * once. The same operations in the same order as the two passes, so the same results bit for bit.
+ */
+export function phaseMix01(re: usize, im: usize, index: usize, phr: usize, phi: usize, from: u32, to: u32, xmask: u32, init: bool, amp0: f64, tt: f64): void {
+  const t = f64x2.splat(tt);
+  const a0 = f64x2.splat(amp0);
+  for (let z = from; z < to; z += 4) {
+    const k0 = entry(index, z, xmask);
+    const k1 = entry(index, z + 1, xmask);
+    const k2 = entry(index, z + 2, xmask);
+    const k3 = entry(index, z + 3, xmask);
+    const p0r = gather(phr, k0, k1);
+    const p0i = gather(phi, k0, k1);
+    const p1r = gather(phr, k2, k3);
+    const p1i = gather(phi, k2, k3);
+    const a: usize = (<usize>z) << 3;
+    if (init) {
+      mix01(re + a, im + a, f64x2.mul(a0, p0r), f64x2.mul(a0, p0i), f64x2.mul(a0, p1r), f64x2.mul(a0, p1i), t);
+    } else {
+      const x0r = v128.load(re + a);
+      const x0i = v128.load(im + a);
+      const x1r = v128.load(re + a + 16);
+      const x1i = v128.load(im + a + 16);
+      mix01(
+        re + a,
+        im + a,
+        axmy(f64x2.mul(x0r, p0r), x0i, p0i),
+        axpy(f64x2.mul(x0r, p0i), x0i, p0r),
+        axmy(f64x2.mul(x1r, p1r), x1i, p1i),
+        axpy(f64x2.mul(x1r, p1i), x1i, p1r),
+        t,
+      );
     }
   }
 }
