@@ -70,6 +70,8 @@ export interface WasmJobLayout {
   values: number;
   /** Which build of the passes every thread of the job runs (the same one, so results do not depend on threads). */
   variant: PassesVariant;
+  /** Phase and qubits 0, 1 in one sweep (default; false: two, as before issue 30). */
+  fusePhase?: boolean;
 }
 
 export const DEFAULT_LOW_BITS = 14;
@@ -206,7 +208,7 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
         // L1-sized sub-blocks first: phase and the lowest SUB_BITS qubits while the data is in L1
         const S = Math.min(L, SUB_BITS);
         for (let so = o; so < o + B; so += 1 << S) {
-          if (w && lay!.index >= 0 && S >= 2) {
+          if (w && lay!.index >= 0 && S >= 2 && lay!.fusePhase !== false) {
             // phase and qubits 0, 1 in one sweep: each amplitude loaded and stored once less
             w.phaseMix01(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0, t);
             w.mixLow(lay!.re, lay!.im, so, 2, S, t);

@@ -22,6 +22,11 @@ export interface QaoaOptions {
   lowBits?: number;
   /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default defaultTile(n, lowBits)). */
   tile?: number;
+  /**
+   * Tuning: false runs the phase and the mixer on qubits 0, 1 as two WebAssembly sweeps, as before
+   * issue 30 (default true: one sweep; the same results either way).
+   */
+  fusePhase?: boolean;
   /** Memory budget override in bytes (defaults to the machine budget). */
   budgetBytes?: number;
   /**
@@ -122,7 +127,7 @@ function execute(
     partials: team ? new Float64Array(new SharedArrayBuffer(slots * 8)) : new Float64Array(slots),
     table: wasm ? wasm.table : tableScratch(2 * diag.values.length, team !== null),
   };
-  if (wasm) job.wasm = wasm.layout;
+  if (wasm) job.wasm = { ...wasm.layout, fusePhase: options.fusePhase !== false };
   const value = team ? team.run(job) : (runQaoaShare(job, soloSync()), expectation ? sumPartials(job) : 0);
   if (!expectation) {
     finishState(job);
