@@ -32,9 +32,9 @@ export interface QaoaOptions {
   /**
    * 'wasm' (default where the runtime supports it): the passes in WebAssembly SIMD on a state in
    * this thread's arena (wasm-arena.ts), fused multiply-adds where the engine has relaxed SIMD
-   * (the same ⟨C⟩ as the JavaScript passes to ~1e-14, not bit for bit) unless SVC_SIMULATOR_FMA=off;
+   * (the same ⟨C⟩ as the JavaScript passes to ~1e-14, not bit for bit) unless SVC_SIM_FMA=off;
    * 'wasm-exact': the WebAssembly passes without fusing, bit for bit the JavaScript passes;
-   * 'wasm-fma': fused even where SVC_SIMULATOR_FMA=off (exact where the engine cannot);
+   * 'wasm-fma': fused even where SVC_SIM_FMA=off (exact where the engine cannot);
    * 'js': the JavaScript passes.
    */
   kernel?: 'wasm' | 'wasm-exact' | 'wasm-fma' | 'js';

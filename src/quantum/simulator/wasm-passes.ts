@@ -50,16 +50,16 @@ export function wasmPassesModule(variant: PassesVariant = 'exact'): WebAssembly.
 }
 
 /**
- * Whether SVC_SIMULATOR_FMA asks for the exact passes ('off', '0', 'false' or 'no'; anything else,
+ * Whether SVC_SIM_FMA asks for the exact passes ('off', '0', 'false' or 'no'; anything else,
  * or unset, leaves the fused ones on where the runtime has them).
  */
 export function fmaDisabledByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = env['SVC_SIMULATOR_FMA']?.trim().toLowerCase();
+  const v = env['SVC_SIM_FMA']?.trim().toLowerCase();
   return v === 'off' || v === '0' || v === 'false' || v === 'no';
 }
 
 /**
- * The variant a job runs: 'exact' when asked for, or when SVC_SIMULATOR_FMA turns fusing off, or
+ * The variant a job runs: 'exact' when asked for, or when SVC_SIM_FMA turns fusing off, or
  * where the runtime cannot compile the fused build; else 'fma' (the default).
  */
 export function chooseVariant(wanted: 'default' | PassesVariant, env: NodeJS.ProcessEnv = process.env): PassesVariant {

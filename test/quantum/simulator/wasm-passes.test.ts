@@ -108,16 +108,16 @@ test('the committed qaoa-passes.wasm and qaoa-passes-fma.wasm are what the Assem
   }
 });
 
-test('Node 24 runs the fused build (relaxed SIMD), and it is the default unless SVC_SIMULATOR_FMA turns it off', () => {
+test('Node 24 runs the fused build (relaxed SIMD), and it is the default unless SVC_SIM_FMA turns it off', () => {
   assert.ok(wasmPassesModule('fma') !== null);
   assert.equal(chooseVariant('default', {}), 'fma');
   for (const off of ['off', '0', 'false', 'no', ' OFF ']) {
-    assert.equal(fmaDisabledByEnv({ SVC_SIMULATOR_FMA: off }), true, off);
-    assert.equal(chooseVariant('default', { SVC_SIMULATOR_FMA: off }), 'exact', off);
+    assert.equal(fmaDisabledByEnv({ SVC_SIM_FMA: off }), true, off);
+    assert.equal(chooseVariant('default', { SVC_SIM_FMA: off }), 'exact', off);
     // asked for by name, each build runs whatever the variable says
-    assert.equal(chooseVariant('fma', { SVC_SIMULATOR_FMA: off }), 'fma', off);
+    assert.equal(chooseVariant('fma', { SVC_SIM_FMA: off }), 'fma', off);
   }
-  for (const on of ['on', '1', '']) assert.equal(chooseVariant('default', { SVC_SIMULATOR_FMA: on }), 'fma', on);
+  for (const on of ['on', '1', '']) assert.equal(chooseVariant('default', { SVC_SIM_FMA: on }), 'fma', on);
   assert.equal(chooseVariant('exact', {}), 'exact');
 });
 
