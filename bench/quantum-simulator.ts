@@ -135,9 +135,11 @@ function time(runs: number, f: () => number, warmup = true): { seconds: number; 
   return { seconds: median(all), min: Math.min(...all), cpuPerWall: cpu / wall, value, all };
 }
 
+type Timed = ReturnType<typeof time> & { minCpu: number };
+
 /** Like time(), for several paths run interleaved: one run of each per round, after one warm-up round. */
-function timeInterleaved(runs: number, fs: Array<() => number>): ReturnType<typeof time>[] {
-  const out = fs.map(() => ({ all: [] as number[], cpu: 0, value: Number.NaN }));
+function timeInterleaved(runs: number, fs: Array<() => number>): Timed[] {
+  const out = fs.map(() => ({ all: [] as number[], cpu: 0, minCpu: Infinity, value: Number.NaN }));
   fs.forEach((f, k) => (out[k]!.value = f()));
   for (let r = 0; r < runs; r++) {
     fs.forEach((f, k) => {
@@ -147,11 +149,12 @@ function timeInterleaved(runs: number, fs: Array<() => number>): ReturnType<type
       out[k]!.all.push((performance.now() - t) / 1000);
       const c = process.cpuUsage(c0);
       out[k]!.cpu += (c.user + c.system) / 1e6;
+      out[k]!.minCpu = Math.min(out[k]!.minCpu, (c.user + c.system) / 1e6);
     });
   }
   return out.map((o) => {
     const wall = o.all.reduce((a, b) => a + b, 0);
-    return { seconds: median(o.all), min: Math.min(...o.all), cpuPerWall: o.cpu / wall, value: o.value, all: o.all };
+    return { seconds: median(o.all), min: Math.min(...o.all), cpuPerWall: o.cpu / wall, value: o.value, all: o.all, minCpu: o.minCpu };
   });
 }
 
@@ -239,6 +242,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const bandwidthRows: string[] = [];
   const arithmeticRows: string[] = [];
+  const oneThreadRows: string[] = [];
   const peaks: Array<readonly [Fp64Peak, Fp64Peak]> = [];
   const fastAt = new Map<number, number>();
   const p = GAMMAS.length;
@@ -253,7 +257,14 @@ async function main(): Promise<void> {
       () => qaoaExpectation(n, prepared, GAMMAS, BETAS),
       () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'wasm-exact' }),
       () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'wasm-exact', lowBits: 14, fusePhase: false }),
-    ]) as [ReturnType<typeof time>, ReturnType<typeof time>, ReturnType<typeof time>];
+    ]) as [Timed, Timed, Timed];
+    // the same three on one thread, by CPU time (what a core does while it runs them: on a busy
+    // machine a 2-thread team's wall clock mostly measures waiting for the other thread)
+    const oneThread = timeInterleaved(runs, [
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1 }),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1, kernel: 'wasm-exact' }),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1, kernel: 'wasm-exact', lowBits: 14, fusePhase: false }),
+    ]);
     const js = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'js' }));
     check('JavaScript passes', js.value, fast.value);
     if (!(Math.abs(fast.value - js.value) <= 1e-12)) throw new Error(`fused passes: ⟨C⟩ ${fast.value} differs from the JavaScript passes' ${js.value} by more than 1e-12`);
@@ -305,6 +316,12 @@ async function main(): Promise<void> {
         `${pct(gf(fast), peak[1].fma)} (${pct(perCpu(fast), peak[0].fmaPerCpu)}) | ${pct(gf(exact), peak[1].muladd)} (${pct(perCpu(exact), peak[0].muladdPerCpu)}) | ` +
         `${fmtS(fast.seconds)} / ${fmtS(exact.seconds)} / ${fmtS(before.seconds)}: before/fast **${(before.seconds / fast.seconds).toFixed(2)}** | ${Math.abs(fast.value - js.value).toExponential(1)} |`,
     );
+    const [f1, e1, b1] = oneThread as [Timed, Timed, Timed];
+    const g1 = (t: { minCpu: number }): number => (N * p * (4 * n + 6)) / t.minCpu / 1e9;
+    oneThreadRows.push(
+      `| ${n} | ${fmtS(f1.minCpu)}: **${g1(f1).toFixed(1)}** | ${fmtS(e1.minCpu)}: ${g1(e1).toFixed(1)} | ${fmtS(b1.minCpu)}: ${g1(b1).toFixed(1)} | ` +
+        `${peak[0].muladdPerCpu.toFixed(1)} / ${peak[0].fmaPerCpu.toFixed(1)} | ${pct(g1(f1), peak[0].fmaPerCpu)} | ${pct(g1(e1), peak[0].muladdPerCpu)} | **${(b1.minCpu / f1.minCpu).toFixed(2)}** | ${(e1.minCpu / f1.minCpu).toFixed(2)} |`,
+    );
     if (N * 16 < 64 * 1024 ** 2) {
       // a state this small stays in the caches: a memory-bandwidth comparison says nothing
       bandwidthRows.push(`| ${n} | ${(bytes / p / 1024 ** 2).toFixed(0)} MiB | ${gbps.toFixed(1)} GB/s | – (state in cache) | – | ${flops} |`);
@@ -329,6 +346,11 @@ async function main(): Promise<void> {
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of arithmeticRows) console.log(r);
+  console.log(
+    '\n| n | fast (fused), 1 thread: fewest CPU seconds: GFLOP per CPU-s | exact | before | FP64 peak per CPU-s, mul+add / FMA | fused / FMA peak | exact / mul+add peak | before / fast | exact / fast |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of oneThreadRows) console.log(r);
   if (peaks.length > 0 && !peaks[0]![0].hasFma) console.log('(this CPU has no FMA: the fused passes run as separate multiplies and adds, the FMA peak is not measured)');
 
   if (args.peerSizes.length > 0 && !args.fastOnly) {
