@@ -4,7 +4,9 @@
  * - QOKit's C simulator (csim), from a QOKit checkout or git directory the user points at
  *   (`--qokit DIR` or QOKIT_DIR; nothing is downloaded), linked with our driver
  *   bench/native/qokit-qaoa-driver.c, which times the same QAOA evaluation as ours;
- * - a STREAM-style copy (bench/native/stream-copy.c), the machine's practical memory bandwidth.
+ * - a STREAM-style copy (bench/native/stream-copy.c), the machine's practical memory bandwidth;
+ * - an FP64 arithmetic probe (bench/native/fp64-peak.c), the cores' 128-bit SIMD peak with
+ *   separate multiplies and adds and with fused multiply-adds.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -106,4 +108,21 @@ export function streamCopy(log2: number, runs: number, threads: number): { gbps:
   const exe = buildCached('stream-copy', [join(NATIVE, 'stream-copy.c')], null);
   const out = execFileSync(exe, [String(log2), String(runs)], { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: String(threads) } });
   return JSON.parse(out) as { gbps: number; seconds: number };
+}
+
+/** GFLOP/s of 128-bit FP64 SIMD: all threads by the wall clock, and per CPU second of one thread. */
+export interface Fp64Peak {
+  threads: number;
+  muladd: number;
+  fma: number;
+  muladdPerCpu: number;
+  fmaPerCpu: number;
+  hasFma: boolean;
+}
+
+/** The FP64 peak probe on `threads` OpenMP threads, best of `runs` (each ~0.1–0.5 s of arithmetic). */
+export function fp64Peak(threads: number, runs = 5, millions = 100): Fp64Peak {
+  const exe = buildCached('fp64-peak', [join(NATIVE, 'fp64-peak.c')], null);
+  const out = execFileSync(exe, [String(millions), String(runs)], { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: String(threads), OMP_PROC_BIND: 'false' } });
+  return JSON.parse(out) as Fp64Peak;
 }

@@ -10,7 +10,11 @@
  *
  * Paths compared, on the same graph and angles, in one run:
  * - fast:        qaoaExpectation on a prepared diagonal, both threads (the production path:
- *                WebAssembly SIMD passes)
+ *                WebAssembly SIMD passes, fused multiply-adds where the engine has relaxed SIMD)
+ * - exact:       the same with the bit-exact WebAssembly passes (kernel: 'wasm-exact')
+ * - before:      the path before issue 30: bit-exact passes, blocks of 2^14 amplitudes, phase
+ *                and mixer in separate sweeps
+ *                (fast, exact and before run interleaved, round by round, so load hits all three)
  * - fast, JS:    the same schedule with the JavaScript passes (kernel: 'js')
  * - fast 1T:     the production path on one thread
  * - layered:     the QOKit algorithm without fusion: one diagonal pass + n RX passes per layer
@@ -19,7 +23,10 @@
  *                given by --qokit (or QOKIT_DIR), 2 OpenMP threads, timed by our driver
  *                (bench/native/qokit-qaoa-driver.c: state init + apply_qaoa_furx + ⟨C⟩)
  * - quantum-circuit (npm): the same H / ZZ / RX circuit, at the sizes where it finishes
- * Every path's expectation is checked against the fast one (|Δ| < 1e-9; QOKit's < 1e-6).
+ * Every path's expectation is checked against the fast one (|Δ| < 1e-9; QOKit's < 1e-6), the fused
+ * one against the JavaScript passes to 1e-12 and the exact one bit for bit.
+ * Arithmetic: GFLOP/s counted as 4n + 6 flops per amplitude and layer (FMA counts 2), against the
+ * FP64 128-bit SIMD peak of a native probe (bench/native/fp64-peak.c) run right after each size.
  * Bandwidth: the bytes the fast path moves per evaluation over its time, against a STREAM-style
  * copy (bench/native/stream-copy.c, 2 threads) over arrays of the state's size.
  */
@@ -38,8 +45,8 @@ import {
   StateVector,
 } from '../src/quantum/simulator/index.ts';
 import type { Edge } from '../src/quantum/simulator/index.ts';
-import { buildQokit, runQokit, streamCopy } from './native-peers.ts';
-import type { QokitBuild } from './native-peers.ts';
+import { buildQokit, fp64Peak, runQokit, streamCopy } from './native-peers.ts';
+import type { Fp64Peak, QokitBuild } from './native-peers.ts';
 const GAMMAS = [0.2, 0.4, 0.6];
 const BETAS = [0.6, 0.4, 0.2];
 
@@ -128,6 +135,29 @@ function time(runs: number, f: () => number, warmup = true): { seconds: number; 
   return { seconds: median(all), min: Math.min(...all), cpuPerWall: cpu / wall, value, all };
 }
 
+type Timed = ReturnType<typeof time> & { minCpu: number };
+
+/** Like time(), for several paths run interleaved: one run of each per round, after one warm-up round. */
+function timeInterleaved(runs: number, fs: Array<() => number>): Timed[] {
+  const out = fs.map(() => ({ all: [] as number[], cpu: 0, minCpu: Infinity, value: Number.NaN }));
+  fs.forEach((f, k) => (out[k]!.value = f()));
+  for (let r = 0; r < runs; r++) {
+    fs.forEach((f, k) => {
+      const c0 = process.cpuUsage();
+      const t = performance.now();
+      out[k]!.value = f();
+      out[k]!.all.push((performance.now() - t) / 1000);
+      const c = process.cpuUsage(c0);
+      out[k]!.cpu += (c.user + c.system) / 1e6;
+      out[k]!.minCpu = Math.min(out[k]!.minCpu, (c.user + c.system) / 1e6);
+    });
+  }
+  return out.map((o) => {
+    const wall = o.all.reduce((a, b) => a + b, 0);
+    return { seconds: median(o.all), min: Math.min(...o.all), cpuPerWall: o.cpu / wall, value: o.value, all: o.all, minCpu: o.minCpu };
+  });
+}
+
 function gateByGate(n: number, edges: Edge[], diag: Float64Array): number {
   const { quadratic, constant } = maxCutTerms(edges);
   const c = new Circuit(n);
@@ -211,6 +241,9 @@ async function main(): Promise<void> {
   }
   const rows: string[] = [];
   const bandwidthRows: string[] = [];
+  const arithmeticRows: string[] = [];
+  const oneThreadRows: string[] = [];
+  const peaks: Array<readonly [Fp64Peak, Fp64Peak]> = [];
   const fastAt = new Map<number, number>();
   const p = GAMMAS.length;
   for (const n of args.sizes) {
@@ -220,9 +253,23 @@ async function main(): Promise<void> {
     const prepared = prepareDiagonal(diag, { shared: true });
     const buildSeconds = (performance.now() - tb) / 1000;
     const runs = args.runs ?? (n <= 16 ? 21 : n <= 20 ? 9 : 5);
-    const fast = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS));
+    const [fast, exact, before] = timeInterleaved(runs, [
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'wasm-exact' }),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'wasm-exact', lowBits: 14, fusePhase: false }),
+    ]) as [Timed, Timed, Timed];
+    // the same three on one thread, by CPU time (what a core does while it runs them: on a busy
+    // machine a 2-thread team's wall clock mostly measures waiting for the other thread)
+    const oneThread = timeInterleaved(runs, [
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1 }),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1, kernel: 'wasm-exact' }),
+      () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1, kernel: 'wasm-exact', lowBits: 14, fusePhase: false }),
+    ]);
     const js = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { kernel: 'js' }));
     check('JavaScript passes', js.value, fast.value);
+    if (!(Math.abs(fast.value - js.value) <= 1e-12)) throw new Error(`fused passes: ⟨C⟩ ${fast.value} differs from the JavaScript passes' ${js.value} by more than 1e-12`);
+    if (exact.value !== js.value) throw new Error(`exact passes: ⟨C⟩ ${exact.value} is not the JavaScript passes' ${js.value} bit for bit`);
+    check('before', before.value, fast.value);
     const single = time(runs, () => qaoaExpectation(n, prepared, GAMMAS, BETAS, { threads: 1 }));
     check('single-thread', single.value, fast.value);
     let layered: { seconds: number; value: number } | null = null;
@@ -258,6 +305,23 @@ async function main(): Promise<void> {
     const bytes = N * (p * (16 + 2 + 16 + 32) - 16 + 2);
     const gbps = bytes / fast.seconds / 1e9;
     const flops = `${((N * p * (4 * n + 6)) / fast.seconds / 1e9).toFixed(1)} GFLOP/s`;
+    const peak = [fp64Peak(1), fp64Peak(2)] as const;
+    peaks.push(peak);
+    const gf = (t: { seconds: number }): number => (N * p * (4 * n + 6)) / t.seconds / 1e9;
+    const perCpu = (t: { seconds: number; cpuPerWall: number }): number => gf(t) / t.cpuPerWall;
+    const pct = (x: number, of: number): string => (of > 0 ? `${((100 * x) / of).toFixed(0)}%` : '–');
+    arithmeticRows.push(
+      `| ${n} | **${gf(fast).toFixed(1)}** (${perCpu(fast).toFixed(1)} per CPU-s) | ${gf(exact).toFixed(1)} (${perCpu(exact).toFixed(1)}) | ${gf(before).toFixed(1)} (${perCpu(before).toFixed(1)}) | ` +
+        `${peak[1].muladd.toFixed(1)} / ${peak[1].fma.toFixed(1)} (${peak[0].muladdPerCpu.toFixed(1)} / ${peak[0].fmaPerCpu.toFixed(1)} per CPU-s) | ` +
+        `${pct(gf(fast), peak[1].fma)} (${pct(perCpu(fast), peak[0].fmaPerCpu)}) | ${pct(gf(exact), peak[1].muladd)} (${pct(perCpu(exact), peak[0].muladdPerCpu)}) | ` +
+        `${fmtS(fast.seconds)} / ${fmtS(exact.seconds)} / ${fmtS(before.seconds)}: before/fast **${(before.seconds / fast.seconds).toFixed(2)}** | ${Math.abs(fast.value - js.value).toExponential(1)} |`,
+    );
+    const [f1, e1, b1] = oneThread as [Timed, Timed, Timed];
+    const g1 = (t: { minCpu: number }): number => (N * p * (4 * n + 6)) / t.minCpu / 1e9;
+    oneThreadRows.push(
+      `| ${n} | ${fmtS(f1.minCpu)}: **${g1(f1).toFixed(1)}** | ${fmtS(e1.minCpu)}: ${g1(e1).toFixed(1)} | ${fmtS(b1.minCpu)}: ${g1(b1).toFixed(1)} | ` +
+        `${peak[0].muladdPerCpu.toFixed(1)} / ${peak[0].fmaPerCpu.toFixed(1)} | ${pct(g1(f1), peak[0].fmaPerCpu)} | ${pct(g1(e1), peak[0].muladdPerCpu)} | **${(b1.minCpu / f1.minCpu).toFixed(2)}** | ${(e1.minCpu / f1.minCpu).toFixed(2)} |`,
+    );
     if (N * 16 < 64 * 1024 ** 2) {
       // a state this small stays in the caches: a memory-bandwidth comparison says nothing
       bandwidthRows.push(`| ${n} | ${(bytes / p / 1024 ** 2).toFixed(0)} MiB | ${gbps.toFixed(1)} GB/s | – (state in cache) | – | ${flops} |`);
@@ -277,6 +341,17 @@ async function main(): Promise<void> {
   console.log('\n| n | moved per layer (fast path) | achieved | STREAM copy, 2 threads | share of copy | arithmetic (4n + 6 flops per amplitude and layer) |');
   console.log('|---|---|---|---|---|---|');
   for (const r of bandwidthRows) console.log(r);
+  console.log(
+    '\n| n | fast (fused), GFLOP/s, 2 threads | exact | before (exact, 2^14 blocks, phase apart) | FP64 128-bit peak, 2 threads: mul+add / FMA (1 thread per CPU-s) | fast / FMA peak | exact / mul+add peak | median: fast / exact / before | fused ⟨C⟩ − JavaScript ⟨C⟩ |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of arithmeticRows) console.log(r);
+  console.log(
+    '\n| n | fast (fused), 1 thread: fewest CPU seconds: GFLOP per CPU-s | exact | before | FP64 peak per CPU-s, mul+add / FMA | fused / FMA peak | exact / mul+add peak | before / fast | exact / fast |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of oneThreadRows) console.log(r);
+  if (peaks.length > 0 && !peaks[0]![0].hasFma) console.log('(this CPU has no FMA: the fused passes run as separate multiplies and adds, the FMA peak is not measured)');
 
   if (args.peerSizes.length > 0 && !args.fastOnly) {
     const require = createRequire(import.meta.url);

@@ -3,7 +3,7 @@
 // JavaScript twins of wasm-passes.ts's SIMD passes that must give the same results bit for bit.
 import { cosSinInto } from './fast-trig.ts';
 import { wasmPasses } from './wasm-passes.ts';
-import type { WasmPasses } from './wasm-passes.ts';
+import type { PassesVariant, WasmPasses } from './wasm-passes.ts';
 
 /**
  * The QAOA hot path: p layers of (cost phase, transverse mixer) on |+>^n, then ⟨C⟩, in 2 passes
@@ -50,7 +50,8 @@ export interface QaoaJob {
   /**
    * Where the arrays sit when they are views into a WasmArena's memory (wasm-arena.ts): byte
    * offsets of re, im, index (-1 without one), the phase table and values. The passes then run
-   * as WebAssembly SIMD (wasm-passes.ts), with the same results bit for bit.
+   * as WebAssembly SIMD (wasm-passes.ts): the exact build gives the same results bit for bit, the
+   * fused one the same to ~1e-14.
    */
   wasm?: WasmJobLayout;
   /** Set by runQaoaShare: true state = finalScale · X^{⊗n if flipped} · stored state. */
@@ -67,6 +68,10 @@ export interface WasmJobLayout {
   index: number;
   table: number;
   values: number;
+  /** Which build of the passes every thread of the job runs (the same one, so results do not depend on threads). */
+  variant: PassesVariant;
+  /** Phase and qubits 0, 1 in one sweep (default; false: two, as before issue 30). */
+  fusePhase?: boolean;
 }
 
 export const DEFAULT_LOW_BITS = 14;
@@ -158,7 +163,7 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
   const tileChunks = tileCount / tilesPer;
   const partials = job.partials;
   const lay = job.wasm;
-  const w = lay ? wasmPasses(lay.id, lay.memory) : null;
+  const w = lay ? wasmPasses(lay.id, lay.memory, lay.variant) : null;
   // the SIMD high pass takes two neighbouring offsets at a time
   const wHigh = w && C % 2 === 0 ? w : null;
   const phrAt = lay ? lay.table : 0;
@@ -203,6 +208,12 @@ export function runQaoaShare(job: QaoaJob, sync: ShareSync): void {
         // L1-sized sub-blocks first: phase and the lowest SUB_BITS qubits while the data is in L1
         const S = Math.min(L, SUB_BITS);
         for (let so = o; so < o + B; so += 1 << S) {
+          if (w && lay!.index >= 0 && S >= 2 && lay!.fusePhase !== false) {
+            // phase and qubits 0, 1 in one sweep: each amplitude loaded and stored once less
+            w.phaseMix01(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0, t);
+            w.mixLow(lay!.re, lay!.im, so, 2, S, t);
+            continue;
+          }
           if (w && lay!.index >= 0) w.phaseTable(lay!.re, lay!.im, lay!.index, phrAt, phiAt, so, so + (1 << S), xmask, l === 0 ? 1 : 0, amp0);
           else if (job.index) phaseTable(job.re, job.im, job.index, phr, phi, so, so + (1 << S), xmask, l === 0, amp0);
           else phaseRaw(job.re, job.im, job.raw!, gamma, gr, gi, so, so + (1 << S), xmask, l === 0, amp0);

@@ -4,11 +4,13 @@ import { assertFits } from './memory-guard.ts';
 import { defaultThreads, getQaoaTeam, PARALLEL_MIN_QUBITS } from './parallel.ts';
 import { isPreparedDiagonal, prepareDiagonal } from './prepared-diagonal.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
-import { DEFAULT_LOW_BITS, defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
+import { defaultTile, finishState, partialSlots, runQaoaShare, soloSync, sumPartials } from './qaoa-kernel.ts';
 import type { QaoaJob } from './qaoa-kernel.ts';
 import { IdleRelease, SIMULATOR_IDLE_RELEASE_MS } from './idle-release.ts';
 import { StateVector } from './state-vector.ts';
 import { arenaJob, releaseArena } from './wasm-arena.ts';
+import { chooseVariant } from './wasm-passes.ts';
+import { defaultLowBits } from './low-bits.ts';
 
 export interface QaoaOptions {
   /**
@@ -16,17 +18,26 @@ export interface QaoaOptions {
    * PARALLEL_MIN_QUBITS qubits up, else 1. Results are bit-for-bit the same for any count.
    */
   threads?: number;
-  /** Block size exponent for the in-cache low-qubit pass (tuning; default 14). */
+  /** Block size exponent for the in-cache low-qubit pass (tuning; default defaultLowBits(): from the L2 size, 14 where unknown). */
   lowBits?: number;
   /** Consecutive amplitudes per tile in the high-qubit pass (tuning; default defaultTile(n, lowBits)). */
   tile?: number;
+  /**
+   * Tuning: false runs the phase and the mixer on qubits 0, 1 as two WebAssembly sweeps, as before
+   * issue 30 (default true: one sweep; the same results either way).
+   */
+  fusePhase?: boolean;
   /** Memory budget override in bytes (defaults to the machine budget). */
   budgetBytes?: number;
   /**
    * 'wasm' (default where the runtime supports it): the passes in WebAssembly SIMD on a state in
-   * this thread's arena (wasm-arena.ts); 'js': the JavaScript passes. Same results bit for bit.
+   * this thread's arena (wasm-arena.ts), fused multiply-adds where the engine has relaxed SIMD
+   * (the same ⟨C⟩ as the JavaScript passes to ~1e-14, not bit for bit) unless SVC_SIM_FMA=off;
+   * 'wasm-exact': the WebAssembly passes without fusing, bit for bit the JavaScript passes;
+   * 'wasm-fma': fused even where SVC_SIM_FMA=off (exact where the engine cannot);
+   * 'js': the JavaScript passes.
    */
-  kernel?: 'wasm' | 'js';
+  kernel?: 'wasm' | 'wasm-exact' | 'wasm-fma' | 'js';
 }
 
 function checkAngles(gammas: readonly number[], betas: readonly number[]): void {
@@ -89,11 +100,13 @@ function execute(
   into: StateVector | null,
 ): number {
   const expectation = into === null;
-  const wasm = options.kernel === 'js' ? null : arenaJob(n, d, options.budgetBytes, into ? 1 : 0);
+  const kernel = options.kernel ?? 'wasm';
+  const variant = chooseVariant(kernel === 'wasm-exact' ? 'exact' : kernel === 'wasm-fma' ? 'fma' : 'default');
+  const wasm = kernel === 'js' ? null : arenaJob(n, d, options.budgetBytes, into ? 1 : 0, variant);
   const state = wasm ? null : (into ?? scratchState(n, threads > 1, options.budgetBytes));
   const team = threads > 1 && (wasm !== null || state!.shared) ? getQaoaTeam(threads) : null;
   const diag = wasm ? { ...d, index: wasm.index, values: wasm.values } : team ? sharedDiagonal(d) : d;
-  const lowBits = options.lowBits ?? DEFAULT_LOW_BITS;
+  const lowBits = options.lowBits ?? defaultLowBits();
   const tile = options.tile ?? defaultTile(n, lowBits);
   if (!Number.isInteger(lowBits) || lowBits < 1 || !Number.isInteger(Math.log2(tile))) {
     throw new RangeError(`lowBits must be a positive integer and tile a power of two (got ${lowBits}, ${tile})`);
@@ -114,7 +127,7 @@ function execute(
     partials: team ? new Float64Array(new SharedArrayBuffer(slots * 8)) : new Float64Array(slots),
     table: wasm ? wasm.table : tableScratch(2 * diag.values.length, team !== null),
   };
-  if (wasm) job.wasm = wasm.layout;
+  if (wasm) job.wasm = { ...wasm.layout, fusePhase: options.fusePhase !== false };
   const value = team ? team.run(job) : (runQaoaShare(job, soloSync()), expectation ? sumPartials(job) : 0);
   if (!expectation) {
     finishState(job);

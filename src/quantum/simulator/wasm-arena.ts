@@ -3,6 +3,7 @@ import { assertFits, SimulatorCapacityError } from './memory-guard.ts';
 import type { PreparedDiagonal } from './prepared-diagonal.ts';
 import type { WasmJobLayout } from './qaoa-kernel.ts';
 import { forgetWasmPasses, WASM_MAX_BYTES, WASM_PAGE_BYTES, wasmPassesModule } from './wasm-passes.ts';
+import type { PassesVariant } from './wasm-passes.ts';
 
 /**
  * The memory the WebAssembly QAOA passes work in: one shared WebAssembly.Memory per thread that
@@ -58,10 +59,11 @@ export function arenaBytes(n: number, d: PreparedDiagonal): number {
  * through the memory guard), or returns null where the WebAssembly passes cannot serve it: the
  * runtime lacks them, the diagonal is raw (its phase needs per-amplitude trigonometry, which the
  * JavaScript passes do), or the job would not fit the 4 GiB a module can address.
- * `extraCopies` counts further states the caller will hold at the same time (for the guard).
+ * `extraCopies` counts further states the caller will hold at the same time (for the guard);
+ * `variant` is the build of the passes the job will run (chooseVariant).
  */
-export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | undefined, extraCopies = 0): WasmArenaJob | null {
-  if (!d.index || wasmPassesModule() === null) return null;
+export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | undefined, extraCopies = 0, variant: PassesVariant = 'exact'): WasmArenaJob | null {
+  if (!d.index || wasmPassesModule(variant) === null) return null;
   const { re, im, index, table, values, end: bytes } = layoutOf(n, d.values.length);
   if (bytes > WASM_MAX_BYTES) return null;
   const N = 2 ** n;
@@ -85,7 +87,7 @@ export function arenaJob(n: number, d: PreparedDiagonal, budgetBytes: number | u
   return {
     index: new Uint16Array(buffer, index, N),
     values: valuesView,
-    layout: { id: arena.id, memory: arena.memory, re, im, index, table, values },
+    layout: { id: arena.id, memory: arena.memory, re, im, index, table, values, variant },
     re: new Float64Array(buffer, re, N),
     im: new Float64Array(buffer, im, N),
     table: new Float64Array(buffer, table, 2 * d.values.length),

@@ -11,16 +11,31 @@
 
 // @ts-nocheck -- AssemblyScript types (usize, v128, f64x2) and decorators
 
+/**
+ * x + t·y and x − t·y. Built twice (asconfig.json's targets): "exact" rounds the product and then
+ * the sum, as the JavaScript passes do (bit for bit the same); "fma" (relaxed SIMD enabled) lets
+ * the engine fuse them into one multiply-add, rounded once, where the processor has one. The
+ * branch is on a compile-time constant: each build holds only its own form.
+ */
+@inline function axpy(x: v128, t: v128, y: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f64x2.relaxed_madd(t, y, x);
+  return f64x2.add(x, f64x2.mul(t, y));
+}
+@inline function axmy(x: v128, t: v128, y: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f64x2.relaxed_nmadd(t, y, x);
+  return f64x2.sub(x, f64x2.mul(t, y));
+}
+
 /** The scaled RX on one qubit for two neighbouring pairs (x at px, y at px + s bytes). */
 @inline function rx2v(pr: usize, pi: usize, s: usize, t: v128): void {
   const xr = v128.load(pr);
   const xi = v128.load(pi);
   const yr = v128.load(pr + s);
   const yi = v128.load(pi + s);
-  v128.store(pr, f64x2.add(xr, f64x2.mul(t, yi)));
-  v128.store(pi, f64x2.sub(xi, f64x2.mul(t, yr)));
-  v128.store(pr + s, f64x2.add(yr, f64x2.mul(t, xi)));
-  v128.store(pi + s, f64x2.sub(yi, f64x2.mul(t, xr)));
+  v128.store(pr, axpy(xr, t, yi));
+  v128.store(pi, axmy(xi, t, yr));
+  v128.store(pr + s, axpy(yr, t, xi));
+  v128.store(pi + s, axmy(yi, t, xr));
 }
 
 /** The scaled RX on two qubits (strides s1, s2 bytes) for two neighbouring groups of four. */
@@ -33,22 +48,22 @@
   const a2i = v128.load(pi + s2);
   const a3r = v128.load(pr + s1 + s2);
   const a3i = v128.load(pi + s1 + s2);
-  const b0r = f64x2.add(a0r, f64x2.mul(t, a1i));
-  const b0i = f64x2.sub(a0i, f64x2.mul(t, a1r));
-  const b1r = f64x2.add(a1r, f64x2.mul(t, a0i));
-  const b1i = f64x2.sub(a1i, f64x2.mul(t, a0r));
-  const b2r = f64x2.add(a2r, f64x2.mul(t, a3i));
-  const b2i = f64x2.sub(a2i, f64x2.mul(t, a3r));
-  const b3r = f64x2.add(a3r, f64x2.mul(t, a2i));
-  const b3i = f64x2.sub(a3i, f64x2.mul(t, a2r));
-  v128.store(pr, f64x2.add(b0r, f64x2.mul(t, b2i)));
-  v128.store(pi, f64x2.sub(b0i, f64x2.mul(t, b2r)));
-  v128.store(pr + s2, f64x2.add(b2r, f64x2.mul(t, b0i)));
-  v128.store(pi + s2, f64x2.sub(b2i, f64x2.mul(t, b0r)));
-  v128.store(pr + s1, f64x2.add(b1r, f64x2.mul(t, b3i)));
-  v128.store(pi + s1, f64x2.sub(b1i, f64x2.mul(t, b3r)));
-  v128.store(pr + s1 + s2, f64x2.add(b3r, f64x2.mul(t, b1i)));
-  v128.store(pi + s1 + s2, f64x2.sub(b3i, f64x2.mul(t, b1r)));
+  const b0r = axpy(a0r, t, a1i);
+  const b0i = axmy(a0i, t, a1r);
+  const b1r = axpy(a1r, t, a0i);
+  const b1i = axmy(a1i, t, a0r);
+  const b2r = axpy(a2r, t, a3i);
+  const b2i = axmy(a2i, t, a3r);
+  const b3r = axpy(a3r, t, a2i);
+  const b3i = axmy(a3i, t, a2r);
+  v128.store(pr, axpy(b0r, t, b2i));
+  v128.store(pi, axmy(b0i, t, b2r));
+  v128.store(pr + s2, axpy(b2r, t, b0i));
+  v128.store(pi + s2, axmy(b2i, t, b0r));
+  v128.store(pr + s1, axpy(b1r, t, b3i));
+  v128.store(pi + s1, axmy(b1i, t, b3r));
+  v128.store(pr + s1 + s2, axpy(b3r, t, b1i));
+  v128.store(pi + s1 + s2, axmy(b3i, t, b1r));
 }
 
 /** Lanes swapped: (v1, v0). */
@@ -58,10 +73,25 @@
 
 /** Qubit 0 inside one vector (pair = its two lanes): x' = x + t·swap(y) as in rx2 with s = 1. */
 @inline function q0re(r: v128, i: v128, t: v128): v128 {
-  return f64x2.add(r, f64x2.mul(t, swap(i)));
+  return axpy(r, t, swap(i));
 }
 @inline function q0im(r: v128, i: v128, t: v128): v128 {
-  return f64x2.sub(i, f64x2.mul(t, swap(r)));
+  return axmy(i, t, swap(r));
+}
+
+/**
+ * The scaled RX on qubits 0 and 1 of the four amplitudes (v0r + i·v0i, v1r + i·v1i) whose first
+ * sits at byte pr / pi, stored there: qubit 0 pairs the lanes of each vector, qubit 1 the vectors.
+ */
+@inline function mix01(pr: usize, pi: usize, v0r: v128, v0i: v128, v1r: v128, v1i: v128, t: v128): void {
+  const b0r = q0re(v0r, v0i, t);
+  const b0i = q0im(v0r, v0i, t);
+  const b1r = q0re(v1r, v1i, t);
+  const b1i = q0im(v1r, v1i, t);
+  v128.store(pr, axpy(b0r, t, b1i));
+  v128.store(pi, axmy(b0i, t, b1r));
+  v128.store(pr + 16, axpy(b1r, t, b0i));
+  v128.store(pi + 16, axmy(b1i, t, b0r));
 }
 
 /** RX(2β) (scaled) on qubits from..L-1 of the block of 2^L amplitudes starting at amplitude o. */
@@ -73,18 +103,7 @@ export function mixLow(re: usize, im: usize, o: u32, from: u32, L: u32, tt: f64)
   if (q == 0 && L >= 2) {
     // qubits 0 and 1: four amplitudes are two vectors; qubit 0 pairs the lanes of each vector
     for (let g = start; g < end; g += 32) {
-      const v0r = v128.load(re + g);
-      const v0i = v128.load(im + g);
-      const v1r = v128.load(re + g + 16);
-      const v1i = v128.load(im + g + 16);
-      const b0r = q0re(v0r, v0i, t);
-      const b0i = q0im(v0r, v0i, t);
-      const b1r = q0re(v1r, v1i, t);
-      const b1i = q0im(v1r, v1i, t);
-      v128.store(re + g, f64x2.add(b0r, f64x2.mul(t, b1i)));
-      v128.store(im + g, f64x2.sub(b0i, f64x2.mul(t, b1r)));
-      v128.store(re + g + 16, f64x2.add(b1r, f64x2.mul(t, b0i)));
-      v128.store(im + g + 16, f64x2.sub(b1i, f64x2.mul(t, b0r)));
+      mix01(re + g, im + g, v128.load(re + g), v128.load(im + g), v128.load(re + g + 16), v128.load(im + g + 16), t);
     }
     q = 2;
   }
@@ -177,8 +196,8 @@ export function phaseTable(re: usize, im: usize, index: usize, phr: usize, phi: 
       const a: usize = (<usize>z) << 3;
       const xr = v128.load(re + a);
       const xi = v128.load(im + a);
-      v128.store(re + a, f64x2.sub(f64x2.mul(xr, pr), f64x2.mul(xi, pi)));
-      v128.store(im + a, f64x2.add(f64x2.mul(xr, pi), f64x2.mul(xi, pr)));
+      v128.store(re + a, axmy(f64x2.mul(xr, pr), xi, pi));
+      v128.store(im + a, axpy(f64x2.mul(xr, pi), xi, pr));
     }
   }
   // an odd count leaves one amplitude
@@ -195,6 +214,49 @@ export function phaseTable(re: usize, im: usize, index: usize, phr: usize, phi: 
       const xi = load<f64>(im + a);
       store<f64>(re + a, xr * pr - xi * pi);
       store<f64>(im + a, xr * pi + xi * pr);
+    }
+  }
+}
+
+/** The table's entries at byte offsets ka and kb as one vector. */
+@inline function gather(table: usize, ka: usize, kb: usize): v128 {
+  return f64x2.replace_lane(v128.load64_zero(table + ka), 1, load<f64>(table + kb));
+}
+
+/**
+ * phaseTable then mixLow for qubits 0 and 1, in one sweep over amplitudes [from, to) (a multiple
+ * of 4 of them): each group of four is multiplied by its phase and rotated in registers, stored
+ * once. The same operations in the same order as the two passes, so the same results bit for bit.
+ */
+export function phaseMix01(re: usize, im: usize, index: usize, phr: usize, phi: usize, from: u32, to: u32, xmask: u32, init: bool, amp0: f64, tt: f64): void {
+  const t = f64x2.splat(tt);
+  const a0 = f64x2.splat(amp0);
+  for (let z = from; z < to; z += 4) {
+    const k0 = entry(index, z, xmask);
+    const k1 = entry(index, z + 1, xmask);
+    const k2 = entry(index, z + 2, xmask);
+    const k3 = entry(index, z + 3, xmask);
+    const p0r = gather(phr, k0, k1);
+    const p0i = gather(phi, k0, k1);
+    const p1r = gather(phr, k2, k3);
+    const p1i = gather(phi, k2, k3);
+    const a: usize = (<usize>z) << 3;
+    if (init) {
+      mix01(re + a, im + a, f64x2.mul(a0, p0r), f64x2.mul(a0, p0i), f64x2.mul(a0, p1r), f64x2.mul(a0, p1i), t);
+    } else {
+      const x0r = v128.load(re + a);
+      const x0i = v128.load(im + a);
+      const x1r = v128.load(re + a + 16);
+      const x1i = v128.load(im + a + 16);
+      mix01(
+        re + a,
+        im + a,
+        axmy(f64x2.mul(x0r, p0r), x0i, p0i),
+        axpy(f64x2.mul(x0r, p0i), x0i, p0r),
+        axmy(f64x2.mul(x1r, p1r), x1i, p1i),
+        axpy(f64x2.mul(x1r, p1i), x1i, p1r),
+        t,
+      );
     }
   }
 }
