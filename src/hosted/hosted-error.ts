@@ -94,6 +94,7 @@ export const HOSTED_ERROR_CODES: ReadonlyMap<string, { status: number; type: str
   ['client_job_id_conflict', { status: 409, type: 'invalid_request_error' }],
   ['solve_job_cancelled', { status: 409, type: 'invalid_request_error' }],
   ['solve_job_queue_full', { status: 429, type: 'rate_limit_error' }],
+  ['solve_queue_unavailable', { status: 503, type: 'server_error' }],
   // vendor-eagle through a configured provider (src/quantum/hardware/hardware-errors.ts)
   ['substrate_unsupported', { status: 422, type: 'invalid_request_error' }],
   ['circuit_not_transpilable', { status: 422, type: 'invalid_request_error' }],

@@ -43,6 +43,9 @@ export interface WorkerRecord {
   seen_at: number;
 }
 
+/** How long close() waits for BullMQ to close gracefully before cutting the connections. */
+const CLOSE_DEADLINE_MS = 3_000;
+
 /** Liveness records older than this are gone (a record is renewed every 5 s). */
 export const WORKER_STALE_MS = 15_000;
 
@@ -58,6 +61,7 @@ export class BullJobQueue implements JobQueue {
   #counts = { waiting: 0, running: 0 };
   readonly #timers: NodeJS.Timeout[] = [];
   #concurrency = 0;
+  #closing = false;
   readonly #startedAt = Date.now();
 
   constructor(options: BullJobQueueOptions) {
@@ -68,11 +72,14 @@ export class BullJobQueue implements JobQueue {
       lockDurationMs: options.lockDurationMs ?? 30_000,
       attempts: options.attempts ?? 3,
     };
-    const connection = { url: options.redisUrl, maxRetriesPerRequest: null };
+    const connection = this.#connection();
     this.#queues = new Map(LANES.map((lane) => [lane, new Queue(queueName(lane), { connection, prefix: this.#options.prefix })]));
+    // Redis away: BullMQ would print each connection error to stderr; callers see their own
+    // failures (a submission's deadline, the counts kept as they were).
+    for (const queue of this.#queues.values()) queue.on('error', () => undefined);
     void this.#queues.get('hardware')!.setGlobalConcurrency(1).catch(() => undefined);
-    this.#publisher = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
-    this.#subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.#publisher = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy: this.#retry });
+    this.#subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy: this.#retry });
     void this.#subscriber.subscribe(this.#cancelChannel).catch(() => undefined);
     this.#subscriber.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort(new Error('cancelled')));
     this.#publisher.on('error', () => undefined);
@@ -81,6 +88,18 @@ export class BullJobQueue implements JobQueue {
     refresh.unref();
     this.#timers.push(refresh);
     void this.#refreshCounts();
+  }
+
+  /**
+   * Reconnect while open; once closing, stop, so that with Redis away the connections end and
+   * whatever waits on them (BullMQ's close, a command queued for the reconnect) settles instead
+   * of waiting for a Redis that is not coming.
+   */
+  readonly #retry = (times: number): number | null => (this.#closing ? null : Math.min(times * 200, 2_000));
+
+  /** BullMQ's connection options: every queue, worker and event stream of this process. */
+  #connection() {
+    return { url: this.#options.redisUrl, maxRetriesPerRequest: null, retryStrategy: this.#retry };
   }
 
   get #cancelChannel(): string {
@@ -120,7 +139,7 @@ export class BullJobQueue implements JobQueue {
 
   process(handler: JobHandler, concurrency: number): void {
     this.#concurrency = Math.max(1, Math.floor(concurrency));
-    const connection = { url: this.#options.redisUrl, maxRetriesPerRequest: null };
+    const connection = this.#connection();
     for (const lane of LANES) {
       const worker = new Worker(queueName(lane), async (job: Job<{ id: string }>) => {
         const id = job.data.id;
@@ -151,7 +170,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   watch(listener: (event: JobQueueEvent) => void): void {
-    const connection = { url: this.#options.redisUrl, maxRetriesPerRequest: null };
+    const connection = this.#connection();
     for (const lane of LANES) {
       const events = new QueueEvents(queueName(lane), { connection, prefix: this.#options.prefix });
       events.on('error', () => undefined);
@@ -180,12 +199,21 @@ export class BullJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     for (const timer of this.#timers) clearInterval(timer);
     for (const controller of this.#running.values()) controller.abort(new Error('closing'));
-    // close() waits for running processors (aborted above); a job left unfinished is taken up again.
-    await Promise.all(this.#workers.map((w) => w.close().catch(() => undefined)));
-    if (this.#workers.length > 0) await this.#publisher.hdel(this.#workersKey, this.workerId).catch(() => undefined);
-    await Promise.all([...this.#events.map((e) => e.close().catch(() => undefined)), ...[...this.#queues.values()].map((q) => q.close().catch(() => undefined))]);
+    const graceful = (async () => {
+      // close() waits for running processors (aborted above); a job left unfinished is taken up again.
+      await Promise.all(this.#workers.map((w) => w.close().catch(() => undefined)));
+      if (this.#workers.length > 0) await this.#publisher.hdel(this.#workersKey, this.workerId).catch(() => undefined);
+      await Promise.all([...this.#events.map((e) => e.close().catch(() => undefined)), ...[...this.#queues.values()].map((q) => q.close().catch(() => undefined))]);
+    })();
+    // A safety net: the retry strategy above ends the connections when Redis is away, but a
+    // close is never held longer than this (a job this process held is taken up again by
+    // stalled-job recovery).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([graceful, new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_DEADLINE_MS); })]);
+    clearTimeout(timer);
     this.#subscriber.disconnect();
     this.#publisher.disconnect();
   }

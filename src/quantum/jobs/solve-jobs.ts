@@ -53,6 +53,23 @@ export interface SubmitCall {
   onSolver?: (solver: string) => void;
 }
 
+/** How long a submission waits for the queue to take the job (Redis away: ioredis would wait forever). */
+const QUEUE_ADD_DEADLINE_MS = 5_000;
+
+/** `promise`, or a rejection once `ms` passed first (the promise itself goes on; its outcome is dropped). */
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined);
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const notFound = (id: string) => ApiError.notFound(`No solve job '${id.slice(0, 64)}' (unknown, another account's, or past its retention).`, 'solve_job_not_found', 'id');
 const cancelledError = (): ApiErrorOptions => ({ status: 409, type: 'invalid_request_error', code: 'solve_job_cancelled', message: 'The solve job was cancelled.', param: null });
 
@@ -86,7 +103,12 @@ export class SolveJobs {
   /** Opens the service and takes up the jobs a previous process left queued or running (at-least-once). */
   static async open(options: SolveJobsOptions): Promise<SolveJobs> {
     const jobs = new SolveJobs(options);
-    for (const job of await options.store.unfinished()) await jobs.#queue.add(entryOf(job));
+    // Taken up in the background: a shared queue whose Redis is away must not hold the start
+    // (the jobs stay queued in the store and are taken up again at the next start).
+    const unfinished = await options.store.unfinished();
+    void (async () => {
+      for (const job of unfinished) await jobs.#queue.add(entryOf(job));
+    })().catch(() => undefined);
     return jobs;
   }
 
@@ -119,7 +141,19 @@ export class SolveJobs {
       });
     }
     if (created) {
-      await this.#queue.add(entryOf(job));
+      try {
+        await withDeadline(this.#queue.add(entryOf(job)), QUEUE_ADD_DEADLINE_MS);
+      } catch {
+        // The queue (Redis) did not take it: the job is recorded failed, so a late add that does
+        // land runs nothing (every transition is conditional), and the caller is told to retry.
+        const unavailable: ApiErrorOptions = {
+          status: 503, type: 'server_error', code: 'solve_queue_unavailable', param: null, retryAfterSeconds: 5,
+          message: 'The solve job queue (Redis) did not answer; the job was not queued. Retry later.',
+        };
+        const failedAt = Date.now();
+        await this.#store.finish(job.id, { status: 'failed', error: JSON.stringify(unavailable) }, failedAt, failedAt + this.retentionMs);
+        throw new ApiError(unavailable);
+      }
       this.#emit('queued', job);
     }
     return { job, created };
