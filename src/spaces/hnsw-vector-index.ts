@@ -102,7 +102,7 @@ export class HnswVectorIndex implements VectorIndex {
 
   /** Whether searches use the graph now (false: the exact scan). */
   get approximate(): boolean {
-    return this.#graph !== null && this.#pending.size <= PENDING_SCAN_LIMIT;
+    return this.#graph !== null && this.#wantsGraph() && this.#pending.size <= PENDING_SCAN_LIMIT;
   }
 
   /** Vectors waiting for the graph (0 when it holds them all, or when the space is below the threshold). */
@@ -190,7 +190,7 @@ export class HnswVectorIndex implements VectorIndex {
   search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[] {
     if (query.length !== this.dimensions) throw new RangeError(`vector index: query of ${query.length} entries, index holds ${this.dimensions}`);
     if (k <= 0 || this.size === 0) return [];
-    if (!this.approximate || !this.#wantsGraph()) return this.#exact.search(query, k, accept);
+    if (!this.approximate) return this.#exact.search(query, k, accept);
     const q = new Int8Array(this.dimensions);
     if (quantizeQuery(query, q) === 0) return this.#exact.search(query, k, accept);
     const found = this.#graph!.search(q, Math.min(CANDIDATES, Math.max(k, this.size)), 1);
