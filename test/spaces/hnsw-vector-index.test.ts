@@ -120,7 +120,7 @@ test('hnsw index: a saved graph loads without a rebuild; vectors it lacks are pe
 test('defaultVectorIndex: the graph-fronted index at the documented threshold', () => {
   const index = defaultVectorIndex(256);
   assert.ok(index instanceof HnswVectorIndex);
-  assert.equal(index.threshold, 100_000);
+  assert.equal(index.threshold, 200_000);
   assert.equal(index.dimensions, 256);
 });
 
