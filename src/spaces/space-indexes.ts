@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Bm25Index } from './bm25-index.ts';
@@ -190,7 +190,11 @@ export class SpaceIndexes {
     mkdirSync(this.#graphDir!, { recursive: true, mode: 0o700 });
     // Written aside and renamed, so a crash mid-write leaves the last whole graph (or none).
     const partial = `${path}.partial`;
-    if (index.save(partial)) renameSync(partial, path);
+    if (index.save(partial)) {
+      // The graph holds the user's vectors: private, like spaces.db.
+      chmodSync(partial, 0o600);
+      renameSync(partial, path);
+    }
     // Graphs of the space's earlier embedders.
     this.#deleteGraphs(row.id, path);
   }
