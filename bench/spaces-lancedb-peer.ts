@@ -29,6 +29,8 @@ export interface LanceDbPeer {
 /** LanceDB from `modulesDir` (or from the checkout), or null with why when it is not installed. */
 export function loadLanceDb(modulesDir: string | undefined): { lancedb: Lance } | { missing: string } {
   const from = join(modulesDir ?? process.cwd(), 'package.json');
+  // Its logger (env_logger, read at load) warns on every hybrid query about a future change of columns.
+  process.env.LANCEDB_LOG ??= 'error';
   try {
     return { lancedb: createRequire(from)('@lancedb/lancedb') };
   } catch (error) {
