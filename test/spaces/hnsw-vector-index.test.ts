@@ -26,8 +26,9 @@ function clusteredVectors(count: number, dims: number, seed: number): Float32Arr
   });
 }
 
-function built(count: number, dims: number, threshold: number, vectors = clusteredVectors(count, dims, 7)): { index: HnswVectorIndex; exact: Int8VectorIndex; vectors: Float32Array[] } {
-  const index = new HnswVectorIndex(dims, { threshold });
+/** `candidates` well under the count, so the graph and not the rescoring finds the neighbours. */
+function built(count: number, dims: number, threshold: number, vectors = clusteredVectors(count, dims, 7), candidates = 100): { index: HnswVectorIndex; exact: Int8VectorIndex; vectors: Float32Array[] } {
+  const index = new HnswVectorIndex(dims, { threshold, candidates });
   const exact = new Int8VectorIndex(dims);
   const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
   index.upsert(entries);
