@@ -215,10 +215,15 @@ export class SpaceIndexes {
   #startGraphBuild(row: SpaceRow): void {
     const index = this.#vectors.get(row.id);
     if (index?.buildSome === undefined || this.#builds.has(row.id)) return;
-    const done = this.#buildGraph(row.id, index).catch(() => {
+    let finished = false;
+    const done = this.#buildGraph(row.id, index).then(() => {
+      finished = true;
+    }, () => {
       // The exact scan goes on answering; the next write or fill starts the build again.
     }).finally(() => {
       if (this.#builds.get(row.id) === done) this.#builds.delete(row.id);
+      // A write between the last slice and here found this build still running and left its vectors to it.
+      if (finished && !this.#closed && this.#vectors.get(row.id) === index && index.buildSome!(0) > 0) this.#startGraphBuild(row);
     });
     this.#builds.set(row.id, done);
   }
