@@ -35,7 +35,7 @@ function loadUsearch(): UsearchModule | null {
 /**
  * Below this many vectors a space is scanned exactly; from it on a graph answers. The int8 scan
  * takes 3.7 / 8.4 ms p50 / p99 at 100,000 vectors of 384 dimensions and grows with the count, so
- * about 17 ms p99 here; the graph costs ~0.75 ms of one core per vector to build (2.5 minutes
+ * about 17 ms p99 here; the graph costs 1.5–2.8 ms of one core per vector to build (5–9 minutes
  * for 200,000) and ~1 KB a vector more memory, which a space this small does not need to pay.
  * Measured in docs/BENCHMARKS.md ("Knowledge spaces: vector index").
  */
