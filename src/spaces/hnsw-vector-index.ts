@@ -35,8 +35,9 @@ function loadUsearch(): UsearchModule | null {
 /**
  * Below this many vectors a space is scanned exactly; from it on a graph answers. The int8 scan
  * takes 3.7 / 8.4 ms p50 / p99 at 100,000 vectors of 384 dimensions and grows with the count, so
- * about 17 ms p99 here; the graph costs 1.5–2.8 ms of one core per vector to build (5–9 minutes
- * for 200,000) and ~1 KB a vector more memory, which a space this small does not need to pay.
+ * about 17 ms p99 here; the graph costs 0.27 ms of an idle core per vector to build (more on busy
+ * cores and on some data: docs/BENCHMARKS.md) and ~1 KB a vector more memory, which a space this
+ * small does not need to pay.
  * Measured in docs/BENCHMARKS.md ("Knowledge spaces: vector index").
  */
 export const HNSW_THRESHOLD = 200_000;
@@ -45,7 +46,8 @@ export const HNSW_THRESHOLD = 200_000;
  * the hard case): usearch's defaults (16 links, 64 deep) found 0.65–0.75 of the exact top 10;
  * 32 links and 200 deep while building found, with the graph's best 256 / 512 / 1,024 / 2,048
  * rescored exactly, 0.946 / 0.979 / 0.994 / 0.998 of it at 100,000 vectors (0.990 with 256 at
- * 30,000: the graph needs more candidates as it grows).
+ * 30,000: the graph needs more candidates as it grows); building 64 / 128 deep was 4.5× / 1.35×
+ * faster and found 0.977 / 0.988 with 1,024.
  */
 const CONNECTIVITY = 32;
 const EXPANSION_ADD = 200;

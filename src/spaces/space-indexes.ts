@@ -11,8 +11,9 @@ import type { VectorIndex, VectorIndexFactory } from './vector-index.ts';
 const TEXT_INDEX_SLICE = 200;
 /**
  * Vectors added to a space's graph per event-loop turn, what a request may wait behind while a
- * graph builds: 0.75 ms a vector at 384 dimensions into a graph of 30,000, 1.5 ms on average to
- * 100,000 and 2.8 ms past it (one core), so 8 is 6–25 ms.
+ * graph builds: a vector of 384 dimensions took 0.27 ms of an idle core (built-in embedder's
+ * vectors, to 100,000), 1.5 ms on cores loaded 10–15 deep, and 2.5–2.8 ms on synthetic clustered
+ * vectors past 75,000, so 8 is 2–25 ms.
  */
 const GRAPH_SLICE = 8;
 
