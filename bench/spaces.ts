@@ -10,8 +10,13 @@
  *      `--chunks` chunks, then every labelled query in each mode (`--rounds` times), with recall
  *      at that scale; then the library is closed and reopened (what a daemon start costs).
  *
- * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --ingest-runs 5 --rounds 2 --seed 1 --embedder svc-hashed-embed-v2 --json]
- * (`--chunks 0` skips (c)). Progress goes to stderr.
+ *  (d) with `--peer lancedb`: the 100,000-chunk space's chunks and vectors copied into LanceDB
+ *      (bench/spaces-lancedb-peer.ts), every labelled query searched hybrid there too, recall@10
+ *      and latency beside svc's hybrid figures from (c).
+ *
+ * Usage: npm run bench:spaces [-- --chunks 100000 --ingest-mb 4 --ingest-runs 5 --rounds 2 --seed 1 --embedder svc-hashed-embed-v2
+ *        --peer lancedb --peer-modules <dir holding node_modules/@lancedb> --json]
+ * (`--chunks 0` skips (c) and (d)). Progress goes to stderr.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +25,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { HashedEmbedder, hashedEmbedderVersion } from '../src/spaces/hashed-embedder.ts';
+import { firstRelevantRank, percentile, recallAtK } from '../src/spaces/eval/eval-metrics.ts';
+import { alphanumericPieces, foldedWords } from '../src/spaces/word-tokens.ts';
+import { buildLanceDbPeer, loadLanceDb, type PeerHit } from './spaces-lancedb-peer.ts';
+import { DatabaseSync } from 'node:sqlite';
 import { openSpaceLibrary } from '../src/spaces/space-library.ts';
 import type { SpaceLibrary } from '../src/spaces/space-types.ts';
 import { evaluateSpace, fusionReport, ingestDocuments, runLabelledQueries } from '../src/spaces/eval/evaluate-space.ts';
@@ -37,8 +46,11 @@ const { values: flags } = parseArgs({
     seed: { type: 'string', default: '1' },
     embedder: { type: 'string', default: 'svc-hashed-embed-v2' },
     json: { type: 'boolean', default: false },
+    peer: { type: 'string' },
+    'peer-modules': { type: 'string' },
   },
 });
+if (flags.peer !== undefined && flags.peer !== 'lancedb') throw new Error(`--peer: ${flags.peer} is not a peer this bench knows (lancedb)`);
 const TARGET_CHUNKS = Number(flags.chunks);
 const INGEST_MB = Number(flags['ingest-mb']);
 const INGEST_RUNS = Math.max(1, Number(flags['ingest-runs']));
@@ -150,9 +162,68 @@ interface ScaleBench {
   fusion: FusionReport[];
   /** After ingest: filling the vector and BM25 indexes (SpaceLibrary.warmUp). */
   warmUpMs: number;
+  /** The first hybrid search after the ingest, before warmUp. */
+  firstSearchAfterIngestMs: number;
   /** firstSearchMs: the first hybrid search (it fills the vector index, starts the BM25 one); fullMs: from that search until the BM25 index is full. */
   reopen: { openMs: number; firstSearchMs: number; fullMs: number };
   rssMb: number;
+  peer: PeerReport | null;
+}
+
+interface PeerReport {
+  peer: string;
+  skipped?: string;
+  rows?: number;
+  buildSeconds?: number;
+  recallAt10?: number;
+  p50Ms?: number;
+  p99Ms?: number;
+}
+
+/**
+ * The labelled queries against LanceDB holding the same chunks and vectors, hybrid (its FTS and
+ * flat vector search fused by RRF), judged as runLabelledQueries judges svc. Query vectors are
+ * made as svc's search makes them (the built-in embedder weighing words by the space's idf).
+ */
+async function benchPeer(dataDir: string, set: ReturnType<typeof generateLabelledSet>, ids: ReadonlyMap<string, string>): Promise<PeerReport> {
+  const loaded = loadLanceDb(flags['peer-modules']);
+  if ('missing' in loaded) return { peer: 'lancedb', skipped: loaded.missing };
+  const dbPath = join(dataDir, 'spaces', 'spaces.db');
+  const peerDir = mkdtempSync(join(tmpdir(), 'svc-bench-lancedb-'));
+  const db = new DatabaseSync(dbPath, { readOnly: true });
+  try {
+    const peer = await buildLanceDbPeer(loaded.lancedb, dbPath, 'bench-scale', peerDir);
+    log(`  peer: lancedb table of ${peer.rows.toLocaleString('en-US')} chunks and its FTS index in ${peer.buildSeconds.toFixed(1)} s`);
+    const space = db.prepare("SELECT id, chunk_count FROM spaces WHERE name = 'bench-scale'").get() as { id: number; chunk_count: number };
+    const df = db.prepare('SELECT df FROM space_words WHERE space_id = ? AND word = ?');
+    const embedder = builtinEmbedder();
+    const vectorOf = (query: string) => {
+      const frequencies = new Map<string, number>();
+      for (const word of new Set(foldedWords(query).flatMap((w) => [w, ...alphanumericPieces(w)]))) {
+        frequencies.set(word, (df.get(space.id, word) as { df: number } | undefined)?.df ?? 0);
+      }
+      return embedder.embedText(query, (word) => embedder.queryWordWeight(word, frequencies.get(word) ?? 0, space.chunk_count));
+    };
+    const vectors = set.queries.map((query) => vectorOf(query.text));
+    for (let i = 0; i < 20; i++) await peer.search(set.queries[i]!.text, vectors[i]!, 10);
+    const latencies: number[] = [];
+    const ranks: (number | null)[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, query] of set.queries.entries()) {
+        const start = performance.now();
+        const hits = await peer.search(query.text, vectors[i]!, 10);
+        latencies.push(performance.now() - start);
+        if (round > 0) continue;
+        const target = ids.get(query.documentKey);
+        ranks.push(firstRelevantRank(hits, (hit: PeerHit) => hit.document_id === target && hit.text.includes(query.answerSpan)));
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    return { peer: 'lancedb', rows: peer.rows, buildSeconds: peer.buildSeconds, recallAt10: recallAtK(ranks, 10), p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  } finally {
+    db.close();
+    rmSync(peerDir, { recursive: true, force: true });
+  }
 }
 
 async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ scale: ScaleBench; library: SpaceLibrary }> {
@@ -170,12 +241,23 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
     'bulk',
   );
   log(`  scale: ${formatIngest(report)}`);
+  // The first search after the ingest, before anything is warmed up: the vector index was filled by the writes.
+  const firstStart = performance.now();
+  await library.search('bench-scale', { query: set.queries[1]!.text, mode: 'hybrid', top_k: 10 });
+  const firstSearchAfterIngestMs = performance.now() - firstStart;
+  log(`  scale: first hybrid search after the ingest ${firstSearchAfterIngestMs.toFixed(0)} ms`);
   const warmStart = performance.now();
   await library.warmUp('bench-scale');
   const warmUpMs = performance.now() - warmStart;
   log(`  scale: indexes filled in ${warmUpMs.toFixed(0)} ms`);
   const modes = await runLabelledQueries(library, 'bench-scale', set, ids, { rounds: ROUNDS, onProgress: (line) => log(`  scale: ${line}`) });
   const rss = rssMb();
+  let peer: PeerReport | null = null;
+  if (flags.peer !== undefined) {
+    log(`(d) peer: ${flags.peer}`);
+    peer = await benchPeer(dataDir, set, ids);
+    log(`  peer: ${JSON.stringify(peer)}`);
+  }
   await library.close();
   const openStart = performance.now();
   const reopened = await openSpaceLibrary({ dataDir, embedder: builtinEmbedder() });
@@ -187,7 +269,7 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
   const fullMs = performance.now() - searchStart;
   const space = await reopened.getSpace('bench-scale');
   return {
-    scale: { chunks: space.chunk_count, documents: space.document_count, ingest: report, rounds: ROUNDS, modes, fusion: fusionReport(modes), reopen: { openMs, firstSearchMs, fullMs }, warmUpMs, rssMb: rss },
+    scale: { chunks: space.chunk_count, documents: space.document_count, ingest: report, rounds: ROUNDS, modes, fusion: fusionReport(modes), reopen: { openMs, firstSearchMs, fullMs }, warmUpMs, firstSearchAfterIngestMs, rssMb: rss, peer },
     library: reopened,
   };
 }
@@ -252,7 +334,12 @@ if (flags.json) {
     console.log('');
     console.log(formatKindTable(scale.modes));
     console.log(`\n${formatFusion(scale.fusion)}`);
-    console.log(`\nindexes filled after ingest in ${scale.warmUpMs.toFixed(0)} ms`);
+    console.log(`\nfirst hybrid search after the ingest ${scale.firstSearchAfterIngestMs.toFixed(0)} ms; indexes filled after ingest in ${scale.warmUpMs.toFixed(0)} ms`);
     console.log(`reopen: openSpaceLibrary ${scale.reopen.openMs.toFixed(0)} ms, first hybrid search ${scale.reopen.firstSearchMs.toFixed(0)} ms, BM25 index full ${scale.reopen.fullMs.toFixed(0)} ms after it`);
+    const peer = scale.peer;
+    if (peer !== null) {
+      const hybrid = scale.modes.find((m) => m.mode === 'hybrid')!;
+      console.log(`\n(d) peer ${peer.peer}: ${peer.skipped ?? `${peer.rows} chunks, built in ${peer.buildSeconds!.toFixed(1)} s; hybrid recall@10 ${(peer.recallAt10! * 100).toFixed(1)}% vs svc ${(hybrid.recallAt10 * 100).toFixed(1)}%; p50/p99 ${peer.p50Ms!.toFixed(2)}/${peer.p99Ms!.toFixed(2)} ms vs svc ${hybrid.latency.p50Ms.toFixed(2)}/${hybrid.latency.p99Ms.toFixed(2)} ms`}`);
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { siftDown, siftUp } from './top-k-heap.ts';
-import type { VectorHit, VectorIndex, VectorIndexFactory } from './vector-index.ts';
+import type { VectorHit, VectorIndex } from './vector-index.ts';
 
 /**
  * The part of usearch this index calls: its exact search, a SIMD brute-force scan in C++. Typed
@@ -58,9 +58,10 @@ const KERNEL_THREADS = 1;
  * kernel where it loads and in JS otherwise, then rescores those from coarse and remainder
  * together (15 bits, similarity within about 1e-5 of float32) and keeps the best k.
  *
- * Why a scan and not a graph (HNSW): the built-in embedder's hashed features are not clustered;
- * on such vectors HNSW lost recall, took minutes to build at daemon start, and usearch's JS
- * binding has no filtered search (bench/spaces-vector-index.ts, docs/BENCHMARKS.md).
+ * Every space's vectors are held here. Below HNSW_THRESHOLD this scan is the whole dense search;
+ * above it hnsw-vector-index.ts puts a graph in front and rescores the graph's candidates here
+ * (a first graph, built without this rescoring and from usearch's own int8 cast, lost recall on
+ * the built-in embedder's vectors and took minutes to build at start: docs/BENCHMARKS.md).
  *
  * Ids are any safe integers (held in a Float64Array), so every SQLite row id up to 2^53.
  */
@@ -157,6 +158,36 @@ export class Int8VectorIndex implements VectorIndex {
         this.#slotOf.set(movedId, slot);
       }
     }
+  }
+
+  has(id: number): boolean {
+    return this.#slotOf.has(id);
+  }
+
+  /** Every id held, in slot order (for finding which ones a loaded graph lacks). */
+  ids(): Float64Array {
+    return this.#ids.slice(0, this.#size);
+  }
+
+  /** The held row of `id` as int8 (the coarse row), or undefined; what an approximate index builds from. */
+  coarseRow(id: number): Int8Array | undefined {
+    const slot = this.#slotOf.get(id);
+    if (slot === undefined) return undefined;
+    return this.#coarse.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
+  }
+
+  /**
+   * Exact-enough similarities (the same 15-bit rescoring a scan ends with) of the held ones among
+   * `ids` that `accept` passes, the best k, best first: how an approximate index's candidates are ranked.
+   */
+  rescoreIds(query: Float32Array, ids: Iterable<number>, k: number, accept?: (id: number) => boolean): VectorHit[] {
+    if (query.length !== this.dimensions) throw new RangeError(`vector index: query of ${query.length} entries, index holds ${this.dimensions}`);
+    const slots: number[] = [];
+    for (const id of ids) {
+      const slot = this.#slotOf.get(id);
+      if (slot !== undefined && (accept === undefined || accept(id))) slots.push(slot);
+    }
+    return this.#rescore(query, slots, k);
   }
 
   search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[] {
@@ -259,7 +290,7 @@ export class Int8VectorIndex implements VectorIndex {
 }
 
 /** The query scaled to ±127 into `out`; returns the int8 query's length (0 for a zero or non-finite vector). */
-function quantizeQuery(query: Float32Array, out: Int8Array): number {
+export function quantizeQuery(query: Float32Array, out: Int8Array): number {
   const d = query.length;
   let max = 0;
   for (let j = 0; j < d; j++) {
@@ -305,10 +336,3 @@ function jsNearest(matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: 
   const order = Array.from({ length: filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
   return Int32Array.from(order, (i) => at[i]!);
 }
-
-/**
- * The index a space gets unless told otherwise: an exact int8 scan in usearch's native kernel
- * (the same index scanning in JS where usearch has no prebuilt binary). Chosen by measurement:
- * docs/BENCHMARKS.md, "Knowledge spaces: vector index".
- */
-export const defaultVectorIndex: VectorIndexFactory = (dimensions) => new Int8VectorIndex(dimensions);

@@ -3,7 +3,7 @@ import { ApiError } from '../shared/api-error.ts';
 import { parseWithSchema } from '../shared/parse-with-schema.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
-import { defaultVectorIndex } from './int8-vector-index.ts';
+import { defaultVectorIndex } from './hnsw-vector-index.ts';
 import { SpaceAccess } from './space-access.ts';
 import { EMBED_BATCH, embedInBatches, SpaceEmbedders } from './space-embedders.ts';
 import { spaceConflict } from './space-errors.ts';
@@ -24,14 +24,14 @@ export interface SpaceLibraryOptions {
   dataDir: string;
   /** The embedder new spaces and new documents use; the built-in HashedEmbedder unless told. */
   embedder?: Embedder;
-  /** The in-memory nearest-neighbour index per space; exact search unless told. */
+  /** The in-memory nearest-neighbour index per space; the exact scan, a graph in front past a size (hnsw-vector-index.ts), unless told. */
   vectorIndex?: VectorIndexFactory;
 }
 
 /** Opens the knowledge spaces in `dataDir` (creating the store on first use). */
 export async function openSpaceLibrary(options: SpaceLibraryOptions): Promise<SpaceLibrary> {
   const store = SpaceStore.open(join(options.dataDir, 'spaces', 'spaces.db'));
-  return new LocalSpaceLibrary(store, options.embedder ?? new HashedEmbedder(), options.vectorIndex ?? defaultVectorIndex);
+  return new LocalSpaceLibrary(store, options.embedder ?? new HashedEmbedder(), options.vectorIndex ?? defaultVectorIndex, join(options.dataDir, 'spaces', 'graphs'));
 }
 
 /**
@@ -54,10 +54,10 @@ class LocalSpaceLibrary implements SpaceLibrary {
   readonly #ingest: SpaceIngest;
   readonly #search: SpaceSearch;
 
-  constructor(store: SpaceStore, embedder: Embedder, indexFactory: VectorIndexFactory) {
+  constructor(store: SpaceStore, embedder: Embedder, indexFactory: VectorIndexFactory, graphDir: string) {
     this.#store = store;
     this.#embedders = new SpaceEmbedders(embedder);
-    this.#indexes = new SpaceIndexes(store, indexFactory);
+    this.#indexes = new SpaceIndexes(store, indexFactory, graphDir);
     this.#access = new SpaceAccess(store, this.#embedders, this.#indexes);
     this.#ingest = new SpaceIngest(this.#access);
     this.#search = new SpaceSearch(this.#access);

@@ -18,6 +18,18 @@ export interface VectorIndex {
   remove(ids: Iterable<number>): void;
   /** The `k` nearest, best first; `accept` (document and metadata filters) drops ids before they count. */
   search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[];
+  /**
+   * An index that builds a structure over time (hnsw-vector-index.ts): adds up to `count` more
+   * vectors to it and returns how many still wait. space-indexes.ts calls it a batch per
+   * event-loop turn until 0. Exact indexes leave it out.
+   */
+  buildSome?(count: number): number;
+  /** Writes that structure to `path` (false: none to write). */
+  save?(path: string): boolean;
+  /** Reads a structure `save` wrote for the same vectors (false: unreadable; the index builds one instead). */
+  load?(path: string): boolean;
+  /** Whether the structure changed since it was saved or loaded. */
+  readonly dirty?: boolean;
 }
 
 export type VectorIndexFactory = (dimensions: number) => VectorIndex;

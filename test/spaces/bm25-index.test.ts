@@ -135,3 +135,24 @@ test('bm25 index: a filter drops ids before they count, so k hits still come bac
   assert.equal(hits.length, 10);
   assert.ok(hits.every((hit) => hit.id % 2 === 0));
 });
+
+test('bm25 index: after most chunks are removed (their term lists compacted away) it ranks as an index of the rest, and removes still work', () => {
+  const random = seededRandom('bm25-index-compaction');
+  const index = new Bm25Index();
+  const live = new Map<number, string>();
+  for (let id = 1; id <= 1500; id++) live.set(id, randomText(random, random.int(20, 60)));
+  index.upsert([...live].map(([id, text]) => ({ id, text })));
+  // Two removals: the first frees over half of the term lists (compaction), the second reads the moved ones.
+  for (const count of [1000, 200]) {
+    const gone = random.shuffle([...live.keys()]).slice(0, count);
+    index.remove(gone);
+    for (const id of gone) live.delete(id);
+  }
+  const fresh = new Bm25Index();
+  fresh.upsert([...live].map(([id, text]) => ({ id, text })));
+  assert.equal(index.size, live.size);
+  for (let q = 0; q < 20; q++) {
+    const words = queryTerms(randomText(random, random.int(1, 4)));
+    assertSameRanking(index.search(words, 30), fresh.search(words, 10_000), 30, `query ${q}`);
+  }
+});

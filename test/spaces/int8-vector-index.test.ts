@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
 import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
 import { type VectorIndex } from '../../src/spaces/vector-index.ts';
-import { defaultVectorIndex } from '../../src/spaces/int8-vector-index.ts';
 import { randomVectors, unit } from '../helpers/random-vectors.ts';
 
 const kernel = loadExactSearchKernel();
@@ -159,13 +158,4 @@ test('int8 index: the native kernel and the JS scan agree', { skip: kernel === n
     assert.deepEqual(native.search(query, 30), js.search(query, 30));
     assert.deepEqual(native.search(query, 30, (id) => id % 3 === 0), js.search(query, 30, (id) => id % 3 === 0));
   }
-});
-
-test('defaultVectorIndex: the int8 index, on the native kernel where usearch ships a prebuilt binary', () => {
-  const index = defaultVectorIndex(256);
-  assert.ok(index instanceof Int8VectorIndex);
-  assert.equal(index.dimensions, 256);
-  // usearch ships prebuilt binaries for these; anywhere else the JS scan is the expected fallback.
-  const prebuilt = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64'].includes(`${process.platform}-${process.arch}`);
-  if (prebuilt) assert.equal(index.native, true);
 });

@@ -1,0 +1,189 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { generateBulkDocuments } from '../../src/spaces/eval/labelled-set.ts';
+import { HashedEmbedder, hashedEmbedderVersion } from '../../src/spaces/hashed-embedder.ts';
+import { defaultVectorIndex, HnswVectorIndex } from '../../src/spaces/hnsw-vector-index.ts';
+import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
+import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
+import type { DocumentInput, Embedder } from '../../src/spaces/space-types.ts';
+import { randomVectors } from '../helpers/random-vectors.ts';
+
+const skip = loadExactSearchKernel() === null ? 'usearch did not load here' : false;
+
+/** Clustered unit vectors (a few hundred centres, each row a centre plus noise), seeded: text embeddings are clustered like this. */
+function clusteredVectors(count: number, dims: number, seed: number): Float32Array[] {
+  const centres = randomVectors(200, dims, seed);
+  const noise = randomVectors(count, dims, seed + 1);
+  return noise.map((n, i) => {
+    const centre = centres[(i * 7919) % centres.length]!;
+    const row = Float32Array.from(centre, (c, j) => c + 0.6 * n[j]!);
+    const norm = Math.hypot(...row);
+    return row.map((v) => v / norm);
+  });
+}
+
+/** `candidates` well under the count, so the graph and not the rescoring finds the neighbours. */
+function built(count: number, dims: number, threshold: number, vectors = clusteredVectors(count, dims, 7), candidates = 100): { index: HnswVectorIndex; exact: Int8VectorIndex; vectors: Float32Array[] } {
+  const index = new HnswVectorIndex(dims, { threshold, candidates });
+  const exact = new Int8VectorIndex(dims);
+  const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+  index.upsert(entries);
+  exact.upsert(entries);
+  while (index.buildSome(500) > 0);
+  return { index, exact, vectors };
+}
+
+function recallAt10(index: HnswVectorIndex, exact: Int8VectorIndex, queries: Float32Array[]): number {
+  let found = 0;
+  for (const query of queries) {
+    const truth = new Set(exact.search(query, 10).map((hit) => hit.id));
+    for (const hit of index.search(query, 10)) if (truth.has(hit.id)) found++;
+  }
+  return found / (queries.length * 10);
+}
+
+test('hnsw index: recall@10 of the exact scan is at least 0.98 on seeded clustered and random vectors', { skip }, () => {
+  for (const vectors of [clusteredVectors(4000, 96, 7), randomVectors(4000, 96, 11)]) {
+    const { index, exact } = built(vectors.length, 96, 1000, vectors);
+    assert.equal(index.approximate, true);
+    const queries = randomVectors(200, 96, 99).map((noise, i) => Float32Array.from(vectors[i * 13]!, (v, j) => v + 0.3 * noise[j]!));
+    const recall = recallAt10(index, exact, queries);
+    assert.ok(recall >= 0.98, `recall@10 ${recall}`);
+  }
+});
+
+test('hnsw index: exact below the threshold, the graph from it on, exact again below it', { skip }, () => {
+  const vectors = clusteredVectors(300, 32, 3);
+  const index = new HnswVectorIndex(32, { threshold: 200 });
+  index.upsert(vectors.slice(0, 199).map((vector, i) => ({ id: i + 1, vector })));
+  assert.equal(index.buildSome(1000), 0, 'nothing to build below the threshold');
+  assert.equal(index.approximate, false);
+  assert.equal(index.pendingCount, 0);
+  index.upsert(vectors.slice(199).map((vector, i) => ({ id: i + 200, vector })));
+  assert.equal(index.pendingCount, 300);
+  assert.equal(index.buildSome(100), 200);
+  while (index.buildSome(100) > 0);
+  assert.equal(index.approximate, true);
+  index.remove(Array.from({ length: 150 }, (_, i) => i + 1));
+  assert.equal(index.approximate, false);
+  assert.equal(index.search(vectors[200]!, 1)[0]!.id, 201);
+});
+
+test('hnsw index: vectors not in the graph yet are found, deleted ones never come back, filters fall back to the scan', { skip }, () => {
+  const { index, vectors } = built(2000, 64, 500);
+  const late = clusteredVectors(50, 64, 21);
+  index.upsert(late.map((vector, i) => ({ id: 5000 + i, vector })));
+  assert.equal(index.pendingCount, 50);
+  for (const [i, vector] of late.entries()) assert.equal(index.search(vector, 1)[0]!.id, 5000 + i);
+
+  const removed = new Set(Array.from({ length: 400 }, (_, i) => i * 5 + 1));
+  index.remove(removed);
+  for (const id of removed) {
+    const hits = index.search(vectors[id - 1]!, 20);
+    assert.ok(hits.every((hit) => !removed.has(hit.id)), `removed id ${id} came back`);
+  }
+  // A filter passing one id in a hundred: fewer than k among the graph's candidates, so the scan of those.
+  const accept = (id: number) => id % 100 === 2;
+  const hits = index.search(vectors[1]!, 10, accept);
+  assert.equal(hits.length, 10);
+  assert.ok(hits.every((hit) => accept(hit.id)));
+  assert.equal(hits[0]!.id, 2);
+});
+
+test('hnsw index: a saved graph loads without a rebuild; vectors it lacks are pending, ones removed since never surface', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-hnsw-'));
+  try {
+    const { index, vectors } = built(1500, 48, 500);
+    const path = join(dir, 'graph.usearch');
+    assert.equal(index.save(path), true);
+    assert.equal(index.dirty, false);
+
+    const reopened = new HnswVectorIndex(48, { threshold: 500 });
+    // The store after the save: id 1..20 deleted, one vector added.
+    reopened.upsert(vectors.slice(20).map((vector, i) => ({ id: i + 21, vector })));
+    const added = clusteredVectors(1, 48, 5)[0]!;
+    reopened.upsert([{ id: 9000, vector: added }]);
+    assert.equal(reopened.load(path), true);
+    assert.equal(reopened.pendingCount, 1, 'only the vector added after the save waits for the graph');
+    assert.equal(reopened.approximate, true);
+    assert.equal(reopened.search(added, 1)[0]!.id, 9000);
+    for (let id = 1; id <= 20; id++) assert.ok(reopened.search(vectors[id - 1]!, 10).every((hit) => hit.id > 20));
+    assert.equal(reopened.load(join(dir, 'missing.usearch')), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('defaultVectorIndex: the graph-fronted index at the documented threshold', () => {
+  const index = defaultVectorIndex(256);
+  assert.ok(index instanceof HnswVectorIndex);
+  assert.equal(index.threshold, 200_000);
+  assert.equal(index.dimensions, 256);
+});
+
+/** Generated documents until `chunks` chunks. */
+function documents(chunks: number): DocumentInput[] {
+  const out: DocumentInput[] = [];
+  let count = 0;
+  for (const doc of generateBulkDocuments({ seed: 3, reserved: [] })) {
+    out.push(doc.input);
+    count += doc.input.chunks.length;
+    if (count >= chunks) return out;
+  }
+  return out;
+}
+
+async function untilBuilt(index: HnswVectorIndex, file: () => boolean): Promise<void> {
+  // A slice per turn: bounded by turns, not time.
+  for (let turn = 0; turn < 10_000 && (index.pendingCount > 0 || !file()); turn++) await nextTurn();
+  assert.equal(index.pendingCount, 0);
+}
+
+test('space library: the graph is built on ingest, saved, loaded at the next open without a rebuild, and rebuilt for the new vectors on reindex', { skip }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-spaces-hnsw-'));
+  const graphs = join(dataDir, 'spaces', 'graphs');
+  const created: HnswVectorIndex[] = [];
+  const vectorIndex = (dims: number) => {
+    const index = new HnswVectorIndex(dims, { threshold: 40 });
+    created.push(index);
+    return index;
+  };
+  const v1: Embedder = new HashedEmbedder({ version: hashedEmbedderVersion('svc-hashed-embed-v1')! });
+  try {
+    let library = await openSpaceLibrary({ dataDir, embedder: v1, vectorIndex });
+    await library.createSpace('kb');
+    await library.addDocuments('kb', documents(120));
+    assert.equal(created.length, 1, 'the first write filled the vector index');
+    await untilBuilt(created[0]!, () => existsSync(graphs) && readdirSync(graphs).length === 1);
+    const [v1Graph] = readdirSync(graphs);
+    const query = { query: 'the quarterly report on water treatment', mode: 'dense' as const, top_k: 5 };
+    const before = await library.search('kb', query);
+    assert.ok(before.length > 0);
+    await library.close();
+
+    library = await openSpaceLibrary({ dataDir, embedder: v1, vectorIndex });
+    const after = await library.search('kb', query);
+    const reopened = created.at(-1)!;
+    assert.equal(reopened.pendingCount, 0, 'the saved graph was loaded, nothing to build');
+    assert.equal(reopened.approximate, true);
+    assert.deepEqual(after.map((r) => r.chunk_id), before.map((r) => r.chunk_id));
+    await library.close();
+
+    // Another embedder: the old graph goes with the old vectors, a new one is built from the new.
+    library = await openSpaceLibrary({ dataDir, vectorIndex });
+    await library.reindex('kb');
+    assert.deepEqual(readdirSync(graphs), []);
+    await library.search('kb', query);
+    await untilBuilt(created.at(-1)!, () => readdirSync(graphs).length === 1);
+    assert.notEqual(readdirSync(graphs)[0], v1Graph);
+    await library.deleteSpace('kb');
+    assert.deepEqual(readdirSync(graphs), []);
+    await library.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
