@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
@@ -19,6 +20,7 @@ import type { WorkerRecord } from '../../src/quantum/jobs/bullmq-job-queue.ts';
 import { runCli, startServerProcess } from '../helpers/daemon-process.ts';
 import { freshPostgresSchema } from '../helpers/hosted-stores.ts';
 import { startMockQuantumProvider } from '../helpers/mock-quantum-provider.ts';
+import { namespacesUnavailable, nodeHost, type NodeHost } from '../helpers/network-namespaces.ts';
 import { postgresUnavailable, redisUnavailable, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/test-services.ts';
 import { patternProblem, portfolioOf } from '../quantum/fixtures.ts';
 
@@ -32,7 +34,8 @@ interface Cluster {
   redis: Redis;
   sql: pg.Client;
   gateway(extra?: string[], env?: Record<string, string>): Promise<{ url: string; kill: () => Promise<void> }>;
-  worker(): Promise<{ pid: number; kill: () => Promise<void> }>;
+  /** A `svc worker`; with `host`, on that host of its own, reaching PostgreSQL and Redis over its link. */
+  worker(host?: NodeHost): Promise<{ pid: number; kill: () => Promise<void> }>;
   workers(): Promise<WorkerRecord[]>;
 }
 
@@ -67,8 +70,19 @@ async function cluster(t: TestContext, plan = { monthlyJouleAllowance: 1_000_000
       stops.push(() => gateway.stop());
       return { url: gateway.url, kill: async () => { await gateway.stop('SIGKILL'); } };
     },
-    async worker() {
-      const child = runCli(['worker', ...common, '--workers', '1']);
+    async worker(host?: NodeHost) {
+      let args = common;
+      if (host !== undefined) {
+        // PostgreSQL and Redis listen on this host's loopback only: each is forwarded to the
+        // near end of the worker's link, as a database host on the network would be.
+        const pgForward = await forward(host.hostAddress, new URL(TEST_DATABASE_URL).port || '5432');
+        const redisForward = await forward(host.hostAddress, new URL(TEST_REDIS_URL).port || '6379');
+        stops.push(() => pgForward.close());
+        stops.push(() => redisForward.close());
+        const over = (url: string, port: number) => url.replace(/@?127\.0\.0\.1:\d+/, (m) => `${m.startsWith('@') ? '@' : ''}${host.hostAddress}:${port}`);
+        args = ['--database-url', over(databaseUrl, pgForward.port), '--redis-url', over(TEST_REDIS_URL, redisForward.port), '--redis-key-prefix', redisPrefix, '--job-lock', '2s'];
+      }
+      const child = runCli(['worker', ...args, '--workers', '1'], {}, host?.wrap ?? []);
       const exited = new Promise((resolve) => child.once('exit', resolve));
       stops.push(async () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); await exited; });
       let stderr = '';
@@ -83,6 +97,28 @@ async function cluster(t: TestContext, plan = { monthlyJouleAllowance: 1_000_000
       const all = await redis.hgetall(`${solveJobsPrefix(redisPrefix)}:solve-workers`);
       return Object.values(all).map((text) => JSON.parse(text) as WorkerRecord);
     },
+  };
+}
+
+/** A TCP forwarder on `address` (port chosen) to this host's loopback `port`. */
+async function forward(address: string, port: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    const upstream = connect(Number(port), '127.0.0.1');
+    for (const s of [socket, upstream]) {
+      sockets.add(s);
+      s.on('error', () => { socket.destroy(); upstream.destroy(); });
+      s.on('close', () => sockets.delete(s));
+    }
+    socket.pipe(upstream).pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
   };
 }
 
@@ -105,10 +141,10 @@ async function until(url: string, secret: string, id: string, done: (job: Record
 
 const finished = (job: Record<string, unknown>) => ['completed', 'failed', 'cancelled'].includes(job.status as string);
 
-test('a worker killed mid-job: the job completes on the other worker, with one result', { skip, timeout: 240_000 }, async (t) => {
+async function workerKilledMidJob(t: TestContext, hosts: (NodeHost | undefined)[]): Promise<void> {
   const c = await cluster(t);
   const gateway = await c.gateway();
-  const workers = [await c.worker(), await c.worker()];
+  const workers = [await c.worker(hosts[0]), await c.worker(hosts[1])];
   // The workers report liveness and capacity; the gateway's public descriptor shows them (no hosts or pids).
   let capacity: { solve_jobs: { queue: string; local_solves: boolean; workers: { id: string; concurrency: number; running: number }[] }; live_queue_depth: null };
   do {
@@ -133,6 +169,16 @@ test('a worker killed mid-job: the job completes on the other worker, with one r
   assert.equal(rows.rows[0].status, 'completed');
   // The survivor ran it: the only live worker left.
   assert.deepEqual((await c.workers()).filter((w) => w.pid !== victim.pid).length, 1);
+}
+
+test('a worker killed mid-job: the job completes on the other worker, with one result', { skip, timeout: 240_000 }, async (t) => {
+  await workerKilledMidJob(t, [undefined, undefined]);
+});
+
+// The same on hosts of their own (a network namespace each, PostgreSQL and Redis reached over the link).
+const NO_HOSTS = skip !== false ? skip : namespacesUnavailable('the solve-job workers on hosts of their own');
+test('workers on hosts of their own: one killed mid-job, the job completes on the other, with one result', { skip: NO_HOSTS, timeout: 240_000 }, async (t) => {
+  await workerKilledMidJob(t, [nodeHost(t), nodeHost(t)]);
 });
 
 test('a gateway killed after accepting jobs: nothing queued is lost, another gateway answers them', { skip, timeout: 240_000 }, async (t) => {

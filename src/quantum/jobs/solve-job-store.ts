@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { preparePrivateDatabase } from '../../shared/private-files.ts';
 import { migrateSqliteStore, StatementCache, transaction } from '../../shared/sqlite-store.ts';
 import type { StoreMigrationStep } from '../../shared/store-version.ts';
 
@@ -113,7 +113,8 @@ export class SqliteSolveJobStore implements SolveJobStore {
   }
 
   constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // The jobs' bodies and answers are the user's: the database and its -wal/-shm are 0600 in a 0700 folder.
+    if (path !== ':memory:') preparePrivateDatabase(path);
     this.#db = new DatabaseSync(path);
     this.#db.exec('PRAGMA busy_timeout = 5000');
     migrateSqliteStore(this.#db, { store: 'solve jobs store', file: path }, steps(this.#db));
