@@ -19,14 +19,13 @@ import { join } from 'node:path';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
 import { CONSOLE_DIST } from '../src/console/console-routes.ts';
 import { openHostedStore } from '../src/accounts/store/open-hosted-store.ts';
+import { launch } from '../test/helpers/console-browser.ts';
 import { startDaemon, startServerProcess, tinyModelPath } from '../test/helpers/daemon-process.ts';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, json: { type: 'boolean', default: false } } });
 const ROUNDS = Number(flags.rounds);
-const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 /** `path` on the local daemon, or on the signed-in `svc hosted` for the usage page. */
 const PAGES = [
@@ -110,10 +109,8 @@ const NAVIGATION_TIMING = `(() => {
 
 const daemon = await startDaemon();
 const hosted = await startHostedSignedIn();
-const browser = await chromium.launch({
-  executablePath: CHROMIUM, headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+// The tests' Chromium (the npm package's, or Debian's or SVC_TEST_CHROMIUM where present): no system browser needed.
+const browser = await launch();
 const results: { page: string; cold: Load; warm: Load }[] = [];
 try {
   for (const target of PAGES) {
