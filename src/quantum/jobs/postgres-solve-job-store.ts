@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { checkStoreVersion } from '../../shared/store-version.ts';
-import type { SolveJobRecord, SolveJobStatus, SolveJobStore } from './solve-job-store.ts';
+import { COLUMNS, record, type SolveJobRecord, type SolveJobStore } from './solve-job-store.ts';
 
 /**
  * The solve-job store in PostgreSQL, for several replicas (gateways and `svc worker`s) that share
@@ -32,20 +32,7 @@ CREATE INDEX solve_jobs_unfinished ON solve_jobs(status, created_at);
 CREATE INDEX solve_jobs_expiry ON solve_jobs(expires_at) WHERE expires_at IS NOT NULL;
 `;
 
-const COLUMNS = 'id, owner, client_job_id, body, solver, substrate, problems, priority, status, attempts, created_at, started_at, finished_at, expires_at, result, error';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-function record(row: Record<string, unknown> | undefined): SolveJobRecord | undefined {
-  if (row === undefined) return undefined;
-  const numberOrNull = (v: unknown) => (v === null ? null : Number(v));
-  return {
-    id: String(row.id), owner: String(row.owner), client_job_id: row.client_job_id === null ? null : String(row.client_job_id),
-    body: String(row.body), solver: String(row.solver), substrate: String(row.substrate), problems: Number(row.problems),
-    priority: Number(row.priority), status: String(row.status) as SolveJobStatus, attempts: Number(row.attempts),
-    created_at: Number(row.created_at), started_at: numberOrNull(row.started_at), finished_at: numberOrNull(row.finished_at),
-    expires_at: numberOrNull(row.expires_at), result: row.result === null ? null : String(row.result), error: row.error === null ? null : String(row.error),
-  };
-}
 
 export class PostgresSolveJobStore implements SolveJobStore {
   readonly #pool: pg.Pool;

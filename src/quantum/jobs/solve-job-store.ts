@@ -88,9 +88,11 @@ function steps(db: DatabaseSync): StoreMigrationStep[] {
   return [() => db.exec(SCHEMA)];
 }
 
-const COLUMNS = 'id, owner, client_job_id, body, solver, substrate, problems, priority, status, attempts, created_at, started_at, finished_at, expires_at, result, error';
+/** The columns every job query reads, in both stores (SQLite here, PostgreSQL beside). */
+export const COLUMNS = 'id, owner, client_job_id, body, solver, substrate, problems, priority, status, attempts, created_at, started_at, finished_at, expires_at, result, error';
 
-function record(row: Record<string, unknown> | undefined): SolveJobRecord | undefined {
+/** A row of either store as a record (PostgreSQL gives BIGINT columns as strings, SQLite as numbers). */
+export function record(row: Record<string, unknown> | undefined): SolveJobRecord | undefined {
   if (row === undefined) return undefined;
   const numberOrNull = (v: unknown) => (v === null ? null : Number(v));
   return {
