@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page, Request } from 'playwright-core';
-import { axeViolations, fitsWidth, keepScreenshots, launch, openPage, solveOnPage } from '../helpers/console-browser.ts';
+import { axeViolations, axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, solveOnPage } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 interface Counts {
@@ -34,10 +34,7 @@ async function rawProblem(page: Page, prefix: string): Promise<Record<string, un
 
 /** axe at 1280 and at 390 px, then the two screenshots. */
 async function axeBothAndKeep(page: Page, name: string): Promise<void> {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  assert.deepEqual(await axeViolations(page), [], `${name} at 1280`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  assert.deepEqual(await axeViolations(page), [], `${name} at 390`);
+  assert.deepEqual(await axeViolationsAtWindows(page), { 1280: [], 390: [] }, name);
   await keepScreenshots(page, name);
 }
 

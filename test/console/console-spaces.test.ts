@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { axeViolations, fitsWidth, keepScreenshots, launch, openPage } from '../helpers/console-browser.ts';
+import { axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage } from '../helpers/console-browser.ts';
 import { startDaemon } from '../helpers/daemon-process.ts';
 
 /** Several paragraphs of a few hundred characters each: more than one chunk. */
@@ -54,13 +54,11 @@ async function searchByEnter(page: Page, space: string): Promise<{ mode: string;
 }
 
 async function checkAccessible(page: Page): Promise<void> {
-  for (const size of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
-    await page.setViewportSize(size);
-    assert.deepEqual(await axeViolations(page), [], `axe at ${size.width} px`);
-    if (size.width === 390 && !(await fitsWidth(page))) {
-      const wide = await page.evaluate("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !e.closest('.table-scroll')).slice(0, 8).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))");
-      assert.fail(`sideways scrolling at 390 px: ${JSON.stringify(wide)}`);
-    }
+  assert.deepEqual(await axeViolationsAtWindows(page), { 1280: [], 390: [] });
+  await page.setViewportSize({ width: 390, height: 844 });
+  if (!(await fitsWidth(page))) {
+    const wide = await page.evaluate("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !e.closest('.table-scroll')).slice(0, 8).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))");
+    assert.fail(`sideways scrolling at 390 px: ${JSON.stringify(wide)}`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 }

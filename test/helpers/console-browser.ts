@@ -41,8 +41,26 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return violations.map((v) => `${v.id} (${v.impact ?? 'no impact'}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
 }
 
+/** The two windows every console page is checked and pictured at: a laptop's and a phone's. */
+export const WINDOWS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }] as const;
+
 /**
- * The page as people see it at 1280 × 800 and on a 390-px phone, kept in test-artifacts/ as
+ * axe's findings at each of WINDOWS, keyed by width (`{ 1280: [], 390: [] }` when clean). The
+ * page is resized in place, so its state is kept; the viewport it had is restored after.
+ */
+export async function axeViolationsAtWindows(page: Page): Promise<Record<number, string[]>> {
+  const before = page.viewportSize();
+  const found: Record<number, string[]> = {};
+  for (const size of WINDOWS) {
+    await page.setViewportSize(size);
+    found[size.width] = await axeViolations(page);
+  }
+  if (before !== null) await page.setViewportSize(before);
+  return found;
+}
+
+/**
+ * The page as people see it at WINDOWS (1280 × 800 and a 390-px phone), kept in test-artifacts/ as
  * `console-<name>-1280.png` and `console-<name>-390.png` (the window, not the whole page): the
  * pictures docs/console.md shows. The page is resized in place, so its state is kept; the
  * viewport it had is restored after.
@@ -50,7 +68,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
 export async function keepScreenshots(page: Page, name: string): Promise<void> {
   const before = page.viewportSize();
   mkdirSync(ARTIFACTS, { recursive: true });
-  for (const size of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  for (const size of WINDOWS) {
     await page.setViewportSize(size);
     // What the page does on a resize (a ResizeObserver, Preact's effects after the next frame, a
     // chart drawn again at the new width) is done before the picture: three frames, then a task.
