@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../shared/api-error.ts';
+import { hijackReply } from '../shared/hijack-reply.ts';
 import { openAIErrorBody } from './openai-error-handler.ts';
 
 /**
@@ -59,10 +60,7 @@ export class LazySseStream {
         .header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache')
         .header('x-accel-buffering', 'no');
-      const headers = reply.getHeaders();
-      reply.hijack();
-      const raw = reply.raw;
-      for (const [name, value] of Object.entries(headers)) if (value !== undefined) raw.setHeader(name, value);
+      const raw = hijackReply(reply);
       raw.writeHead(200);
       this.#stream = raw;
     }

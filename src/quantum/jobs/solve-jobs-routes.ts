@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ApiErrorOptions } from '../../shared/api-error.ts';
+import { hijackReply } from '../../shared/hijack-reply.ts';
 import { useRawJsonBodies, SOLVE_BODY_LIMIT } from '../solve-routes.ts';
 import type { Substrate } from '../solve-schemas.ts';
 import { TERMINAL_STATUSES, type SolveJobRecord } from './solve-job-store.ts';
@@ -99,12 +100,8 @@ function streamEvents(
   reread: () => Promise<SolveJobRecord>,
   closing: AbortSignal | undefined,
 ): void {
-  // Headers set by hooks before this handler (the hosted CORS headers, the request id) would be
-  // lost with the hijack: carried onto the raw response, as src/http/sse-stream.ts does.
-  const headers = reply.getHeaders();
-  reply.hijack();
-  const raw = reply.raw;
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) raw.setHeader(name, value);
+  // Headers set by hooks before this handler (the hosted CORS headers) are kept.
+  const raw = hijackReply(reply);
   raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   let ended = false;
   const end = () => {
