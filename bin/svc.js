@@ -37,7 +37,8 @@ if (node === undefined && major >= NODE_MAJOR) {
 } else if (node === undefined) {
   process.stderr.write(
     `svc: svc runs on Node ${NODE_MAJOR}, which it installs as the npm package "node", but that package is missing ` +
-      `(was svc installed with --ignore-scripts or --omit=optional?). Reinstall svc, or run it with Node ${NODE_MAJOR}.\n`,
+      `(was svc installed with --ignore-scripts or --omit=optional, or by an npm that blocks dependencies' install scripts?). ` +
+      `Reinstall svc letting its dependencies' install scripts run (docs/offline-install.md), or run it with Node ${NODE_MAJOR}.\n`,
   );
   process.exit(1);
 } else {
