@@ -64,7 +64,13 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   assert.equal(streamed.status, 200);
   assert.match(streamed.text, /data: \[DONE\]/);
   await expect(base, 'POST', '/v1/completions', 200, { model: 'tiny', prompt: 'Once', max_tokens: 4 });
-  await expect(base, 'POST', '/v1/responses', 200, { model: 'tiny', input: 'Hi', max_output_tokens: 4 });
+  // Stateful responses: kept by default, read back, its input items, continued, deleted.
+  const stored = (await expect(base, 'POST', '/v1/responses', 200, { model: 'tiny', input: 'Hi', max_output_tokens: 4 })) as { id: string };
+  await expect(base, 'GET', `/v1/responses/${stored.id}`, 200);
+  await expect(base, 'GET', `/v1/responses/${stored.id}/input_items`, 200);
+  await expect(base, 'POST', '/v1/responses', 200, { model: 'tiny', input: 'And?', previous_response_id: stored.id, max_output_tokens: 4 });
+  await expect(base, 'DELETE', `/v1/responses/${stored.id}`, 200);
+  await expect(base, 'GET', `/v1/responses/${stored.id}`, 404);
   await expect(base, 'POST', '/v1/responses/compact', 200, { model: 'tiny', input: 'Hi' });
   const socket = await ResponsesSocketClient.open(base);
   const turn = await socket.turn({ type: 'response.create', model: 'tiny', input: 'Hi', max_output_tokens: 4 });
@@ -76,6 +82,8 @@ export async function exerciseEveryEndpoint(base: string): Promise<void> {
   await expect(base, 'POST', '/v1/messages/count_tokens', 200, { model: 'tiny', messages: [{ role: 'user', content: 'Hi' }] });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'tiny', input: 'pumps' });
   await expect(base, 'POST', '/v1/embeddings', 200, { model: 'svc-hashed-embed-v2', input: 'pumps' });
+  // Rerank: the fixture chat model has no ranking head, which is refused by name.
+  await expect(base, 'POST', '/v1/rerank', 400, { model: 'tiny', query: 'pumps', documents: ['a', 'b'] });
   await expect(base, 'POST', '/v1/images/generations', 501, { prompt: 'x' });
   await expect(base, 'POST', '/v1/audio/transcriptions', 501, {});
 
