@@ -11,7 +11,9 @@
  *
  * The draft model is the served model's first block only (tiny-gguf.ts keepBlocks): the same
  * embeddings, vocabulary and output layer, a fraction of the compute. The fixtures have random
- * weights, so how often a draft agrees says little about a trained pair. Each round runs every
+ * weights, so how often a draft agrees says little about a trained pair. The `cycle` model is the
+ * constructed best case: its greedy output is a fixed word cycle (tiny-gguf.ts `cycle`), so the
+ * repetitive prompt holds every continuation, and its draft, a small cycle model, agrees with it. Each round runs every
  * mode in rotating order; figures are medians of completion tokens / request wall time (greedy,
  * max_tokens N, one request at a time), and whether each mode's text equals `off`'s.
  *
