@@ -15,7 +15,7 @@
  *  4. SSE: content events per token, and TCP reads per token as the client saw them
  *
  * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 5 --max-tokens N --threads 1,2
- *        --models tiny,big --no-llama-server --json]
+ *        --models tiny,big,cycle --no-llama-server --json]
  * (max_tokens defaults to 128 on both models.)
  *
  * `--scenario threads` runs inference-threads.ts instead: one short reply with `--threads 1`,
@@ -80,6 +80,16 @@ const MODELS: Record<string, { label: string; maxTokens: number; path: () => str
     label: `bench (${BIG.embedding}-dim, ${BIG.blocks} blocks, ${BIG.heads} heads, ffn ${BIG.feedForward})`,
     path: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8.gguf', import.meta.url)), BIG),
     draftPath: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8-draft-k1.gguf', import.meta.url)), { ...BIG, keepBlocks: 1 }),
+  },
+  // The bench model's shape and cost with tiny-gguf.ts's `cycle` weights: greedy decoding walks a
+  // fixed cycle of words, so a prompt holding the cycle is continued along it and a cycle model
+  // of any size agrees with it: speculation's best case, constructed (see docs/BENCHMARKS.md).
+  // Its draft is the test fixture's shape with the same construction (64-dim, 2 blocks).
+  cycle: {
+    maxTokens: 128,
+    label: `bench shape with cycle weights (${BIG.embedding}-dim, ${BIG.blocks} blocks: greedy output is a fixed word cycle)`,
+    path: () => writeTinyGguf(fileURLToPath(new URL('.cache/bench-512x8-cycle.gguf', import.meta.url)), { ...BIG, cycle: true, name: 'svc-bench-512x8-cycle' }),
+    draftPath: () => writeTinyGguf(fileURLToPath(new URL('.cache/tiny-cycle.gguf', import.meta.url)), { cycle: true, name: 'svc-tiny-cycle' }),
   },
 };
 
@@ -496,7 +506,7 @@ if (flags.scenario === 'threads') {
   const rounds = process.argv.includes('--rounds') ? ROUNDS : 5;
   const models = flags.models.split(',').map((key) => {
     const m = MODELS[key];
-    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big)`);
+    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big, cycle)`);
     return { key, path: m.path() };
   });
   const results = await runThreadsScenario({ models, rounds, maxTokens: MAX_TOKENS ?? 16, timeoutMs: 60_000, log, progress });
@@ -507,11 +517,13 @@ if (flags.scenario === 'threads') {
   const rounds = process.argv.includes('--rounds') ? ROUNDS : 3;
   const models = flags.models.split(',').map((key) => {
     const m = MODELS[key];
-    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big)`);
+    if (m === undefined) throw new Error(`--models: unknown model '${key}' (tiny, big, cycle)`);
     return { key, path: m.path(), draftPath: m.draftPath() };
   });
-  const results = await runSpeculativeScenario({ models, rounds, maxTokens: MAX_TOKENS ?? 64, threads: THREADS[0] ?? 1, log, progress });
-  if (flags.json) console.log(JSON.stringify({ loadAverage: loadavg(), results }, null, 2));
+  const loadAverageAtStart = loadavg();
+  const { results, direct } = await runSpeculativeScenario({ models, rounds, maxTokens: MAX_TOKENS ?? 64, threads: THREADS[0] ?? 1, log, progress });
+  log(`\n# load average ${loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end`);
+  if (flags.json) console.log(JSON.stringify({ loadAverageAtStart, loadAverage: loadavg(), results, direct }, null, 2));
   agent.destroy();
   process.exit(0);
 } else if (flags.scenario !== 'overhead') {
@@ -527,7 +539,7 @@ const machine = {
 };
 const selected = flags.models.split(',').map((k) => {
   const m = Object.hasOwn(MODELS, k) ? MODELS[k] : undefined;
-  if (m === undefined) throw new Error(`--models: unknown model '${k}' (tiny, big)`);
+  if (m === undefined) throw new Error(`--models: unknown model '${k}' (tiny, big, cycle)`);
   return { key: k, ...m };
 });
 // Read before anything else loads the binding: the backend load is logged once per process.

@@ -64,6 +64,19 @@ export interface TinyGgufOptions {
    * takes a softmax over the labels, so the score (label 0, "yes") lies strictly between 0 and 1.
    */
   reranker?: boolean;
+  /**
+   * Writes a "cycle" model whose greedy output is known in advance: every block's output
+   * projections (attention output, FFN down) are zero, so the residual stream is just the token
+   * embedding (the blocks still compute, at full cost), and the output row of each word of
+   * `tinyCycle()` is the embedding of the word before it, so the greedy successor of a cycle word
+   * is the next one (the highest logit is the embedding's norm against its own direction, ~n,
+   * while the others spread with a standard deviation of ~sqrt(n)). Every other output row is
+   * zero, so after any other token the model joins the cycle. A prompt holding a stretch of the
+   * cycle is continued along it, which prompt lookup finds in the prompt, and a cycle model of
+   * any other size (same vocabulary) agrees with this one token for token: a constructed best
+   * case for speculative decoding, not a stand-in for a trained model.
+   */
+  cycle?: boolean;
 }
 
 class ByteWriter {
@@ -173,6 +186,18 @@ const CHATML_TEMPLATE =
   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+/**
+ * The cycle of the `cycle` option: the words of WORDS whose piece the tokenizer produces whole
+ * (every prefix of it is a piece, so SentencePiece's merges reach it), so text made of them
+ * tokenizes back into the same tokens and prompt lookup can match generated tokens to the
+ * prompt's. Fixed by the vocabulary alone, so cycle models of every size and seed share it.
+ */
+export function tinyCycle(): string[] {
+  const pieces = new Set(tinyVocabulary().tokens);
+  const whole = (piece: string): boolean => [...piece].every((_, i) => i === 0 || pieces.has([...piece].slice(0, i + 1).join('')));
+  return [...new Set(WORDS)].filter((word) => whole(`▁${word}`));
+}
+
 /** Builds the GGUF bytes in memory. */
 export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
   const nEmbd = options.embedding ?? 64;
@@ -241,6 +266,21 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
       data(`blk.${b}.ffn_down.weight`).fill(0, 0, nFf);
     }
     output[EOS_TOKEN_ID * nEmbd] = options.endOfTextWeight;
+  }
+
+  if (options.cycle === true) {
+    const data = (name: string): Float32Array => tensors.find((t) => t.name === name)!.data;
+    for (let b = 0; b < nBlocks; b++) {
+      data(`blk.${b}.attn_output.weight`).fill(0);
+      data(`blk.${b}.ffn_down.weight`).fill(0);
+    }
+    const embeddings = data('token_embd.weight');
+    const ids = tinyCycle().map((word) => vocab.tokens.indexOf(`▁${word}`));
+    output.fill(0);
+    ids.forEach((id, i) => {
+      const next = ids[(i + 1) % ids.length]!;
+      output.set(embeddings.subarray(id * nEmbd, (id + 1) * nEmbd), next * nEmbd);
+    });
   }
 
   const kept = Math.min(options.keepBlocks ?? nBlocks, nBlocks);
