@@ -29,6 +29,7 @@ import { newSequence, wastedPredictions } from './speculative-decoding.ts';
 import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
 import { rankDocuments } from './rank-documents.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
+import { TokenCappedText } from './token-capped-text.ts';
 import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
   contextLengthExceeded,
@@ -159,8 +160,16 @@ export class LlamaModelHost implements LanguageModel {
       return {
         promptTokens: () => loaded.model.tokenize(prompt).length + bos,
         run: async (sampling) => {
-          const result = await completion.generateCompletionWithMeta(prompt, sampling);
-          return { text: result.response, stopReason: result.metadata.stopReason };
+          const capped = new TokenCappedText(sampling.maxTokens, (tokens, last) => loaded.model.detokenize(tokens, false, last));
+          const result = await completion.generateCompletionWithMeta(prompt, {
+            ...sampling,
+            onToken: (tokens) => capped.tokens(tokens),
+            onTextChunk: (chunk) => {
+              const within = capped.chunk(chunk);
+              if (within !== '') sampling.onTextChunk?.(within);
+            },
+          });
+          return { text: capped.overran ? capped.text : result.response, stopReason: result.metadata.stopReason };
         },
         dispose: () => completion.dispose({ disposeSequence: false }),
       };
@@ -202,7 +211,12 @@ export class LlamaModelHost implements LanguageModel {
         // tokens handed to onToken misses those held back while a stop sequence might match.
         // The meter also counts speculative guesses the model evaluated in vain: not the reply's.
         const meterAtStart = sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence);
-        const usage = () => ({ promptTokens, completionTokens: sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence) - meterAtStart });
+        // At most maxTokens: node-llama-cpp's plain completion can sample one token past the limit,
+        // whose text is not the reply's (token-capped-text.ts).
+        const usage = () => ({
+          promptTokens,
+          completionTokens: Math.min(maxTokens, sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence) - meterAtStart),
+        });
         const stops = generator.constrained === true || options.stop === undefined ? [] : options.stop.filter((s) => s !== '');
         const matcher = stops.length === 0 ? undefined : new StopSequenceMatcher(stops);
         // A stop sequence's match ends the generation the way a client's abort does.

@@ -4,7 +4,8 @@
  * never releases it when `max_tokens` ends the generation, so replies lost their last characters.
  *
  * Text is fed as it is decoded (node-llama-cpp hands over whole characters: a character whose
- * UTF-8 bytes span tokens arrives once complete). What comes back is the text that can no longer
+ * UTF-8 bytes span tokens arrives once complete; test/runtime/stop-sequences-multibyte.test.ts
+ * checks it with byte tokens on real inference). What comes back is the text that can no longer
  * be part of a match: everything except the longest suffix that is a proper prefix of some stop
  * sequence. The reply is the generated text cut exactly before the first match, or, when the
  * generation ends without one, the whole text (`flush` releases what was held back).

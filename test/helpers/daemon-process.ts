@@ -45,6 +45,26 @@ export function endingModelPath(): string {
   return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-ending-v1.gguf'), { endOfTextWeight: 9 });
 }
 
+/**
+ * A variant that writes é, € and 😀 as their 2, 3 and 4 UTF-8 bytes, one `<0xNN>` token each
+ * (TinyGgufOptions.byteCharacters), for tests of text whose characters are split across tokens.
+ */
+export function byteCharactersModelPath(): string {
+  return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-bytes-v1.gguf'), { byteCharacters: { characters: BYTE_CHARACTERS, weight: 3 } });
+}
+
+/** The characters byteCharactersModelPath's model writes as byte tokens (every byte differs). */
+export const BYTE_CHARACTERS = 'é€😀';
+
+/**
+ * A variant whose replies under `tool_choice: "auto"` often start a call after some text: its
+ * vocabulary has node-llama-cpp's call prefix `||call:` as one favoured piece
+ * (TinyGgufOptions.extraPieces); the plain fixture never writes `|`.
+ */
+export function callingModelPath(): string {
+  return writeTinyGguf(join(tmpdir(), 'svc-test-fixtures', 'tiny-calling-v1.gguf'), { extraPieces: [{ piece: '||call:', weight: 3 }] });
+}
+
 /** `wrap`: a command that runs the CLI as its last arguments (`unshare -rn …`); the CLI's pid is the child's only if it execs. */
 export function runCli(args: string[], env: Record<string, string> = {}, wrap: readonly string[] = []): ChildProcessWithoutNullStreams {
   const argv = [NODE, join(ROOT, 'src/cli/main.ts'), ...args];

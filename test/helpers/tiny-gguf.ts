@@ -77,6 +77,22 @@ export interface TinyGgufOptions {
    * case for speculative decoding, not a stand-in for a trained model.
    */
   cycle?: boolean;
+  /**
+   * Makes the model write these characters as byte tokens: each one's UTF-8 bytes come out as
+   * consecutive `<0xNN>` tokens, the way byte-fallback vocabularies write characters they have no
+   * piece for. A character's first byte competes with the word pieces (a drawn output row, plus
+   * `weight` on the constant dimension of `endOfTextWeight`'s mechanism), and each later byte is
+   * all but certain right after the one before: that one's embedding sets a dimension of its own
+   * (no block writes it), which only the next byte's output row reads. The characters' bytes
+   * must all differ (the current token alone decides which byte comes next).
+   */
+  byteCharacters?: { characters: string; weight: number };
+  /**
+   * Word pieces added to the vocabulary (after the others), each favoured like a first byte of
+   * `byteCharacters`: e.g. node-llama-cpp's function-call prefix `||call:`, which the plain
+   * vocabulary can only spell with `|` byte tokens that never come out of free text.
+   */
+  extraPieces?: readonly { piece: string; weight: number }[];
 }
 
 class ByteWriter {
@@ -160,7 +176,7 @@ const WORDS = [
 ];
 
 /** The vocabulary: specials, ChatML controls, the 256 byte tokens, then word pieces. */
-export function tinyVocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
+export function tinyVocabulary(extraPieces: readonly string[] = []): { tokens: string[]; scores: number[]; types: number[] } {
   const tokens: string[] = ['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>'];
   const types: number[] = [2, 3, 3, 3, 3];
   for (let b = 0; b < 256; b++) {
@@ -173,6 +189,7 @@ export function tinyVocabulary(): { tokens: string[]; scores: number[]; types: n
     pieces.add(`▁${c}`);
   }
   for (const word of WORDS) pieces.add(`▁${word}`);
+  for (const piece of extraPieces) pieces.add(piece);
   for (const p of pieces) {
     tokens.push(p);
     types.push(1);
@@ -209,7 +226,7 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
   const rand = prng(options.seed ?? 1234);
   const reranker = options.reranker === true;
   const arch = reranker ? 'qwen3' : 'llama';
-  const vocab = tinyVocabulary();
+  const vocab = tinyVocabulary(options.extraPieces?.map((p) => p.piece));
   const nVocab = vocab.tokens.length;
 
   const tensors: { name: string; dims: number[]; data: Float32Array }[] = [];
@@ -266,6 +283,9 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
       data(`blk.${b}.ffn_down.weight`).fill(0, 0, nFf);
     }
     output[EOS_TOKEN_ID * nEmbd] = options.endOfTextWeight;
+  }
+  if (options.byteCharacters !== undefined || options.extraPieces !== undefined) {
+    favourTokens(options, vocab.tokens, tensors, { nEmbd, nFf, nBlocks }, gaussian);
   }
 
   if (options.cycle === true) {
@@ -346,6 +366,70 @@ export function buildTinyGguf(options: TinyGgufOptions = {}): Buffer {
     w.pad();
   }
   return w.toBuffer();
+}
+
+/**
+ * The `byteCharacters` and `extraPieces` variants (see TinyGgufOptions): their tokens' output
+ * rows, and the dimensions that carry "the previous byte was this one" to the next token. Runs
+ * after every other weight is drawn, so the rest of the model is the plain one's.
+ */
+function favourTokens(
+  options: TinyGgufOptions,
+  tokens: readonly string[],
+  tensors: readonly { name: string; data: Float32Array }[],
+  sizes: { nEmbd: number; nFf: number; nBlocks: number },
+  gaussian: () => number,
+): void {
+  const { nEmbd, nFf, nBlocks } = sizes;
+  const data = (name: string): Float32Array => tensors.find((t) => t.name === name)!.data;
+  const embeddings = data('token_embd.weight');
+  const output = data('output.weight');
+  const idOf = (token: string): number => {
+    const id = tokens.indexOf(token);
+    if (id < 0) throw new Error(`no token ${token}`);
+    return id;
+  };
+  // Dimension 0: a constant no block writes (as for endOfTextWeight), read with `weight`.
+  const constantDimension = (): void => {
+    for (let id = 0; id < tokens.length; id++) embeddings[id * nEmbd] = 3;
+    for (let b = 0; b < nBlocks; b++) {
+      data(`blk.${b}.attn_output.weight`).fill(0, 0, nEmbd);
+      data(`blk.${b}.ffn_down.weight`).fill(0, 0, nFf);
+    }
+  };
+  const favour = (id: number, weight: number): void => {
+    for (let i = 0; i < nEmbd; i++) output[id * nEmbd + i] = gaussian();
+    output[id * nEmbd] = weight;
+  };
+  constantDimension();
+  for (const { piece, weight } of options.extraPieces ?? []) favour(idOf(piece), weight);
+  if (options.byteCharacters === undefined) return;
+  const { characters, weight } = options.byteCharacters;
+  const byteToken = (b: number): number => idOf(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+  const seen = new Set<number>();
+  let signal = 1;
+  for (const character of characters) {
+    const bytes = [...Buffer.from(character, 'utf8')];
+    for (const b of bytes) {
+      if (seen.has(b)) throw new Error(`byteCharacters: byte 0x${b.toString(16)} appears twice`);
+      seen.add(b);
+    }
+    favour(byteToken(bytes[0]!), weight);
+    for (let i = 1; i < bytes.length; i++, signal++) {
+      if (signal >= nEmbd) throw new Error('byteCharacters: more links than hidden dimensions');
+      // Dimension `signal` is 8 after byte i-1 and 0 after any other token; no block writes it,
+      // and byte i's output row reads only it, so byte i follows byte i-1 and nothing else.
+      for (let id = 0; id < tokens.length; id++) embeddings[id * nEmbd + signal] = 0;
+      embeddings[byteToken(bytes[i - 1]!) * nEmbd + signal] = 8;
+      for (let b = 0; b < nBlocks; b++) {
+        data(`blk.${b}.attn_output.weight`).fill(0, signal * nEmbd, (signal + 1) * nEmbd);
+        data(`blk.${b}.ffn_down.weight`).fill(0, signal * nFf, (signal + 1) * nFf);
+      }
+      const next = byteToken(bytes[i]!);
+      output.fill(0, next * nEmbd, (next + 1) * nEmbd);
+      output[next * nEmbd + signal] = 40;
+    }
+  }
 }
 
 /** Writes the tiny model to `path` (once; the bytes are deterministic) and returns the path. */

@@ -8,9 +8,10 @@ export interface TinyLlama {
   context: LlamaContext;
 }
 
-export async function loadTinyLlama(contextSize: number): Promise<TinyLlama> {
+/** `modelPath`: one of the fixture's variants (default: the plain one). */
+export async function loadTinyLlama(contextSize: number, modelPath = tinyModelPath()): Promise<TinyLlama> {
   const llama = await getLlama({ gpu: false, build: 'never', maxThreads: 1, progressLogs: false });
-  const model = await llama.loadModel({ modelPath: tinyModelPath() });
+  const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({ contextSize, sequences: 1 });
   return { llama, model, context };
 }
