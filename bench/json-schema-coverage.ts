@@ -19,6 +19,8 @@
  * the grammar accepts one of the writings; a `valid: false` one when it accepts none. A grammar
  * that accepts a `valid: false` instance lets a model write something the schema forbids:
  * counted as "unsound", and for svc listed by group (what post-generation validation must catch).
+ * Per suite file it also prints the test groups all of whose instances pass, the unit of
+ * JSONSchemaBench's published per-keyword figure (arXiv 2501.10868), so the two can be set side by side.
  *
  * With --jsonschemabench: schema-to-grammar time on the largest real schemas of JSONSchemaBench
  * (guidance-ai/jsonschemabench, data/*: GitHub, Kubernetes, JSON Schema Store, Snowplow,
@@ -211,7 +213,12 @@ async function coverage(llama: Llama, lib: typeof NodeLlamaCpp, cases: SuiteCase
   const tallies = new Map<string, Map<Converter, Tally>>();
   const svcRefusals = new Map<string, number>();
   const svcUnsound: string[] = [];
+  // Per suite file: test groups every instance of which passes (the unit of JSONSchemaBench's figure).
+  const byFile = new Map<string, { cases: number; whole: Map<Converter, number> }>();
   for (const [i, c] of cases.entries()) {
+    const file = byFile.get(c.file) ?? { cases: 0, whole: new Map(CONVERTERS.map((k) => [k, 0])) };
+    byFile.set(c.file, file);
+    file.cases++;
     const byConverter = new Map<Converter, Compiled>([
       ['svc', await compileSvc(llama, lib, c.schema)],
       ['node-llama-cpp', await compileNlc(llama, c.schema)],
@@ -238,10 +245,13 @@ async function coverage(llama: Llama, lib: typeof NodeLlamaCpp, cases: SuiteCase
           }
         }
       }
+      if ('grammar' in compiled && c.tests.every((test) => writings(test.data).some((text) => accepts(compiled.grammar, text)) === test.valid)) {
+        file.whole.set(converter, file.whole.get(converter)! + 1);
+      }
       if (converter === 'svc' && 'refused' in compiled) svcRefusals.set(compiled.refused, (svcRefusals.get(compiled.refused) ?? 0) + 1);
     }
   }
-  return { tallies, svcRefusals, svcUnsound };
+  return { tallies, svcRefusals, svcUnsound, byFile };
 }
 
 // ---- compile time on large real schemas ----
@@ -332,12 +342,12 @@ else j2gNote = `llama.cpp column not measured: ${built.skipped}`;
 const cases = loadSuite(SUITE);
 const suiteCommit = spawnSync('git', ['-C', SUITE, 'log', '-1', '--format=%h %cs']).stdout?.toString().trim() || 'unknown commit';
 const t0 = performance.now();
-const { tallies, svcRefusals, svcUnsound } = await coverage(llama, lib, cases, j2g);
+const { tallies, svcRefusals, svcUnsound, byFile } = await coverage(llama, lib, cases, j2g);
 const coverageSeconds = (performance.now() - t0) / 1000;
 const times = JSB === undefined ? undefined : await compileTimes(llama, lib, JSB, j2g);
 
 if (flags.json) {
-  console.log(JSON.stringify({ suiteCommit, tallies: Object.fromEntries([...tallies].map(([g, m]) => [g, Object.fromEntries(m)])), svcRefusals: Object.fromEntries(svcRefusals), svcUnsound, times }, null, 2));
+  console.log(JSON.stringify({ suiteCommit, tallies: Object.fromEntries([...tallies].map(([g, m]) => [g, Object.fromEntries(m)])), svcRefusals: Object.fromEntries(svcRefusals), svcUnsound, byFile: Object.fromEntries([...byFile].map(([f, v]) => [f, { cases: v.cases, ...Object.fromEntries(v.whole) }])), times }, null, 2));
 } else {
   console.log(`command: npm run bench:schema-coverage -- ${process.argv.slice(2).join(' ')}`);
   console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'} ×${cpus().length}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}`);
@@ -360,6 +370,15 @@ if (flags.json) {
     const t = all.get(c)!;
     console.log(`  ${c}: ${pct(t.validAccepted, t.valid)} of valid accepted (${t.validAccepted}/${t.valid} over all groups) · ${t.invalidRejected}/${t.invalid} invalid rejected`);
   }
+  console.log('\nPer suite file, test groups all of whose instances pass (JSONSchemaBench\'s unit): svc · node-llama-cpp · llama.cpp');
+  const whole = new Map(CONVERTERS.map((k) => [k, 0]));
+  let groups = 0;
+  for (const [file, v] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
+    groups += v.cases;
+    for (const k of CONVERTERS) whole.set(k, whole.get(k)! + v.whole.get(k)!);
+    console.log(`  ${file}: ${CONVERTERS.map((k) => `${v.whole.get(k)}/${v.cases}`).join(' · ')}`);
+  }
+  console.log(`  all: ${CONVERTERS.map((k) => `${whole.get(k)}/${groups} (${pct(whole.get(k)!, groups)})`).join(' · ')}`);
   console.log(`\nsvc refusals by keyword: ${[...svcRefusals].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   console.log(`\nsvc unsound (${svcUnsound.length}):\n${svcUnsound.map((s) => `  ${s}`).join('\n')}`);
   if (times !== undefined) {

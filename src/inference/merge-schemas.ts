@@ -79,6 +79,8 @@ export function mergeSchemas(a: SchemaObject, b: SchemaObject): SchemaObject | f
       continue;
     }
     const mine = out[k];
+    // Each `contains` counts its own matches (minContains/maxContains beside it): never two in one.
+    if (k === 'contains') throw new MergeRefusedError(k);
     if (canonicalJson(mine) === canonicalJson(v)) continue;
     if (LOWER.has(k) && typeof mine === 'number' && typeof v === 'number') out[k] = Math.max(mine, v);
     else if (UPPER.has(k) && typeof mine === 'number' && typeof v === 'number') out[k] = Math.min(mine, v);

@@ -17,9 +17,11 @@
 import { ApiError } from '../shared/api-error.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import { arrayGbnf } from './array-gbnf.ts';
+import { ConditionRefusedError, conditionsAsAlternatives, hasConditions } from './conditional-schemas.ts';
 import { END_OF_VALUE, GbnfRules, GrammarTooLargeError } from './gbnf-rules.ts';
 import { canonicalJson, jsonLiteralGbnf } from './json-literal-gbnf.ts';
 import { MergeRefusedError, mergeSchemas } from './merge-schemas.ts';
+import { negateSchema } from './negate-schema.ts';
 import { numberRangeGbnf } from './number-range-gbnf.ts';
 import { objectGbnf } from './object-gbnf.ts';
 import { RegexNotSupportedError, regexToGbnf } from './regex-to-gbnf.ts';
@@ -65,15 +67,16 @@ class Writer implements SchemaCompiler {
     }
   }
 
-  #compile(node: unknown, base: string, pointer: string): string | undefined {
-    if (node === true) return this.rules.common('value');
-    if (node === false) return undefined;
-    if (!isSchemaObject(node)) this.invalid(pointer, `a schema must be an object or a boolean, not ${quoteInput(node)}.`);
-    for (const keyword of Object.keys(node)) {
-      const why = unsupportedWriterKeyword(node, keyword);
+  #compile(input: unknown, base: string, pointer: string): string | undefined {
+    if (input === true) return this.rules.common('value');
+    if (input === false) return undefined;
+    if (!isSchemaObject(input)) this.invalid(pointer, `a schema must be an object or a boolean, not ${quoteInput(input)}.`);
+    for (const keyword of Object.keys(input)) {
+      const why = unsupportedWriterKeyword(input, keyword);
       if (why !== undefined) this.refuse(pointer, keyword, why);
     }
-    base = this.resources.baseOf(node, base);
+    base = this.resources.baseOf(input, base);
+    const node = this.#withoutConditions(input, pointer);
     const constraining = Object.keys(node).filter((k) => WRITER_TYPE_KEYWORDS.has(k) || ['$ref', 'allOf', 'anyOf', 'oneOf', 'not', 'enum', 'const', 'type'].includes(k));
     if (Object.hasOwn(node, '$ref')) {
       const target = this.#resolve(node, base, pointer);
@@ -98,8 +101,31 @@ class Writer implements SchemaCompiler {
       }).filter((r) => r !== undefined);
       return rules.length === 0 ? undefined : this.rules.add(rules.join(' | '));
     }
+    if (Object.hasOwn(node, 'not') && !isTypesOnly(node.not)) {
+      const not = negateSchema(node.not);
+      if (not === undefined) this.refuse(pointer, 'not', 'the negation of this schema cannot be written as a schema (negate-schema.ts)');
+      return this.#merged([withoutKeys(node, ['not']), not], base, pointer, 'not');
+    }
     if (Object.hasOwn(node, 'enum') || Object.hasOwn(node, 'const')) return this.#literals(node, pointer, constraining);
     return this.#types(node, base, pointer);
+  }
+
+  /**
+   * `if`/`then`/`else` and the dependencies as `anyOf` (conditional-schemas.ts); then/else
+   * without if, and minContains/maxContains without contains, dropped: JSON Schema ignores them,
+   * and merged with another schema's keywords they would apply to what is not theirs.
+   */
+  #withoutConditions(node: SchemaObject, pointer: string): SchemaObject {
+    if (!Object.hasOwn(node, 'contains') && (Object.hasOwn(node, 'minContains') || Object.hasOwn(node, 'maxContains'))) node = withoutKeys(node, ['minContains', 'maxContains']);
+    if (!Object.hasOwn(node, 'if') && (Object.hasOwn(node, 'then') || Object.hasOwn(node, 'else'))) node = withoutKeys(node, ['then', 'else']);
+    if (Object.hasOwn(node, 'if') && !hasConditions(node)) node = withoutKeys(node, ['if']);
+    if (!hasConditions(node)) return node;
+    try {
+      return conditionsAsAlternatives(node);
+    } catch (error) {
+      if (error instanceof ConditionRefusedError) this.refuse(pointer, error.keyword, error.message);
+      throw error;
+    }
   }
 
   #resolve(node: SchemaObject, base: string, pointer: string): { node: unknown; base: string } {
@@ -130,26 +156,27 @@ class Writer implements SchemaCompiler {
     let steps = 0;
     while (queue.length > 0) {
       if (++steps > 256) this.refuse(pointer, keyword, 'the schemas to combine nest too deeply');
-      let member = queue.shift();
+      const member = queue.shift();
       if (member === true) continue;
       if (member === false) return undefined;
       if (!isSchemaObject(member)) this.invalid(pointer, `a schema must be an object or a boolean, not ${quoteInput(member)}.`);
       const memberBase = this.resources.baseOf(member, base);
       if (memberBase !== base) this.refuse(pointer, keyword, 'schemas with different $id bases cannot be combined');
-      if (Object.hasOwn(member, '$ref')) {
-        const target = this.#resolve(member, base, pointer);
+      let obj = this.#withoutConditions(member, pointer);
+      if (Object.hasOwn(obj, '$ref')) {
+        const target = this.#resolve(obj, base, pointer);
         if (target.base !== base) this.refuse(pointer, keyword, 'a reference into another $id resource cannot be combined with other keywords');
         queue.push(target.node);
-        member = withoutKeys(member, ['$ref']);
+        obj = withoutKeys(obj, ['$ref']);
       }
-      if (Object.hasOwn(member as SchemaObject, 'allOf')) {
-        const inner = (member as SchemaObject).allOf;
+      if (Object.hasOwn(obj, 'allOf')) {
+        const inner = obj.allOf;
         if (!Array.isArray(inner)) this.invalid(`${pointer}/allOf`, "'allOf' must be an array of schemas.");
         queue.push(...inner);
-        member = withoutKeys(member as SchemaObject, ['allOf']);
+        obj = withoutKeys(obj, ['allOf']);
       }
       try {
-        const next = mergeSchemas(acc, member as SchemaObject);
+        const next = mergeSchemas(acc, obj);
         if (next === false) return undefined;
         acc = next;
       } catch (error) {
@@ -209,7 +236,8 @@ class Writer implements SchemaCompiler {
       this.refuse(pointer, 'not', "negation is enforced only for 'not' of types");
     }
     const excluded = new Set(Array.isArray(not.type) ? not.type : [not.type]);
-    if (excluded.has('integer') && !excluded.has('number') && types.includes('number')) this.refuse(pointer, 'not', "'not' integer among numbers cannot be enforced");
+    // Numbers that are not integers: a grammar for them is not written, so numbers are left out (a subset).
+    if (excluded.has('integer') && !excluded.has('number')) types = types.filter((t) => t !== 'number');
     return types.filter((t) => !excluded.has(t) && !(t === 'integer' && excluded.has('number')));
   }
 
@@ -274,8 +302,10 @@ class Writer implements SchemaCompiler {
     const step = num('multipleOf');
     if (step !== undefined && step <= 0) this.invalid(`${pointer}/multipleOf`, "'multipleOf' must be above 0.");
     if (step !== undefined && step !== 1) {
-      if (!Number.isInteger(step) || step > 100 || lower !== undefined || upper !== undefined) this.refuse(pointer, 'multipleOf', 'only whole steps up to 100 without bounds are enforced');
-      return multipleOfGbnf(this, step);
+      // A bound at zero only decides the sign (what `if`/`else` rewrites often leave beside a step).
+      const sign = lower === undefined && upper === undefined ? 'any' : upper === undefined && lower?.v === 0 ? (lower.ex ? 'positive' : 'non-negative') : lower === undefined && upper?.v === 0 ? (upper.ex ? 'negative' : 'non-positive') : undefined;
+      if (!Number.isInteger(step) || step > 100 || sign === undefined) this.refuse(pointer, 'multipleOf', 'only whole steps up to 100, without bounds or with one bound at 0, are enforced');
+      return multipleOfGbnf(this, step, sign);
     }
     integer ||= step === 1;
     if (lower === undefined && upper === undefined) return rules.common(integer ? 'int' : 'number');
@@ -287,6 +317,11 @@ class Writer implements SchemaCompiler {
   }
 }
 
+/** `not` of nothing but types (or of everything or nothing), which #notTypes writes exactly. */
+function isTypesOnly(not: unknown): boolean {
+  return typeof not === 'boolean' || (isSchemaObject(not) && Object.keys(not).every((k) => k === 'type' || k === 'description' || k === 'title'));
+}
+
 function withoutKeys(node: SchemaObject, keys: string[]): SchemaObject {
   return Object.fromEntries(Object.entries(node).filter(([k]) => !keys.includes(k)));
 }
@@ -294,12 +329,12 @@ function withoutKeys(node: SchemaObject, keys: string[]): SchemaObject {
 function hasAny(node: SchemaObject, type: 'object' | 'array'): boolean {
   const keys = type === 'object'
     ? ['properties', 'additionalProperties', 'patternProperties', 'required', 'minProperties', 'maxProperties', 'propertyNames', 'unevaluatedProperties']
-    : ['items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems', 'unevaluatedItems'];
+    : ['items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems', 'unevaluatedItems', 'contains'];
   return keys.some((k) => Object.hasOwn(node, k));
 }
 
-/** Integers of at most 15 digits that `step` divides: the remainder so far is the state. */
-function multipleOfGbnf(c: SchemaCompiler, step: number): string {
+/** Integers of at most 15 digits that `step` divides, of the given sign: the remainder so far is the state. */
+function multipleOfGbnf(c: SchemaCompiler, step: number, sign: 'any' | 'positive' | 'non-negative' | 'negative' | 'non-positive'): string {
   const { rules } = c;
   const names = new Map<string, string>();
   const state = (rem: number, digits: number): string => {
@@ -320,7 +355,13 @@ function multipleOfGbnf(c: SchemaCompiler, step: number): string {
   const first = new Map<number, number[]>();
   for (let d = 1; d <= 9; d++) first.set(d % step, [...(first.get(d % step) ?? []), d]);
   const body = [...first].map(([rem, ds]) => `[${ds.join('')}] ${state(rem, 1)}`).join(' | ');
-  return rules.add(`"-"? ("0" | ${body})`);
+  switch (sign) {
+    case 'positive': return rules.add(body);
+    case 'non-negative': return rules.add(`"0" | ${body}`);
+    case 'negative': return rules.add(`"-" (${body})`);
+    case 'non-positive': return rules.add(`"0" | "-" (${body})`);
+    default: return rules.add(`"-"? ("0" | ${body})`);
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { isAnnotation } from './grammar-schema-keywords.ts';
 /** Keywords that constrain one kind of value, applied by the writer's per-type helpers. */
 export const WRITER_TYPE_KEYWORDS: ReadonlySet<string> = new Set([
   'properties', 'required', 'additionalProperties', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties', 'unevaluatedProperties',
-  'items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems', 'unevaluatedItems',
+  'items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems', 'unevaluatedItems', 'contains', 'minContains', 'maxContains',
   'minLength', 'maxLength', 'pattern', 'format',
   'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
 ]);
@@ -17,14 +17,10 @@ const STRUCTURAL = new Set(['type', 'enum', 'const', '$ref', 'allOf', 'anyOf', '
 /** Keywords next to which "unevaluated" is not simply "not listed here". */
 const APPLICATORS = ['allOf', 'anyOf', 'oneOf', '$ref', 'not', 'if', 'then', 'else', 'dependentSchemas', 'contains'];
 
+/** Written as alternatives (conditional-schemas.ts). */
+const CONDITIONAL = new Set(['if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies']);
+
 const REFUSED = new Map<string, string>([
-  ['contains', 'array content conditions cannot be enforced'],
-  ['dependentRequired', 'conditional requirements cannot be enforced'],
-  ['dependentSchemas', 'conditional schemas cannot be enforced'],
-  ['dependencies', 'conditional requirements cannot be enforced'],
-  ['if', 'conditional schemas cannot be enforced'],
-  ['then', 'conditional schemas cannot be enforced'],
-  ['else', 'conditional schemas cannot be enforced'],
   ['$dynamicRef', 'dynamic references are not supported'],
   ['$recursiveRef', 'dynamic references are not supported'],
 ]);
@@ -35,7 +31,7 @@ export function unsupportedWriterKeyword(node: Readonly<Record<string, unknown>>
   // Without what they qualify these constrain nothing (JSON Schema 2020-12 says they are ignored).
   if ((keyword === 'then' || keyword === 'else') && !Object.hasOwn(node, 'if')) return undefined;
   if (keyword === 'if' && !Object.hasOwn(node, 'then') && !Object.hasOwn(node, 'else')) return undefined;
-  if ((keyword === 'minContains' || keyword === 'maxContains') && !Object.hasOwn(node, 'contains')) return undefined;
+  if (CONDITIONAL.has(keyword)) return undefined;
   if (keyword === 'unevaluatedProperties' || keyword === 'unevaluatedItems') {
     const beside = APPLICATORS.find((k) => Object.hasOwn(node, k) && !(k === 'if' && !Object.hasOwn(node, 'then') && !Object.hasOwn(node, 'else')));
     return beside === undefined ? undefined : `unevaluated keywords beside '${beside}' cannot be enforced`;
@@ -43,6 +39,5 @@ export function unsupportedWriterKeyword(node: Readonly<Record<string, unknown>>
   if (WRITER_TYPE_KEYWORDS.has(keyword)) return undefined;
   const why = REFUSED.get(keyword);
   if (why !== undefined) return why;
-  if (keyword === 'minContains' || keyword === 'maxContains') return 'array content conditions cannot be enforced';
   return "svc does not know it; annotations svc accepts are listed in docs/runtime.md, and vendor extensions start with 'x-'";
 }

@@ -82,10 +82,39 @@ describe('schemaToGbnf', () => {
     await check({ $id: 'https://x.test/root', $defs: { a: { $anchor: 'num', type: 'integer' } }, items: { $ref: '#num' }, type: 'array' }, ['[1, 2]'], ['["a"]']);
   });
 
+  test('contains with minContains/maxContains, items beside it', async () => {
+    await check({ contains: { minimum: 5 } }, ['[5]', '[1, 7]', '[\n  1,\n  6\n]', '"x"'], ['[]', '[1, 2]', '[4.99]']);
+    await check({ contains: { const: 1 }, minContains: 2 }, ['[1, 1]', '[1, 2, 1]', '[2, 1, 3, 1, 1]'], ['[1]', '[2, 2]', '[]']);
+    await check({ contains: { const: 1 }, maxContains: 1 }, ['[1]', '[1, 2]', '[2, 1.5, 1]'], ['[1, 1]', '[]', '[2]', '[1, 1.0]']);
+    await check({ contains: { const: 1 }, minContains: 0, maxContains: 1 }, ['[]', '[2]', '[1]'], ['[1, 1]']);
+    await check({ contains: { type: 'integer' }, minContains: 3, maxContains: 1 }, ['"x"'], ['[1]', '[1, 1, 1]']);
+    await check({ type: 'array', items: { type: 'integer' }, contains: { const: 2 } }, ['[1, 2]'], ['["a", 2]', '[1]']);
+    await check({ contains: false }, ['"x"', '{}'], ['[]', '[1]']);
+  });
+
+  test('if/then/else and dependencies as alternatives, exact or a subset', async () => {
+    await check({ if: { exclusiveMaximum: 0 }, then: { minimum: -10 }, else: { multipleOf: 2 } }, ['-1', '-10', '0', '4', '"x"'], ['-11', '3']);
+    await check({ if: { type: 'string' }, else: { type: 'integer' } }, ['"a"', '3'], ['true', '1.5']);
+    await check({ if: { const: 1 }, then: false }, ['2', '0.5', '"a"'], ['1', '1.0']);
+    // ¬(pattern) is not written: only `then`'s values (a subset), never a string `then` forbids.
+    await check({ type: 'string', if: { pattern: '^a' }, then: { maxLength: 2 } }, ['"ab"', '"b"'], ['"abc"']);
+    await check({ type: 'object', dependentRequired: { bar: ['foo'] } }, ['{}', '{"foo": 1}', '{"foo": 1, "bar": 2}'], ['{"bar": 2}']);
+    await check({ dependentSchemas: { bar: { properties: { foo: { type: 'integer' } }, required: ['foo'] } } }, ['{"foo": "x"}', '{"foo": 1, "bar": 2}', '1'], ['{"bar": 1}', '{"foo": "x", "bar": 1}']);
+    await check({ allOf: [{ if: { exclusiveMaximum: 0 } }, { then: { minimum: -10 } }, { else: { multipleOf: 2 } }] }, ['-100', '3'], []);
+  });
+
+  test('not of more than types, through its negation', async () => {
+    await check({ not: { type: 'object', properties: { foo: { type: 'string' } } } }, ['1', '{"foo": 1}'], ['{}', '{"foo": "a"}']);
+    await check({ not: { type: 'integer' } }, ['"a"', 'null'], ['1', '-3']);
+    await check({ type: 'integer', multipleOf: 2, minimum: 0 }, ['0', '4'], ['-2', '3']);
+  });
+
   test('refuses what it cannot enforce, naming the keyword', () => {
     refused({ type: 'array', items: { type: 'integer' }, uniqueItems: true }, 'uniqueItems');
-    refused({ type: 'array', contains: { type: 'integer' } }, 'contains');
-    refused({ if: { type: 'string' }, then: { minLength: 1 } }, 'if');
+    refused({ type: 'array', contains: { type: 'string', pattern: '^a' }, maxContains: 1 }, 'maxContains');
+    refused({ type: 'array', contains: { type: 'integer' }, minItems: 2 }, 'contains');
+    refused({ not: { type: 'string', pattern: '^a' } }, 'not');
+    refused({ allOf: [{ contains: { const: 1 } }, { contains: { const: 2 } }] }, 'allOf');
     refused({ type: 'string', pattern: '(?=a)b' }, 'pattern');
     refused({ type: 'string', pattern: 'a', maxLength: 3 }, 'pattern');
     refused({ type: 'object', maxLenght: 3 }, 'maxLenght');

@@ -345,7 +345,7 @@ describe('responses', () => {
     await refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /does not resolve item references/);
     await refused({ tools: [{ type: 'web_search' }] }, 'tools[0].type', /function tools only/);
     await refused({ tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'string', pattern: 'x' } } } }] }, 'tools[0].parameters', /'pattern'/);
-    await refused({ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { n: { type: 'array', contains: { type: 'number' } } } } } } }, 'text.format.schema', /'contains'/);
+    await refused({ text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object', properties: { n: { type: 'array', items: { type: 'number' }, uniqueItems: true } } } } } }, 'text.format.schema', /'uniqueItems'/);
     await refused({ input: [{ type: 'function_call_output', call_id: 'nope', output: '1' }] }, 'input[0].call_id', /no function_call/);
   });
 });
