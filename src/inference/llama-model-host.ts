@@ -30,7 +30,7 @@ import { compiledGrammar, responseFormatGrammar } from './response-format-gramma
 import { rankDocuments } from './rank-documents.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
 import { TokenCappedText } from './token-capped-text.ts';
-import { anyObject, checkStructuredReply, schemaCheck, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
+import { anyObject, checkStructuredReply, schemaCheck, structuredOutputInvalid, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
   contextLengthExceeded,
   promptTexts,
@@ -142,6 +142,13 @@ export class LlamaModelHost implements LanguageModel {
                 ...(plan.maxParallelFunctionCalls !== undefined ? { maxParallelFunctionCalls: plan.maxParallelFunctionCalls } : {}),
                 onFunctionCallParamsChunk: (chunk) => calls.chunk(chunk),
                 onFunctionCall: (call) => calls.called(call.functionName, call.params),
+              }).catch((error: unknown) => {
+                // node-llama-cpp's own params grammar lets an integer's exponent run to 16 digits
+                // (`-7E9087` parses to -Infinity) and its check of the parsed call then throws:
+                // complete JSON that breaks the schema, the documented 500, not an internal error.
+                if (!(error instanceof loaded.lib.LlamaJsonSchemaValidationError)) throw error;
+                const call = calls.calls().at(-1);
+                throw structuredOutputInvalid(call === undefined ? 'tool call' : `call of ${JSON.stringify(call.name)}`, error.message, options);
               });
           return { text: result.response, stopReason: result.metadata.stopReason };
         },

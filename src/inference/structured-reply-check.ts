@@ -10,7 +10,7 @@
  *   as a reply cut by `max_tokens` does; a client never parses it as complete.
  * - The value parses but breaks the schema: a 500 `structured_output_invalid` naming where,
  *   never a `stop` with a value the client's validator would reject (an error, not a retry
- *   inside svc: see `invalid`).
+ *   inside svc: see `structuredOutputInvalid`).
  */
 import { z } from 'zod';
 import { ApiError } from '../shared/api-error.ts';
@@ -136,7 +136,7 @@ export function structuredReplyFault(result: GenerateResult, expected: Structure
  * again, so the answer tells clients not to retry it (`x-should-retry: false`, which OpenAI's
  * clients honour); otherwise their own retry samples anew.
  */
-function invalid(what: string, issue: string, sampling: Pick<SamplingOptions, 'seed' | 'temperature'>): ApiError {
+export function structuredOutputInvalid(what: string, issue: string, sampling: Pick<SamplingOptions, 'seed' | 'temperature'>): ApiError {
   const repeats = sampling.seed !== undefined || sampling.temperature === 0;
   const hint = repeats
     ? `the same request repeats it (${sampling.seed !== undefined ? 'seed' : 'temperature 0'}): change ${sampling.seed !== undefined ? 'or drop the seed' : 'the temperature'} for another`
@@ -156,5 +156,5 @@ export function checkStructuredReply(result: GenerateResult, expected: Structure
   const fault = structuredReplyFault(result, expected);
   if (fault === undefined) return result;
   if (fault.kind === 'incomplete') return { ...result, finishReason: 'length' };
-  throw invalid(fault.what, fault.issue, sampling);
+  throw structuredOutputInvalid(fault.what, fault.issue, sampling);
 }

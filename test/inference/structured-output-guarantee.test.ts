@@ -3,7 +3,8 @@
  * response formats (the property itself: test/helpers/structured-output-seeds.ts). The strict
  * tool runs in its own file (structured-output-guarantee-tool.test.ts), beside this one: its
  * ~850-token prompt makes every token about 3× as slow to decode on this fixture. The HTTP paths
- * (chat and Responses, streamed) are sampled in test/runtime/structured-output-guarantee.test.ts.
+ * (chat and Responses, streamed and whole) run 1,000 seeds per schema in
+ * test/runtime/structured-output-guarantee.test.ts.
  */
 import { anyObject, ORDER, orderCheck, seedProperty } from '../helpers/structured-output-seeds.ts';
 
