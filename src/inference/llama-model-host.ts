@@ -26,10 +26,10 @@ import { chatWrapperFor, planTools, ToolCallAssembler, type ToolPlan } from './l
 import { contextSizeFor, disposeLoadedLlamaModel, loadedMemoryBytes, loadLlamaModel, type LoadedLlamaModel } from './loaded-llama-model.ts';
 import { ModelResidency } from './model-residency.ts';
 import { newSequence, wastedPredictions } from './speculative-decoding.ts';
+import { completionPromptTokens, generatePlainCompletion } from './plain-completion.ts';
 import { compiledGrammar, responseFormatGrammar } from './response-format-grammar.ts';
 import { rankDocuments } from './rank-documents.ts';
 import { StopSequenceMatcher } from './stop-sequence-matcher.ts';
-import { TokenCappedText } from './token-capped-text.ts';
 import { anyObject, checkStructuredReply, schemaCheck, structuredOutputInvalid, type JsonCheck, type StructuredExpectation } from './structured-reply-check.ts';
 import {
   contextLengthExceeded,
@@ -162,23 +162,14 @@ export class LlamaModelHost implements LanguageModel {
 
   complete(prompt: string, options: GenerateOptions): Promise<GenerateResult> {
     return this.#generate(options, 'prompt', [prompt], (loaded, sequence) => {
-      const completion = new loaded.lib.LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
-      const bos = loaded.model.tokens.bos !== null && loaded.model.tokens.shouldPrependBosToken ? 1 : 0;
+      // svc's own token loop, not LlamaCompletion, which loses a reply's last characters at
+      // max_tokens (plain-completion.ts).
+      let tokens: Token[] | undefined;
+      const promptTokens = (): Token[] => (tokens ??= completionPromptTokens(loaded.model, prompt));
       return {
-        promptTokens: () => loaded.model.tokenize(prompt).length + bos,
-        run: async (sampling) => {
-          const capped = new TokenCappedText(sampling.maxTokens, (tokens, last) => loaded.model.detokenize(tokens, false, last));
-          const result = await completion.generateCompletionWithMeta(prompt, {
-            ...sampling,
-            onToken: (tokens) => capped.tokens(tokens),
-            onTextChunk: (chunk) => {
-              const within = capped.chunk(chunk);
-              if (within !== '') sampling.onTextChunk?.(within);
-            },
-          });
-          return { text: capped.overran ? capped.text : result.response, stopReason: result.metadata.stopReason };
-        },
-        dispose: () => completion.dispose({ disposeSequence: false }),
+        promptTokens: () => promptTokens().length,
+        run: (sampling) => generatePlainCompletion(sequence, promptTokens(), sampling),
+        dispose: () => {},
       };
     });
   }
@@ -218,8 +209,8 @@ export class LlamaModelHost implements LanguageModel {
         // tokens handed to onToken misses those held back while a stop sequence might match.
         // The meter also counts speculative guesses the model evaluated in vain: not the reply's.
         const meterAtStart = sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence);
-        // At most maxTokens: node-llama-cpp's plain completion can sample one token past the limit,
-        // whose text is not the reply's (token-capped-text.ts).
+        // At most maxTokens, as a safeguard: node-llama-cpp's LlamaCompletion sampled a token past
+        // the limit (svc's own completion loop, plain-completion.ts, never does).
         const usage = () => ({
           promptTokens,
           completionTokens: Math.min(maxTokens, sequence.tokenMeter.usedOutputTokens - wastedPredictions(sequence) - meterAtStart),

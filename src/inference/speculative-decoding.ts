@@ -81,7 +81,7 @@ export async function disposeDraftModel(draft: DraftModel | undefined): Promise<
  * default, 0, never waits, and a draft that runs beside its target then rarely has a guess
  * ready) and takes at most `maxTokens`, llama.cpp's server's bounds in spirit. The draft samples
  * without the request's penalties and token bias: those are callbacks of the request's
- * LlamaChat or LlamaCompletion, which a draft still running after the reply (node-llama-cpp
+ * LlamaChat or plain-completion loop, which a draft still running after the reply (node-llama-cpp
  * stops it asynchronously) would call once they are disposed, and throw where nothing catches.
  * Guesses made without them are checked by the model with them, so replies stay the same.
  */
