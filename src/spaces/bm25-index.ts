@@ -18,7 +18,8 @@ import { foldedWords } from './word-tokens.ts';
  * Ids are chunk row ids (safe integers). Memory: 6 bytes per distinct (term, chunk) pair in
  * postings (grown as grownPostings says), 4 more for the chunk's own term list (one shared pool), plus
  * the vocabulary: about 1.16 KB a chunk of generated text (370 B of heap, 790 B of typed arrays,
- * measured at 30,000 chunks; with a typed array per chunk's term list it was 1.37 KB).
+ * measured at 30,000 chunks; with a typed array per chunk's term list it was 1.37 KB). At 100,000
+ * chunks: 860 B of typed arrays while they doubled, 620 B growing by a quarter, 250 B of heap.
  */
 
 const K1 = 1.2;

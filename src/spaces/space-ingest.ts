@@ -16,7 +16,7 @@ import type { AddDocumentResult, DocumentInput, DocumentRecord, Embedder } from 
  * its documents landed on. Those last ones are spread over the whole table, so their share grows
  * with the space, and fewer, larger commits write each of them once for more chunks: to 60,000
  * chunks the process wrote 873 MB at 256 a commit, 713 MB at 512, 648 MB at 1,024 and 571 MB at 2,048
- * (/proc/self/io wchar, docs/benchmarks-log.md 2026-11-28 18:50). The price is the event loop
+ * (/proc/self/io wchar, docs/benchmarks-log.md 2026-11-28 18:26). The price is the event loop
  * held for the whole write, about 0.1 ms a chunk: 512 holds it ~50 ms.
  */
 const WRITE_BATCH_CHUNKS = 512;
