@@ -73,6 +73,11 @@ function commit(): string | null {
   }
 }
 
+/** A full GC when the bench runs with --expose-gc, so heap figures are what is live. */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 function rssMb(): number {
   return Math.round(process.memoryUsage().rss / 2 ** 20);
 }
@@ -167,6 +172,8 @@ interface ScaleBench {
   /** firstSearchMs: the first hybrid search (it fills the vector index, starts the BM25 one); fullMs: from that search until the BM25 index is full. */
   reopen: { openMs: number; firstSearchMs: number; fullMs: number };
   rssMb: number;
+  /** RSS before the space was made, and V8 heap and ArrayBuffers (the int8 rows, BM25 arrays) after the queries, after a GC when --expose-gc. */
+  memory: { rssBeforeMb: number; heapUsedMb: number; arrayBuffersMb: number };
   peer: PeerReport | null;
 }
 
@@ -228,6 +235,8 @@ async function benchPeer(dataDir: string, set: ReturnType<typeof generateLabelle
 
 async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ scale: ScaleBench; library: SpaceLibrary }> {
   const set = generateLabelledSet({ seed: SEED });
+  collectGarbage();
+  const rssBeforeMb = rssMb();
   await library.createSpace('bench-scale');
   const started = performance.now();
   let nextReport = 10_000;
@@ -251,7 +260,10 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
   const warmUpMs = performance.now() - warmStart;
   log(`  scale: indexes filled in ${warmUpMs.toFixed(0)} ms`);
   const modes = await runLabelledQueries(library, 'bench-scale', set, ids, { rounds: ROUNDS, onProgress: (line) => log(`  scale: ${line}`) });
+  collectGarbage();
   const rss = rssMb();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  const memory = { rssBeforeMb, heapUsedMb: Math.round(heapUsed / 2 ** 20), arrayBuffersMb: Math.round(arrayBuffers / 2 ** 20) };
   let peer: PeerReport | null = null;
   if (flags.peer !== undefined) {
     log(`(d) peer: ${flags.peer}`);
@@ -269,7 +281,7 @@ async function benchScale(dataDir: string, library: SpaceLibrary): Promise<{ sca
   const fullMs = performance.now() - searchStart;
   const space = await reopened.getSpace('bench-scale');
   return {
-    scale: { chunks: space.chunk_count, documents: space.document_count, ingest: report, rounds: ROUNDS, modes, fusion: fusionReport(modes), reopen: { openMs, firstSearchMs, fullMs }, warmUpMs, firstSearchAfterIngestMs, rssMb: rss, peer },
+    scale: { chunks: space.chunk_count, documents: space.document_count, ingest: report, rounds: ROUNDS, modes, fusion: fusionReport(modes), reopen: { openMs, firstSearchMs, fullMs }, warmUpMs, firstSearchAfterIngestMs, rssMb: rss, memory, peer },
     library: reopened,
   };
 }
@@ -328,7 +340,8 @@ if (flags.json) {
   console.log(`embedder alone (${ingest.embedder.dimensions} dimensions): ${(ingest.embedder.bytes / 1e6).toFixed(2)} MB of chunk text: ${ingest.embedder.mbPerSecond.toFixed(2)} MB/s ${range(embedRates)}`);
   if (scale) {
     console.log(`\n(c) ${scale.chunks.toLocaleString('en-US')} chunks in ${scale.documents.toLocaleString('en-US')} documents; ${scale.rounds} rounds of the labelled queries per mode\n`);
-    console.log(`ingest: ${formatIngest(scale.ingest)}; RSS after the queries ${scale.rssMb} MB`);
+    const grown = ((scale.rssMb - scale.memory.rssBeforeMb) * 2 ** 20) / scale.chunks;
+    console.log(`ingest: ${formatIngest(scale.ingest)}; RSS after the queries ${scale.rssMb} MB (${scale.memory.rssBeforeMb} MB before the space: ${grown.toFixed(0)} B a chunk); heap ${scale.memory.heapUsedMb} MB, ArrayBuffers ${scale.memory.arrayBuffersMb} MB`);
     console.log('');
     console.log(formatQualityTable(scale.modes));
     console.log('');

@@ -230,6 +230,7 @@ class FeatureTable {
   #values = new Float64Array(1024);
   #order = new Int32Array(1024);
   #size = 0;
+  #sums = new Float64Array(0);
 
   clear(): void {
     const keys = this.#keys;
@@ -258,7 +259,10 @@ class FeatureTable {
   }
 
   project(dimensions: number): Float32Array {
-    const sums = new Float64Array(dimensions);
+    // The sums are scratch, reused from text to text (zeroed here): one allocation less per text.
+    if (this.#sums.length !== dimensions) this.#sums = new Float64Array(dimensions);
+    const sums = this.#sums;
+    sums.fill(0);
     const keys = this.#keys;
     const values = this.#values;
     const order = this.#order;

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { grownCapacity } from './grown-capacity.ts';
 import { siftDown, siftUp } from './top-k-heap.ts';
 import type { VectorHit, VectorIndex } from './vector-index.ts';
 
@@ -114,14 +115,17 @@ export class Int8VectorIndex implements VectorIndex {
         this.#ids[slot] = id;
       }
       const base = slot * d;
+      // Locals, not the private fields, in the loops: the loops run 384 times a vector.
+      const coarseRow = this.#coarse;
+      const remainderRow = this.#remainder;
       let max = 0;
       for (let j = 0; j < d; j++) {
         const a = Math.abs(vector[j]!);
         if (a > max) max = a;
       }
       if (!(max > 0 && max < Infinity)) {
-        this.#coarse.fill(0, base, base + d);
-        this.#remainder.fill(0, base, base + d);
+        coarseRow.fill(0, base, base + d);
+        remainderRow.fill(0, base, base + d);
         this.#step[slot] = 0;
         this.#norm[slot] = 0;
         continue;
@@ -131,9 +135,10 @@ export class Int8VectorIndex implements VectorIndex {
       for (let j = 0; j < d; j++) {
         const exact = vector[j]! * scale;
         const coarse = Math.round(exact);
-        this.#coarse[base + j] = coarse;
+        coarseRow[base + j] = coarse;
         // The remainder is within ±0.5 of a step; 128/256 of it clamps to 127 (an error of 1/65536 of max).
-        this.#remainder[base + j] = Math.max(-128, Math.min(127, Math.round((exact - coarse) * 256)));
+        const rest = Math.round((exact - coarse) * 256);
+        remainderRow[base + j] = rest > 127 ? 127 : rest < -128 ? -128 : rest;
         norm += coarse * coarse;
       }
       this.#step[slot] = 1 / (scale * 256);
@@ -269,7 +274,7 @@ export class Int8VectorIndex implements VectorIndex {
   }
 
   #grow(): void {
-    const capacity = this.#ids.length * 2;
+    const capacity = grownCapacity(this.#ids.length);
     const d = this.dimensions;
     const coarse = new Int8Array(capacity * d);
     coarse.set(this.#coarse);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { newId } from '../shared/new-id.ts';
+import { newTimeOrderedId } from '../shared/new-id.ts';
 import { quoteInput } from '../shared/quote-input.ts';
 import type { SpaceAccess } from './space-access.ts';
 import { embedInBatches } from './space-embedders.ts';
@@ -10,10 +10,16 @@ import type { ChunkWrite, DocumentWrite, NewDocument, SpaceRow } from './space-r
 import type { AddDocumentResult, DocumentInput, DocumentRecord, Embedder } from './space-types.ts';
 
 /**
- * addDocuments closes a write transaction once it holds this many chunks. Each commit costs
- * about as much as writing a few small documents (FTS5 flushes a segment, every page the
- * word statistics touched goes to the WAL), so small documents go in groups; beyond a few
- * hundred chunks a larger group gains little and would hold the event loop longer.
+ * addDocuments closes a write transaction once it holds this many chunks. Each commit writes
+ * every page the transaction touched to the WAL: the chunks' own pages, but also a level-0 FTS5
+ * segment (merged again later), every page of the word statistics and of the content-hash index
+ * its documents landed on. Those last ones are spread over the whole table, so their share grows
+ * with the space, and fewer, larger commits write each of them once for more chunks: to 60,000
+ * chunks the process wrote 873 MB at 256 a commit, 713 MB at 512, 648 MB at 1,024 and 571 MB at 2,048
+ * (/proc/self/io wchar, docs/benchmarks-log.md 2026-11-28 18:26). The price is the event loop
+ * held for the whole write, about 0.1 ms a chunk: 256 hold it ~25 ms, 512 ~50 ms. The daemon serves
+ * chat streams on the same thread, so svc keeps 256: a 50 ms stall per write during a bulk ingest
+ * would show in every concurrent stream's token timing, for 18% less written.
  */
 const WRITE_BATCH_CHUNKS = 256;
 
@@ -95,9 +101,12 @@ export class SpaceIngest {
       documents = group.map(({ index, parsed, contentHash }) => ({
         index,
         contentHash,
-        publicId: newId('doc_'),
+        // Time-ordered (same length and alphabet as before): the public_id indexes then take each
+        // new row on their rightmost leaf instead of a random one, which with random ids made every
+        // commit rewrite leaves all over those indexes (60,000 chunks: 1,354 MB written, 873 MB now).
+        publicId: newTimeOrderedId('doc_', 15),
         document: documentWrite(parsed, contentHash),
-        chunks: parsed.chunks.map((chunk) => ({ ...chunk, publicId: newId('chunk_', 20), vector: vectors[next++]! })),
+        chunks: parsed.chunks.map((chunk) => ({ ...chunk, publicId: newTimeOrderedId('chunk_', 11), vector: vectors[next++]! })),
       }));
     } catch (error) {
       for (const { index } of group) settle(index, { ok: false, error });
@@ -183,7 +192,7 @@ interface GroupDocument extends NewDocument {
 
 async function embedChunks(embedder: Embedder, parsed: ParsedDocumentInput): Promise<ChunkWrite[]> {
   const vectors = await embedInBatches(embedder, parsed.chunks.map((chunk) => chunk.text));
-  return parsed.chunks.map((chunk, i) => ({ ...chunk, publicId: newId('chunk_', 20), vector: vectors[i]! }));
+  return parsed.chunks.map((chunk, i) => ({ ...chunk, publicId: newTimeOrderedId('chunk_', 11), vector: vectors[i]! }));
 }
 
 function sha256(text: string): string {

@@ -5,7 +5,7 @@ import { WalCheckpointer } from '../shared/wal-checkpointer.ts';
 import type { ChunkRow, ChunkWrite, DocumentRow, DocumentWrite, NewDocument, SpaceRow } from './space-rows.ts';
 import { StatementCache, transaction } from '../shared/sqlite-store.ts';
 import { checkSpacesVersion, ftsTable, ftsTableSql, migrate } from './space-store-schema.ts';
-import { foldedWords } from './word-tokens.ts';
+import { MAX_COUNTED_WORD, WordChanges } from './word-changes.ts';
 
 /**
  * The knowledge spaces' SQLite file: every space, document, chunk, chunk vector (the truth the
@@ -28,8 +28,6 @@ const BUSY_TIMEOUT_MS = 5000;
  * most of it already, and the WAL starts over.
  */
 const WAL_BACKSTOP_PAGES = 4096;
-/** Longer "words" (hashes, base64) are not worth a row of statistics; their idf is the unseen word's. */
-export const MAX_COUNTED_WORD = 64;
 
 const SPACE_COLUMNS = 'id, name, embedder, dimensions, document_count, chunk_count, text_bytes, created_at, updated_at, rerank, rerank_depth';
 const DOCUMENT_COLUMNS = 'id, public_id, space_id, title, source, format, metadata, content_hash, pages, chunk_count, text_bytes, created_at, updated_at';
@@ -172,7 +170,7 @@ export class SpaceStore {
       `INSERT INTO documents (public_id, space_id, title, source, format, metadata, content_hash, text, pages, chunk_count, text_bytes, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const words = new Map<string, number>();
+    const words = new WordChanges();
     let chunkCount = 0;
     let textBytes = 0;
     const inserted = documents.map(({ publicId, document, chunks }) => {
@@ -207,7 +205,7 @@ export class SpaceStore {
    * the chunk table, the FTS table and the word statistics together with the new ones' arrival.
    */
   replaceDocument(space: SpaceRow, old: DocumentRow, document: DocumentWrite, chunks: readonly ChunkWrite[], now: string): { row: DocumentRow; chunkIds: number[]; removedIds: number[] } {
-    const words = new Map<string, number>();
+    const words = new WordChanges();
     const removedIds = this.#deleteChunks(space.id, old.id, words);
     this.#prepare('DELETE FROM document_metadata WHERE document_id = ?').run(old.id);
     const row = this.#prepare(
@@ -223,7 +221,7 @@ export class SpaceStore {
 
   /** Deletes a document and its chunks (call inside `transaction`); returns the chunks' row ids. */
   deleteDocument(space: SpaceRow, document: DocumentRow, now: string): number[] {
-    const words = new Map<string, number>();
+    const words = new WordChanges();
     const removedIds = this.#deleteChunks(space.id, document.id, words);
     this.#prepare('DELETE FROM documents WHERE id = ?').run(document.id);
     this.#adjustSpace(space.id, -1, -document.chunk_count, -document.text_bytes, now);
@@ -237,7 +235,7 @@ export class SpaceStore {
   }
 
   /** Inserts the chunks, their vectors and FTS rows, and counts their words into `words`. */
-  #insertChunks(spaceId: number, documentId: number, chunks: readonly ChunkWrite[], words: Map<string, number>): number[] {
+  #insertChunks(spaceId: number, documentId: number, chunks: readonly ChunkWrite[], words: WordChanges): number[] {
     const insert = this.#prepare('INSERT INTO chunks (public_id, space_id, document_id, position, page, heading_path, text) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const insertVector = this.#prepare('INSERT INTO chunk_vectors (chunk_id, space_id, vector) VALUES (?, ?, ?)');
     const insertText = this.#prepare(`INSERT INTO ${ftsTable(spaceId)} (rowid, text) VALUES (?, ?)`);
@@ -246,19 +244,19 @@ export class SpaceStore {
       const id = Number(insert.run(chunk.publicId, spaceId, documentId, chunk.position, chunk.page, JSON.stringify(chunk.headingPath), chunk.text).lastInsertRowid);
       insertVector.run(id, spaceId, vectorBytes(chunk.vector));
       insertText.run(id, chunk.text);
-      countWords(words, chunk.text, 1);
+      words.add(chunk.text, 1);
       ids.push(id);
     }
     return ids;
   }
 
   /** Deletes a document's chunks from the chunk and FTS tables, and counts their words out of `words`. */
-  #deleteChunks(spaceId: number, documentId: number, words: Map<string, number>): number[] {
+  #deleteChunks(spaceId: number, documentId: number, words: WordChanges): number[] {
     const rows = this.#prepare('SELECT id, text FROM chunks WHERE document_id = ?').all(documentId) as { id: number; text: string }[];
     const deleteText = this.#prepare(`DELETE FROM ${ftsTable(spaceId)} WHERE rowid = ?`);
     for (const { id, text } of rows) {
       deleteText.run(id);
-      countWords(words, text, -1);
+      words.add(text, -1);
     }
     this.#prepare('DELETE FROM chunks WHERE document_id = ?').run(documentId);
     return rows.map((row) => row.id);
@@ -270,12 +268,12 @@ export class SpaceStore {
     ).run(documents, chunks, textBytes, now, spaceId);
   }
 
-  /** Applies net changes of document frequencies (countWords): one statement per changed word; a word no chunk holds any more leaves. */
-  #adjustWords(spaceId: number, changes: ReadonlyMap<string, number>): void {
+  /** Applies net changes of document frequencies (word-changes.ts): one statement per changed word; a word no chunk holds any more leaves. */
+  #adjustWords(spaceId: number, changes: WordChanges): void {
     const raise = this.#prepare('INSERT INTO space_words (space_id, word, df) VALUES (?, ?, ?) ON CONFLICT (space_id, word) DO UPDATE SET df = df + excluded.df');
     const lower = this.#prepare('UPDATE space_words SET df = df - ? WHERE space_id = ? AND word = ? RETURNING df');
     const drop = this.#prepare('DELETE FROM space_words WHERE space_id = ? AND word = ?');
-    for (const [word, change] of changes) {
+    for (const [word, change] of changes.entries()) {
       if (change > 0) {
         raise.run(spaceId, word, change);
       } else if (change < 0) {
@@ -387,13 +385,6 @@ export class SpaceStore {
     this.#prepare('UPDATE chunk_vectors SET vector = (SELECT r.vector FROM reindex_vectors r WHERE r.chunk_id = chunk_vectors.chunk_id) WHERE space_id = ?').run(spaceId);
     this.#prepare('UPDATE spaces SET embedder = ?, dimensions = ?, updated_at = ? WHERE id = ?').run(embedder, dimensions, now, spaceId);
     this.clearReindexVectors(spaceId);
-  }
-}
-
-/** Adds (sign 1) or removes (sign -1) a chunk's words to the changes of document frequencies: each word once per chunk. */
-function countWords(changes: Map<string, number>, text: string, sign: 1 | -1): void {
-  for (const word of new Set(foldedWords(text))) {
-    if (word.length <= MAX_COUNTED_WORD) changes.set(word, (changes.get(word) ?? 0) + sign);
   }
 }
 

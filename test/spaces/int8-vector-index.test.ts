@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
+import { GROW_BY_QUARTER_FROM } from '../../src/spaces/grown-capacity.ts';
 import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
 import { type VectorIndex } from '../../src/spaces/vector-index.ts';
 import { randomVectors, unit } from '../helpers/random-vectors.ts';
@@ -117,6 +118,21 @@ for (const { name, make, skip } of variants) {
     const hits = index.search(vectors[1000]!, 50);
     assert.equal(hits[0]!.id, 1000);
     assert.equal(hits.filter((h) => h.id === 1000).length, 1);
+  });
+
+  test(`int8 index (${name}): past the size where it grows by a quarter, every row is still the one upserted`, { skip }, () => {
+    const index = make(4);
+    const count = GROW_BY_QUARTER_FROM + GROW_BY_QUARTER_FROM / 2;
+    const vectors = randomVectors(count, 4, 5);
+    index.upsert(vectors.map((vector, i) => ({ id: i + 1, vector })));
+    assert.equal(index.size, count);
+    assert.equal(index.ids().length, count);
+    for (const at of [0, 1023, GROW_BY_QUARTER_FROM - 1, GROW_BY_QUARTER_FROM, count - 1]) {
+      const alone = make(4);
+      alone.upsert([{ id: 7, vector: vectors[at]! }]);
+      assert.deepEqual(index.coarseRow(at + 1), alone.coarseRow(7));
+      assert.ok(Math.abs(index.rescoreIds(vectors[at]!, [at + 1], 1)[0]!.similarity - 1) < TOLERANCE);
+    }
   });
 
   test(`int8 index (${name}): ids up to 2^53, and only safe integers`, { skip }, () => {
