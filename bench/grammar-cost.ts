@@ -9,7 +9,10 @@
  *    compared with plain text after a prompt padded to the same length (see MODES).
  *
  * Decode rate = (completion tokens − 1) / (first streamed part → last streamed part), so the
- * prompt (longer with tools: the template documents them) stays out of it. The modes take turns
+ * prompt (longer with tools: the template documents them) stays out of it. Beside it, the same
+ * tokens per second of this process's CPU time (process.cpuUsage, every thread) over that span:
+ * on a shared machine the wall-clock rate follows the other processes' load (here 2 CPUs at load
+ * 10 swing a mode 3× between rounds), the CPU time a token costs much less so. The modes take turns
  * within every round, rotating which goes first; figures are medians over rounds, and the ratio
  * to plain is the median of per-round ratios. Also measured: compiling a JSON schema into a
  * grammar (what the per-model grammar cache saves on a repeated schema) against a cache hit.
@@ -77,9 +80,9 @@ function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-interface Sample { tokensPerSecond: number; tokens: number; promptTokens: number; finish: string }
+interface Sample { tokensPerSecond: number; tokensPerCpuSecond: number; tokens: number; promptTokens: number; finish: string }
 
-async function generationCost(modelPath: string): Promise<Map<string, { rate: number; ratio: number; tokens: number; promptTokens: number; finishes: string[] }>> {
+async function generationCost(modelPath: string): Promise<Map<string, { rate: number; ratio: number; cpuRate: number; cpuRatio: number; tokens: number; promptTokens: number; finishes: string[] }>> {
   const catalog = await ModelCatalog.load([{ id: 'bench', path: modelPath }]);
   const quiet = { info() {}, warn() {}, debug() {} };
   const engine = new LlamaEngine(catalog, { parallel: 1, queueSize: 8, defaultMaxTokens: MAX_TOKENS, keepAliveMs: Number.POSITIVE_INFINITY, gpu: 'cpu', threads: THREADS, log: quiet });
@@ -88,15 +91,19 @@ async function generationCost(modelPath: string): Promise<Map<string, { rate: nu
   const run = async ({ padding: padded, ...options }: ModeOptions, seed: number, maxTokens = MAX_TOKENS): Promise<Sample> => {
     let first = 0;
     let last = 0;
+    let cpuFirst = 0;
+    let cpuLast = 0;
     const onPart = (part: GenerationPart): void => {
       if (part.type === 'text-delta' && part.text === '') return;
       last = performance.now();
-      if (first === 0) first = last;
+      const cpu = process.cpuUsage();
+      cpuLast = cpu.user + cpu.system;
+      if (first === 0) [first, cpuFirst] = [last, cpuLast];
     };
     const messages = padded === true ? [{ role: 'system' as const, content: padding }, { role: 'user' as const, content: PROMPT }] : [{ role: 'user' as const, content: PROMPT }];
     const result = await model.chat(messages, { ...options, maxTokens, temperature: 1, topP: 1, seed, onPart });
     const tokens = result.usage.completionTokens;
-    return { tokensPerSecond: (tokens - 1) / ((last - first) / 1000), tokens, promptTokens: result.usage.promptTokens, finish: result.finishReason };
+    return { tokensPerSecond: (tokens - 1) / ((last - first) / 1000), tokensPerCpuSecond: (tokens - 1) / ((cpuLast - cpuFirst) / 1e6), tokens, promptTokens: result.usage.promptTokens, finish: result.finishReason };
   };
   try {
     // Pad the plain prompt to the tool call's length (whole words of the fixture's vocabulary).
@@ -108,22 +115,28 @@ async function generationCost(modelPath: string): Promise<Map<string, { rate: nu
     for (const [, options] of MODES) await run(options, 0); // load, compile, warm every prompt prefix
     const samples = new Map<string, Sample[]>(MODES.map(([name]) => [name, []]));
     const ratios = new Map<string, number[]>(MODES.map(([name]) => [name, []]));
+    const cpuRatios = new Map<string, number[]>(MODES.map(([name]) => [name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = MODES.map((_m, i) => MODES[(i + round) % MODES.length]!);
-      const rates = new Map<string, number>();
+      const rates = new Map<string, Sample>();
       for (const [name, options] of order) {
         const sample = await run(options, round + 1);
         samples.get(name)!.push(sample);
-        rates.set(name, sample.tokensPerSecond);
+        rates.set(name, sample);
       }
       // The tool call against plain text after an equally long prompt; the others against plain.
-      for (const [name] of MODES) ratios.get(name)!.push(rates.get(name)! / rates.get(name === 'tool call' ? PADDED : 'plain')!);
-      progress(`  round ${round + 1}/${ROUNDS}: ${MODES.map(([name]) => `${name} ${rates.get(name)!.toFixed(0)} t/s`).join(', ')}`);
+      for (const [name] of MODES) {
+        const against = rates.get(name === 'tool call' ? PADDED : 'plain')!;
+        ratios.get(name)!.push(rates.get(name)!.tokensPerSecond / against.tokensPerSecond);
+        cpuRatios.get(name)!.push(rates.get(name)!.tokensPerCpuSecond / against.tokensPerCpuSecond);
+      }
+      progress(`  round ${round + 1}/${ROUNDS}: ${MODES.map(([name]) => `${name} ${rates.get(name)!.tokensPerSecond.toFixed(0)} t/s (${rates.get(name)!.tokensPerCpuSecond.toFixed(0)} t/cpu-s)`).join(', ')}`);
     }
     return new Map(MODES.map(([name]) => {
       const s = samples.get(name)!;
       return [name, {
         rate: median(s.map((x) => x.tokensPerSecond)), ratio: median(ratios.get(name)!),
+        cpuRate: median(s.map((x) => x.tokensPerCpuSecond)), cpuRatio: median(cpuRatios.get(name)!),
         tokens: median(s.map((x) => x.tokens)), promptTokens: median(s.map((x) => x.promptTokens)), finishes: [...new Set(s.map((x) => x.finish))],
       }];
     }));
@@ -179,11 +192,11 @@ for (const key of flags.models.split(',')) {
   const results = await generationCost(entry.path());
   report[key] = Object.fromEntries(results);
   log(`## ${entry.label}\n`);
-  log('| mode | decode t/s (median) | ratio (median of per-round ratios) | completion tokens | prompt tokens | finish |');
-  log('|---|---:|---:|---:|---:|---|');
+  log('| mode | decode t/s (median) | ratio (median of per-round ratios) | decode t/CPU-s (median) | CPU ratio | completion tokens | prompt tokens | finish |');
+  log('|---|---:|---:|---:|---:|---:|---:|---|');
   for (const [name, r] of results) {
     const against = name === 'tool call' ? ' vs padded plain' : name === 'plain' ? '' : ' vs plain';
-    log(`| ${name} | ${r.rate.toFixed(0)} | ${r.ratio.toFixed(3)}×${against} | ${r.tokens} | ${r.promptTokens} | ${r.finishes.join(', ')} |`);
+    log(`| ${name} | ${r.rate.toFixed(0)} | ${r.ratio.toFixed(3)}×${against} | ${r.cpuRate.toFixed(0)} | ${r.cpuRatio.toFixed(3)}× | ${r.tokens} | ${r.promptTokens} | ${r.finishes.join(', ')} |`);
   }
   log('');
 }
