@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page, Request } from 'playwright-core';
-import { axeViolations, axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, solveOnPage } from '../helpers/console-browser.ts';
+import { axeViolations, axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, solveOnPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 interface Counts {
@@ -94,7 +94,7 @@ test('in headless Chromium: the five solver pages\' forms, figures, optimal coun
     await checkOptimalCount(page, 'route-histogram-1', answer.solution.quantum_result.measurement_counts, answer.meta.optimal_count);
     await axeBothAndKeep(page, 'route-solver');
     // Narrowed to a phone, the histogram is drawn again at its new width, its ticks spaced for it.
-    await page.waitForFunction(`(() => { const c = document.querySelector('#route-histogram-1'); return c.querySelector('canvas').clientWidth <= c.clientWidth && Number(c.dataset.tickGap) >= Number(c.dataset.labelRoom); })()`);
+    await waitForExpression(page, `(() => { const c = document.querySelector('#route-histogram-1'); return c.querySelector('canvas').clientWidth <= c.clientWidth && Number(c.dataset.tickGap) >= Number(c.dataset.labelRoom); })()`);
     assert.ok(await fitsWidth(page));
     assert.deepEqual(errors, []);
     await context.close();

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage } from '../helpers/console-browser.ts';
+import { axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startDaemon } from '../helpers/daemon-process.ts';
 
 /** Several paragraphs of a few hundred characters each: more than one chunk. */
@@ -132,6 +132,8 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   assert.equal(await page.inputValue('#search-query'), `${LONG_QUERY}\nsecond line`);
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
+    // The box grows again from a ResizeObserver, which reports after the next layout: give it that.
+    await waitForExpression(page, "(() => { const e = document.querySelector('#search-query'); return e.scrollHeight <= e.clientHeight + 1; })()", 5_000).catch(() => undefined);
     const box = await page.locator('#search-query').evaluate((el) => { const e = el as unknown as { scrollHeight: number; clientHeight: number; scrollWidth: number; clientWidth: number }; return { scrollHeight: e.scrollHeight, clientHeight: e.clientHeight, scrollWidth: e.scrollWidth, clientWidth: e.clientWidth }; });
     assert.ok(box.scrollHeight <= box.clientHeight + 1 && box.scrollWidth <= box.clientWidth + 1, `${width} px: ${JSON.stringify(box)}`);
   }
@@ -152,10 +154,10 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   await page.click(`#delete-${handbook.id}`);
   await page.locator(`#delete-${handbook.id}-question`, { hasText: 'Delete “Valve handbook”' }).waitFor();
   assert.match(await page.locator(`#delete-${handbook.id}-question`).innerText(), new RegExp(`its ${handbook.chunk_count} chunks\\? .*cannot be undone`));
-  await page.waitForFunction("document.activeElement.textContent === 'Cancel'");
+  await waitForExpression(page, "document.activeElement.textContent === 'Cancel'");
   await checkAccessible(page);
   await page.keyboard.press('Enter');
-  await page.waitForFunction(`document.activeElement.id === ${JSON.stringify(`delete-${handbook.id}`)}`); // focus back on the Delete button
+  await waitForExpression(page, `document.activeElement.id === ${JSON.stringify(`delete-${handbook.id}`)}`); // focus back on the Delete button
   assert.equal((await api<{ data: unknown[] }>(daemon.url, '/api/spaces/handbook/documents')).data.length, 2);
   await page.click(`#delete-${handbook.id}`);
   const [deleted] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'DELETE'), page.click(`#delete-${handbook.id}-confirm`)]);
@@ -165,7 +167,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   assert.equal(await page.locator(`#documents-table tr[data-document="${handbook.id}"]`).count(), 0);
   assert.deepEqual((await api<{ data: { id: string }[] }>(daemon.url, '/api/spaces/handbook/documents')).data.map((d) => d.id), [vault.id]);
   // The spaces table is read again after the delete: its document count follows.
-  await page.waitForFunction("/^handbook\\s+1\\s/.test(document.querySelector('#spaces-table tbody tr')?.innerText ?? '')");
+  await waitForExpression(page, "/^handbook\\s+1\\s/.test(document.querySelector('#spaces-table tbody tr')?.innerText ?? '')");
 
   // A delete that fails is said in words beside the button, and the row stays (here the daemon is out of reach).
   await page.route('**/api/spaces/handbook/documents/*', (route) => (route.request().method() === 'DELETE' ? route.abort('connectionrefused') : route.continue()));
@@ -181,7 +183,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   await page.click(`#delete-${vault.id}-confirm`);
   await page.locator('#documents-status', { hasText: 'Deleted “vault.txt”.' }).waitFor();
   assert.equal(await page.locator(`#documents-table tr[data-document="${vault.id}"]`).count(), 0);
-  await page.waitForFunction("/^handbook\\s+0\\s/.test(document.querySelector('#spaces-table tbody tr')?.innerText ?? '')");
+  await waitForExpression(page, "/^handbook\\s+0\\s/.test(document.querySelector('#spaces-table tbody tr')?.innerText ?? '')");
   errors.splice(0, errors.length, ...errors.filter((e) => !/status of 404/.test(e)));
 
   // Delete the space: asked first, naming what it holds; then gone from the list and the API, and said.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 import { CONSOLE_CSP, HOSTED_CONSOLE_PREFIX } from '../../src/console/console-routes.ts';
-import { ARTIFACTS, fitsWidth, keepScreenshots, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, keepScreenshots, launch, openPage, axeViolations, waitForExpression } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -178,7 +178,7 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
   // At 390 px nothing scrolls sideways: the wide tables scroll inside their panels.
   await page.setViewportSize({ width: 390, height: 844 });
   // The chart follows the narrower page without a reload.
-  await page.waitForFunction("document.querySelector('#joules-chart canvas').getBoundingClientRect().width <= document.querySelector('#joules-chart').clientWidth");
+  await waitForExpression(page, "document.querySelector('#joules-chart canvas').getBoundingClientRect().width <= document.querySelector('#joules-chart').clientWidth");
   await page.reload();
   await page.locator('#recent-evidence tbody tr').first().waitFor();
   assert.ok(await fitsWidth(page), 'the usage page scrolls sideways at 390 px');

@@ -79,6 +79,19 @@ export async function keepScreenshots(page: Page, name: string): Promise<void> {
 }
 
 /** True when nothing makes the page wider than the window (no sideways scrolling at 360 px). */
+/**
+ * Waits until `expression` is truthy in the page. Not `page.waitForFunction(string)`: that polls
+ * by `eval` inside the page, which the console's CSP (`script-src 'self'`) refuses as soon as a
+ * second poll is needed; `page.evaluate` of a string goes through DevTools, which CSP does not bind.
+ */
+export async function waitForExpression(page: Page, expression: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export async function fitsWidth(page: Page): Promise<boolean> {
   return await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') === true;
 }

@@ -113,8 +113,11 @@ function streamEvents(
     raw.end();
   };
   let last = '';
-  const send = (type: SolveJobEventType, job: SolveJobRecord) => {
+  const send = (told: SolveJobEventType, job: SolveJobRecord) => {
     if (ended) return;
+    // A change is told with the record read after it: a `progress` or `running` whose read found
+    // the job already finished (reads of a shared store settle in any order) is its final event.
+    const type = TERMINAL_STATUSES.has(job.status) ? job.status : told;
     // A change may be told twice (by this process and by a shared queue's events): sent once.
     const data = JSON.stringify(view(job));
     if (`${type}\n${data}` === last) return;
