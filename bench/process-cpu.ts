@@ -2,7 +2,7 @@
  * CPU time another process (or one of its threads) has used, read from /proc (Linux only):
  * user + system time, for CPU per generated token of a server process the bench started.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 /** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every common Linux). */
@@ -41,19 +41,4 @@ export function mainThreadCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** CPU ms per thread name (comm) summed, for a profile of where a process spends its CPU. */
-export function cpuMsByThreadName(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      byName.set(name, (byName.get(name) ?? 0) + statCpuMs(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return byName;
 }
