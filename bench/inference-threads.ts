@@ -15,11 +15,11 @@
  * then starts the busy loops and runs every setting loaded, in rotating order. Figures are
  * medians of the wall time of one non-streamed request (max_tokens N, greedy).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { cpuCores, defaultThreads } from '../src/inference/cpu-threads.ts';
 import { startDaemon, type DaemonProcess } from '../test/helpers/daemon-process.ts';
+import { startBusyLoops, stopBusyLoops } from './busy-loops.ts';
 
 export interface ThreadsScenarioOptions {
   models: { key: string; path: string }[];
@@ -53,23 +53,6 @@ function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-/** One busy-loop process per logical CPU: the "busy machine". */
-function startBusyLoops(): ChildProcess[] {
-  return Array.from({ length: availableParallelism() }, () => {
-    const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
-    child.once('error', (error) => { throw new Error(`cannot start a busy loop: ${error.message}`); });
-    return child;
-  });
-}
-
-async function stopBusyLoops(loops: ChildProcess[]): Promise<void> {
-  await Promise.all(loops.map((child) => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
-    child.once('exit', resolve);
-    child.kill('SIGKILL');
-  })));
 }
 
 /** Wall time of one non-streamed chat request, and its completion tokens. */
@@ -142,7 +125,8 @@ export async function runThreadsScenario(options: ThreadsScenarioOptions): Promi
           if (t.timedOut) timedOut[i]!++;
           else tokens[i]!.push(t.tokens);
         }
-        const loops = startBusyLoops();
+        // One busy loop per logical CPU: the "busy machine".
+        const loops = startBusyLoops(availableParallelism());
         try {
           // Let the scheduler see the loops as busy before measuring.
           await new Promise((resolve) => setTimeout(resolve, 500));

@@ -14,9 +14,15 @@
  *     4 streams' time to first token
  *  4. SSE: content events per token, and TCP reads per token as the client saw them
  *
+ *  5. CPU per generated token of the two server processes (svc's daemon, llama-server): user +
+ *     system time from /proc over each 1- and N-stream batch, divided by its tokens; for the
+ *     daemon also its main thread's alone (the event loop: HTTP, SSE and node-llama-cpp's
+ *     JavaScript side), the rest being llama.cpp's compute and libuv's threads
+ *
  * Usage: npm run bench:inference [-- --rounds 10 --batch-rounds 5 --max-tokens N --threads 1,2
- *        --models tiny,big,cycle --no-llama-server --json]
- * (max_tokens defaults to 128 on both models.)
+ *        --models tiny,big,cycle --no-llama-server --load 2 --json]
+ * (max_tokens defaults to 128 on both models.) `--load N` runs N busy-loop processes beside the
+ * bench while it measures (started after the warm-up): the loaded machine of issue 30.
  *
  * `--scenario threads` runs inference-threads.ts instead: one short reply with `--threads 1`,
  * svc's default and node-llama-cpp's default, on a quiet and on a busy machine
@@ -40,6 +46,8 @@ import { DEFAULT_MAX_TOKENS } from '../src/app/runtime-config.ts';
 import { startDaemon, tinyModelPath, type DaemonProcess } from '../test/helpers/daemon-process.ts';
 import { writeTinyGguf } from '../test/helpers/tiny-gguf.ts';
 import { runThreadsScenario } from './inference-threads.ts';
+import { startBusyLoops, stopBusyLoops } from './busy-loops.ts';
+import { mainThreadCpuMs, processCpuMs } from './process-cpu.ts';
 import { runSpeculativeScenario } from './inference-speculative.ts';
 import { ensureLlamaServer, llamaServerVersion, nodeLlamaCppCpuVariant, startLlamaServer, type LlamaServerProcess } from './llama-server.ts';
 
@@ -51,6 +59,7 @@ const { values: flags } = parseArgs({
     threads: { type: 'string', default: '1,2' },
     models: { type: 'string', default: 'tiny,big' },
     concurrency: { type: 'string', default: '4' },
+    load: { type: 'string', default: '0' },
     'llama-server': { type: 'boolean', default: true },
     scenario: { type: 'string', default: 'overhead' },
     json: { type: 'boolean', default: false },
@@ -62,6 +71,7 @@ const BATCH_ROUNDS = Number(flags['batch-rounds']);
 const MAX_TOKENS = flags['max-tokens'] === undefined ? undefined : Number(flags['max-tokens']);
 const THREADS = flags.threads.split(',').map(Number);
 const CONCURRENCY = Number(flags.concurrency);
+const LOAD = Number(flags.load);
 /** The daemon's default: 4 sequences per model; the direct side and llama-server get the same shape. */
 const SEQUENCES = 4;
 const CONTEXT_CAP = 4096;
@@ -276,15 +286,36 @@ interface BatchResult {
   wallMs: number;
   /** Each stream's time to first token, ascending. */
   ttftsMs: number[];
+  /** The server process's CPU ms per generated token over the batch (HTTP sides). */
+  cpuMsPerToken?: number | undefined;
+  /** The same for its main thread alone. */
+  mainThreadCpuMsPerToken?: number | undefined;
 }
 
-/** Runs `n` generations at once; aggregate tokens/s over the wall time of the whole batch. */
-async function batch(n: number, one: (i: number) => Promise<Sample>): Promise<BatchResult> {
+/**
+ * Runs `n` generations at once; aggregate tokens/s over the wall time of the whole batch, and
+ * the CPU time process `pid` spent meanwhile per token.
+ */
+async function batch(n: number, one: (i: number) => Promise<Sample>, pid?: number): Promise<BatchResult> {
+  const cpuBefore = processCpuMs(pid);
+  const mainBefore = mainThreadCpuMs(pid);
   const start = performance.now();
   const samples = await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
   const wallMs = performance.now() - start;
+  const cpuAfter = processCpuMs(pid);
+  const mainAfter = mainThreadCpuMs(pid);
   const tokens = samples.reduce((t, s) => t + s.tokens, 0);
-  return { tokensPerSecond: tokens / (wallMs / 1000), tokens, wallMs, ttftsMs: samples.map((s) => s.ttftMs).sort((a, b) => a - b) };
+  return {
+    tokensPerSecond: tokens / (wallMs / 1000), tokens, wallMs, ttftsMs: samples.map((s) => s.ttftMs).sort((a, b) => a - b),
+    cpuMsPerToken: cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / tokens,
+    mainThreadCpuMsPerToken: mainBefore === undefined || mainAfter === undefined ? undefined : (mainAfter - mainBefore) / tokens,
+  };
+}
+
+/** Median CPU ms per token over batches (undefined where /proc could not be read). */
+function cpuPerToken(rounds: readonly BatchResult[], key: 'cpuMsPerToken' | 'mainThreadCpuMsPerToken'): number | undefined {
+  const xs = rounds.map((r) => r[key]).filter((x): x is number => x !== undefined);
+  return xs.length === 0 ? undefined : median(xs);
 }
 
 /** Median per rank over rounds: the fastest stream's TTFT, the second's, … */
@@ -306,6 +337,9 @@ interface PeerResult {
   speedup: number;
   apiVsServerN: number;
   serverTtftsNMs: number[];
+  /** llama-server's CPU ms per generated token, 1 and N streams. */
+  cpuMsPerToken1: number | undefined;
+  cpuMsPerTokenN: number | undefined;
   chunksPerToken: number;
   readsPerToken: number;
   sameTextAsApi: boolean;
@@ -322,6 +356,10 @@ interface ConfigResult {
   decode: { apiTps: number; directTps: number; ratio: number; pairedRatio: number };
   ttft: { apiMs: number; directMs: number; addedMs: number; pairedAddedMs: number };
   aggregate: { api1Tps: number; apiNTps: number; speedup: number; directNTps: number; apiVsDirectN: number; apiTtftsNMs: number[]; directTtftsNMs: number[] };
+  /** svc's daemon: CPU ms per generated token, the whole process and its main thread, 1 and N streams. */
+  cpu: { api1MsPerToken: number | undefined; apiNMsPerToken: number | undefined; api1MainMsPerToken: number | undefined; apiNMainMsPerToken: number | undefined };
+  /** Busy-loop processes running beside the measurements (`--load`). */
+  load: number;
   sse: { chunksPerToken: number; readsPerToken: number; reportedPerGenerated: number };
   peer: PeerResult | undefined;
   /** Where the API's overhead goes. */
@@ -343,6 +381,7 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
   let server: LlamaServerProcess | undefined;
   let direct: Direct | undefined;
   let engine: Awaited<ReturnType<typeof loadEngine>> | undefined;
+  let loops: ReturnType<typeof startBusyLoops> = [];
   try {
     daemon = await startDaemon({
       withModel: false,
@@ -369,6 +408,12 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
     await batch(CONCURRENCY, () => api());
     if (server !== undefined) await batch(CONCURRENCY, () => peer());
     await batch(CONCURRENCY, run);
+    if (LOAD > 0) {
+      loops = startBusyLoops(LOAD);
+      // Let the scheduler see the loops as busy before measuring.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const loadAverageLoaded = loadavg();
 
     // Phase 1: one stream at a time, the sides taking turns (and rotating which goes first)
     // so drift in the machine's load does not favour one side.
@@ -398,10 +443,10 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
     const engineN: BatchResult[] = [];
     const steps = [
       async () => { engineN.push(await batch(CONCURRENCY, () => engine!.generate(maxTokens))); },
-      async () => { api1.push(await batch(1, () => api())); },
-      async () => { apiN.push(await batch(CONCURRENCY, () => api())); },
+      async () => { api1.push(await batch(1, () => api(), daemon!.child.pid)); },
+      async () => { apiN.push(await batch(CONCURRENCY, () => api(), daemon!.child.pid)); },
       ...(server !== undefined
-        ? [async () => { server1.push(await batch(1, () => peer())); }, async () => { serverN.push(await batch(CONCURRENCY, () => peer())); }]
+        ? [async () => { server1.push(await batch(1, () => peer(), server!.pid)); }, async () => { serverN.push(await batch(CONCURRENCY, () => peer(), server!.pid)); }]
         : []),
       async () => { directN.push(await batch(CONCURRENCY, run)); },
     ];
@@ -445,6 +490,8 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
         speedup: sN / s1,
         apiVsServerN: aN / sN,
         serverTtftsNMs: ttftsByRank(serverN),
+        cpuMsPerToken1: cpuPerToken(server1, 'cpuMsPerToken'),
+        cpuMsPerTokenN: cpuPerToken(serverN, 'cpuMsPerToken'),
         chunksPerToken: perToken(serverSamples, (s) => s.chunks),
         readsPerToken: perToken(serverSamples, (s) => s.reads),
         sameTextAsApi: serverSamples.every((s, i) => s.text === apiSamples[i]?.text),
@@ -455,8 +502,15 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
       modelBytes: statSync(modelPath).size,
       threads,
       maxTokens,
-      loadAverageAtStart,
+      loadAverageAtStart: LOAD > 0 ? loadAverageLoaded : loadAverageAtStart,
       loadAverageAtEnd: loadavg(),
+      load: LOAD,
+      cpu: {
+        api1MsPerToken: cpuPerToken(api1, 'cpuMsPerToken'),
+        apiNMsPerToken: cpuPerToken(apiN, 'cpuMsPerToken'),
+        api1MainMsPerToken: cpuPerToken(api1, 'mainThreadCpuMsPerToken'),
+        apiNMainMsPerToken: cpuPerToken(apiN, 'mainThreadCpuMsPerToken'),
+      },
       single: {
         api: apiSamples,
         direct: directSamples,
@@ -495,6 +549,7 @@ async function runConfig(key: string, modelPath: string, threads: number, maxTok
     if (daemon !== undefined) progress(`daemon log tail:\n${daemon.logs.slice(-5).map((l) => JSON.stringify(l)).join('\n')}\n${daemon.stderr()}`);
     throw error;
   } finally {
+    await stopBusyLoops(loops);
     await daemon?.stop();
     await server?.stop();
     await direct?.dispose();
@@ -565,6 +620,7 @@ const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 log(`# svc inference bench — ${machine.cpu} × ${machine.cores}, Node ${machine.node}, load average ${machine.loadAverage.map(f2).join(' ')}`);
 log(`# greedy (temperature 0), medians of ${ROUNDS} interleaved single-stream rounds and ${BATCH_ROUNDS} batch rounds, ${SEQUENCES} sequences per context`);
 log(`# node-llama-cpp's CPU backend: ${cpuVariant ?? 'not a variant build'}`);
+if (LOAD > 0) log(`# loaded: ${LOAD} busy-loop process(es) beside the bench while it measured (load avg columns: after they started → at the end)`);
 if (server !== undefined) log(`# llama-server: ${results.find((r) => r.peer !== undefined)?.peer?.version ?? '?'} (${server.binary}; ${server.flags.filter((f) => f.startsWith('-DGGML_') && f.endsWith('=ON')).join(' ')})`);
 log('');
 for (const m of selected) log(`- ${m.key}: ${m.label}, ${mb(results.find((r) => r.model === m.key)?.modelBytes ?? 0)}, max_tokens ${MAX_TOKENS ?? m.maxTokens}`);
@@ -586,6 +642,17 @@ if (serverBinary !== undefined) {
     const p = r.peer;
     if (p === undefined) continue;
     log(`| ${r.model} | ${r.threads} | ${ms(r.aggregate.apiTtftsNMs)} | ${ms(p.serverTtftsNMs)} | ${ms(r.aggregate.directTtftsNMs)} | ${f2(r.sse.chunksPerToken)} / ${f2(p.chunksPerToken)} | ${f2(r.sse.readsPerToken)} / ${f2(p.readsPerToken)} | ${f2(r.sse.reportedPerGenerated)} | ${p.sameTextAsApi ? 'yes' : 'no'} |`);
+  }
+  log('');
+  log('CPU ms per generated token (user + system, /proc, medians over the batch rounds):');
+  log('');
+  log(`| model | threads | busy loops | svc daemon, 1 stream | its main thread | llama-server, 1 stream | svc daemon, ${CONCURRENCY} streams | its main thread | llama-server, ${CONCURRENCY} streams |`);
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const cms = (x: number | undefined): string => x === undefined ? '—' : x.toFixed(2);
+  for (const r of results) {
+    const p = r.peer;
+    if (p === undefined) continue;
+    log(`| ${r.model} | ${r.threads} | ${r.load} | ${cms(r.cpu.api1MsPerToken)} | ${cms(r.cpu.api1MainMsPerToken)} | ${cms(p.cpuMsPerToken1)} | ${cms(r.cpu.apiNMsPerToken)} | ${cms(r.cpu.apiNMainMsPerToken)} | ${cms(p.cpuMsPerTokenN)} |`);
   }
   log('');
 }
@@ -619,7 +686,7 @@ if (flags.json) {
     machine,
     nodeLlamaCppCpuVariant: cpuVariant ?? null,
     llamaServer: server === undefined ? null : { binary: server.binary, cmakeFlags: server.flags },
-    parameters: { temperature: 0, rounds: ROUNDS, batchRounds: BATCH_ROUNDS, sequences: SEQUENCES, concurrency: CONCURRENCY, prompt: PROMPT },
+    parameters: { temperature: 0, rounds: ROUNDS, batchRounds: BATCH_ROUNDS, sequences: SEQUENCES, concurrency: CONCURRENCY, load: LOAD, prompt: PROMPT },
     results: results.map((r) => ({ ...r, single: { sameText: r.single.sameText, api: r.single.api.map(strip), direct: r.single.direct.map(strip), server: r.single.server.map(strip) } })),
     loadAverageAtEnd: loadavg(),
   }, null, 2));

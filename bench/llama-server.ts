@@ -145,6 +145,8 @@ export interface LlamaServerProcess {
   url: string;
   /** The command line, for the report. */
   args: string[];
+  /** The server's process id (its CPU time is read from /proc). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -191,6 +193,7 @@ export async function startLlamaServer(binary: string, options: { model: string;
   return {
     url,
     args,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
