@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, launch, openPage } from '../helpers/console-browser.ts';
+import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { startMockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
@@ -96,6 +96,8 @@ test('console models: pull with a progress bar, the new row, cancel, a bad refer
     await row.locator('[data-model-action="delete"]').click();
     const keep = row.getByRole('button', { name: 'Keep' });
     await keep.waitFor();
+    // Keep takes the focus once the confirmation has rendered (an effect, a frame later).
+    await waitForExpression(page, "document.activeElement?.textContent === 'Keep'", 5_000).catch(() => undefined);
     assert.equal(await page.evaluate('document.activeElement?.textContent'), 'Keep', 'Keep has the focus');
     assert.match(await row.locator('.confirm-inline').innerText(), /Delete 603 KB from disk\?/);
     assert.deepEqual(await axeViolations(page), [], 'axe with the confirmation open');

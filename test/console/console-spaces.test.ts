@@ -163,6 +163,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   const [deleted] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'DELETE'), page.click(`#delete-${handbook.id}-confirm`)]);
   assert.equal(deleted.url(), `${daemon.url}/api/spaces/handbook/documents/${handbook.id}`);
   await page.locator('#documents-status', { hasText: 'Deleted “Valve handbook”.' }).waitFor();
+  await waitForExpression(page, "document.activeElement?.id === 'documents-title'", 5_000).catch(() => undefined);
   assert.equal(await page.evaluate('document.activeElement.id'), 'documents-title', 'focus on the list the row left, not lost');
   assert.equal(await page.locator(`#documents-table tr[data-document="${handbook.id}"]`).count(), 0);
   assert.deepEqual((await api<{ data: { id: string }[] }>(daemon.url, '/api/spaces/handbook/documents')).data.map((d) => d.id), [vault.id]);
@@ -191,6 +192,7 @@ test('in headless Chromium: the Spaces page deletes, numbers from 1, explains sc
   assert.match(await page.locator('#space-delete-question').innerText(), /^Delete the space “handbook” and its 0 documents \(0 chunks\)\? This cannot be undone\.$/);
   await page.click('#space-delete-confirm');
   await page.locator('#spaces-status', { hasText: 'Space “handbook” deleted.' }).waitFor();
+  await waitForExpression(page, "document.activeElement?.id === 'spaces-title'", 5_000).catch(() => undefined);
   assert.equal(await page.evaluate('document.activeElement.id'), 'spaces-title');
   assert.equal(await page.locator('#space-selected').count(), 0);
   await page.locator('#spaces-panel', { hasText: 'No space yet' }).waitFor();
