@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
-import { setTimeout as delay } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import { freshPostgresSchema } from '../helpers/hosted-stores.ts';
 import { startMockQuantumProvider } from '../helpers/mock-quantum-provider.ts';
 import { namespacesUnavailable, nodeHost, type NodeHost } from '../helpers/network-namespaces.ts';
 import { postgresUnavailable, redisUnavailable, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/test-services.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { patternProblem, portfolioOf } from '../quantum/fixtures.ts';
 
 const NO_POSTGRES = await postgresUnavailable('the solve-job scale-out tests');
@@ -131,26 +131,10 @@ async function call(url: string, secret: string, method: string, path: string, b
 }
 
 /** Polls the job through `url` until `done` holds (the test's timeout bounds it). */
-/**
- * A pause for a polling loop that gives up after `ms`, naming what it waited for: a loop that
- * never ends would outlive its test's timeout and keep the test file's process from exiting.
- */
-function patience(what: string, ms = 120_000): (pause: number) => Promise<true> {
-  const end = Date.now() + ms;
-  return async (pause) => {
-    if (Date.now() > end) throw new Error(`waited ${ms / 1000} s for ${what}`);
-    await delay(pause);
-    return true;
-  };
-}
-
 async function until(url: string, secret: string, id: string, done: (job: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-  const wait = patience(`job ${id}`);
-  for (;;) {
-    const { json } = await call(url, secret, 'GET', `/api/solve/jobs/${id}`);
-    if (done(json)) return json;
-    await wait(50);
-  }
+  let job: Record<string, unknown> = {};
+  await waitFor(async () => done(job = (await call(url, secret, 'GET', `/api/solve/jobs/${id}`)).json), `job ${id}`, { attempts: 2400, pauseMs: 50 });
+  return job;
 }
 
 const finished = (job: Record<string, unknown>) => ['completed', 'failed', 'cancelled'].includes(job.status as string);
@@ -160,11 +144,11 @@ async function workerKilledMidJob(t: TestContext, hosts: (NodeHost | undefined)[
   const gateway = await c.gateway();
   const workers = [await c.worker(hosts[0]), await c.worker(hosts[1])];
   // The workers report liveness and capacity; the gateway's public descriptor shows them (no hosts or pids).
-  const waitForWorkers = patience('both workers in the capacity descriptor');
-  let capacity: { solve_jobs: { queue: string; local_solves: boolean; workers: { id: string; concurrency: number; running: number }[] }; live_queue_depth: null };
-  do {
+  let capacity = {} as { solve_jobs: { queue: string; local_solves: boolean; workers: { id: string; concurrency: number; running: number }[] }; live_queue_depth: null };
+  await waitFor(async () => {
     capacity = await (await fetch(`${gateway.url}/api/v1/capacity`)).json() as typeof capacity;
-  } while (capacity.solve_jobs.workers.length < 2 && await waitForWorkers(50));
+    return capacity.solve_jobs.workers.length >= 2;
+  }, 'both workers in the capacity descriptor', { attempts: 2400, pauseMs: 50 });
   assert.deepEqual([capacity.solve_jobs.queue, capacity.solve_jobs.local_solves, capacity.live_queue_depth], ['bullmq', false, null]);
   assert.deepEqual(capacity.solve_jobs.workers.map((w) => [w.concurrency, w.running, Object.keys(w).sort().join()]), [[1, 0, 'concurrency,id,running,seen_at,started_at'], [1, 0, 'concurrency,id,running,seen_at,started_at']]);
   const submitted = await call(gateway.url, c.secret, 'POST', '/api/solve/jobs', { solver: 'qubo', problem: portfolioOf(22, 7), shots: 65536, seed: 3 });
@@ -172,8 +156,7 @@ async function workerKilledMidJob(t: TestContext, hosts: (NodeHost | undefined)[
   const id = submitted.json.id as string;
   await until(gateway.url, c.secret, id, (job) => job.status === 'running');
   let busy: WorkerRecord | undefined;
-  const waitForBusy = patience('a worker running the job');
-  while ((busy = (await c.workers()).find((w) => w.running > 0)) === undefined) await waitForBusy(20);
+  await waitFor(async () => (busy = (await c.workers()).find((w) => w.running > 0)) !== undefined, 'a worker running the job', { attempts: 6000, pauseMs: 20 });
   const victim = workers.find((w) => w.pid === busy!.pid)!;
   await victim.kill();
   const job = await until(gateway.url, c.secret, id, finished);
@@ -234,14 +217,12 @@ test('a cancel through one gateway stops the job running on a worker', { skip, t
   const { json } = await call(a.url, c.secret, 'POST', '/api/solve/jobs', { solver: 'qubo', problem: portfolioOf(24, 9), shots: 65536 });
   const id = json.id as string;
   await until(b.url, c.secret, id, (job) => job.status === 'running');
-  const waitForRunning = patience('the worker to run the job');
-  while (!(await c.workers()).some((w) => w.running > 0)) await waitForRunning(20);
+  await waitFor(async () => (await c.workers()).some((w) => w.running > 0), 'the worker to run the job', { attempts: 6000, pauseMs: 20 });
   const cancelled = await call(b.url, c.secret, 'DELETE', `/api/solve/jobs/${id}`);
   assert.equal(cancelled.status, 200);
   assert.equal(cancelled.json.status, 'cancelled');
   // The worker's simulation stopped (its thread terminated): it runs nothing and takes the next job.
-  const waitForIdle = patience('the worker to stop the cancelled simulation');
-  while ((await c.workers()).some((w) => w.running > 0)) await waitForIdle(20);
+  await waitFor(async () => !(await c.workers()).some((w) => w.running > 0), 'the worker to stop the cancelled simulation', { attempts: 6000, pauseMs: 20 });
   const next = await call(a.url, c.secret, 'POST', '/api/solve/jobs', { solver: 'grover', problem: patternProblem(8, 3) });
   assert.equal((await until(b.url, c.secret, next.json.id as string, finished)).status, 'completed');
   assert.equal((await call(a.url, c.secret, 'GET', `/api/solve/jobs/${id}`)).json.status, 'cancelled');

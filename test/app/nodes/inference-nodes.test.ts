@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { openHostedStore } from '../../../src/accounts/store/open-hosted-store.ts';
 import { freshPostgresSchema, prepareHostedDataDir } from '../../helpers/hosted-stores.ts';
 import { postgresUnavailable, redisUnavailable, TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-services.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 const NO_POSTGRES = await postgresUnavailable('the replica test');
 const NO_SERVICES = NO_POSTGRES !== false ? NO_POSTGRES : await redisUnavailable('the replica test');
@@ -61,14 +62,6 @@ async function startNode(t: TestContext, gatewayUrl: string, token: string, coun
   t.after(() => node.stop('SIGKILL'));
   await waitFor(() => node.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('joined ')), 'the node to join');
   return Object.assign(node, { nodeUrl: `http://127.0.0.1:${port}` });
-}
-
-async function waitFor(ready: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await ready()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 function chat(gatewayUrl: string, secret: string, body: object = {}): Promise<Response> {

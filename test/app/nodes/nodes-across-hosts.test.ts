@@ -14,19 +14,12 @@ import { createNodeToken } from '../../../src/hosted/nodes/node-tokens.ts';
 import { startServerProcess, tinyModelPath, type DaemonProcess } from '../../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../../helpers/hosted-stores.ts';
 import { namespacesUnavailable, nodeHost, type NodeHost } from '../../helpers/network-namespaces.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 const SKIP = namespacesUnavailable('the inference-node test across hosts');
 const a = createNodeToken('node-a');
 const b = createNodeToken('node-b');
 const NODE_PORT = 18_443;
-
-async function waitFor(ready: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (ready()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function startNode(t: TestContext, host: NodeHost, gatewayUrl: string, token: string): Promise<DaemonProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-node-host-'));
@@ -36,7 +29,7 @@ async function startNode(t: TestContext, host: NodeHost, gatewayUrl: string, tok
     onExit: () => rmSync(dataDir, { recursive: true, force: true }),
   });
   t.after(() => node.stop('SIGKILL'));
-  await waitFor(() => node.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('joined ')), 'the node to join');
+  await waitFor(() => node.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('joined ')), 'the node to join', { attempts: 1200 });
   return node;
 }
 
