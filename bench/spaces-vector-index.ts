@@ -14,9 +14,15 @@
  *
  * Usage: npm run bench:spaces-vectors [-- --count 100000 --dims 256,384 --data text,random
  *        --queries 500 --k 50 --only exact-f32,usearch-hnsw-i8 --json]
+ *        [--keep <dir> --candidates 1024,2048,4096]
+ *
+ * At a million vectors svc's graph takes ~15 minutes of one core to build, so `--keep <dir>`
+ * keeps the dataset, its ground truth and the built graph in <dir> (one sub-folder per data kind
+ * and dimensions) and a later run with the same flags loads them instead of making them again;
+ * `--candidates` measures `hnsw-svc` once per count of graph candidates rescored, on the same graph.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,6 +43,8 @@ const { values: flags } = parseArgs({
     k: { type: 'string', default: '50' },
     only: { type: 'string' },
     json: { type: 'boolean', default: false },
+    keep: { type: 'string' },
+    candidates: { type: 'string' },
     // Internal: run one candidate on cached data and print its result as JSON.
     child: { type: 'string' },
     cache: { type: 'string' },
@@ -65,6 +73,9 @@ interface Dataset {
 interface CandidateResult {
   candidate: string;
   skipped?: string;
+  /** For hnsw-svc: graph candidates rescored per search, and whether the graph was loaded from --keep (build_ms is then the load). */
+  graph_candidates?: number;
+  graph_loaded?: boolean;
   build_ms?: number;
   memory_mb?: number;
   search_p50_ms?: number;
@@ -286,13 +297,13 @@ async function settledRss(): Promise<number> {
   return process.memoryUsage().rss;
 }
 
-async function makeIndex(candidate: Candidate, dims: number, dir: string): Promise<VectorIndex | string> {
+async function makeIndex(candidate: Candidate, dims: number, dir: string, graphCandidates: number | undefined): Promise<VectorIndex | string> {
   if (candidate === 'exact-f32') return new ExactVectorIndex(dims);
   if (candidate === 'js-f32x4') return new JsScanIndex(dims, 'f32x4');
   if (candidate === 'js-i8') return new JsScanIndex(dims, 'i8');
   if (candidate === 'int8-js') return new Int8VectorIndex(dims, null);
   // svc's graph-fronted index with the graph from the first vector: what a space past HNSW_THRESHOLD searches.
-  if (candidate === 'hnsw-svc') return new HnswVectorIndex(dims, { threshold: 1 });
+  if (candidate === 'hnsw-svc') return new HnswVectorIndex(dims, { threshold: 1, ...(graphCandidates === undefined ? {} : { candidates: graphCandidates }) });
   if (candidate === 'int8-usearch') {
     const index = new Int8VectorIndex(dims);
     return index.native ? index : 'usearch did not load (npm install usearch)';
@@ -308,17 +319,21 @@ async function makeIndex(candidate: Candidate, dims: number, dir: string): Promi
   return new SqliteVecIndex(sqliteVec, dir, dims, candidate === 'sqlite-vec-f32' ? 'f32' : candidate === 'sqlite-vec-i8' ? 'i8' : 'bit');
 }
 
-async function runChild(candidate: Candidate, dir: string, k: number): Promise<CandidateResult> {
+async function runChild(candidate: Candidate, dir: string, k: number, graphCandidates: number | undefined): Promise<CandidateResult> {
   const data = loadDataset(dir);
   const truth = JSON.parse(readFileSync(join(dir, 'truth.json'), 'utf8')) as { plain: number[][]; filtered: number[][] };
   const { count, dims } = data;
   const rssBefore = await settledRss();
   let start = performance.now();
-  const index = await makeIndex(candidate, dims, dir);
+  const index = await makeIndex(candidate, dims, dir, graphCandidates);
   if (typeof index === 'string') return { candidate, skipped: index };
   index.upsert(entries(data.rows, dims, count));
-  // An index with a graph builds it as the daemon does, in slices (here back to back).
-  if (index.buildSome !== undefined) while (index.buildSome(1024) > 0);
+  // A graph kept by an earlier run with --keep is loaded; otherwise it is built as the daemon
+  // builds it, in slices (here back to back), and kept for the next run.
+  const graphFile = join(dir, 'graph.usearch');
+  const graphLoaded = index instanceof HnswVectorIndex && existsSync(graphFile) && index.load(graphFile) && index.pendingCount === 0;
+  if (!graphLoaded && index.buildSome !== undefined) while (index.buildSome(1024) > 0);
+  if (!graphLoaded && index instanceof HnswVectorIndex && index.save(`${graphFile}.part`)) renameSync(`${graphFile}.part`, graphFile);
   const buildMs = performance.now() - start;
   const memoryMb = ((await settledRss()) - rssBefore) / 2 ** 20;
 
@@ -362,7 +377,7 @@ async function runChild(candidate: Candidate, dir: string, k: number): Promise<C
   }
   if (index instanceof SqliteVecIndex) index.close();
   return {
-    candidate, build_ms: buildMs, memory_mb: memoryMb,
+    candidate, ...(index instanceof HnswVectorIndex ? { graph_candidates: index.candidates, graph_loaded: graphLoaded } : {}), build_ms: buildMs, memory_mb: memoryMb,
     search_p50_ms: plain.p50, search_p99_ms: plain.p99, recall_at_10: plain.recall,
     filtered_p50_ms: filtered.p50, filtered_p99_ms: filtered.p99, filtered_recall_at_10: filtered.recall, filtered_short: filtered.short,
     update_ms_per_vector: updateMs, remove_ms_per_vector: removeMs, removed_seen: removedSeen,
@@ -385,41 +400,45 @@ function groundTruth(data: Dataset): { plain: number[][]; filtered: number[][] }
 }
 
 if (flags.child !== undefined) {
-  const result = await runChild(flags.child as Candidate, flags.cache!, Number(flags.k));
+  const result = await runChild(flags.child as Candidate, flags.cache!, Number(flags.k), flags.candidates === undefined ? undefined : Number(flags.candidates));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
   const count = Number(flags.count);
   const queryCount = Number(flags.queries);
   const k = Number(flags.k);
   const only = flags.only?.split(',') ?? [...CANDIDATES];
+  const graphCandidates = flags.candidates?.split(',').map(Number) ?? [];
   for (const name of only) if (!(CANDIDATES as readonly string[]).includes(name)) throw new Error(`unknown candidate ${name}; known: ${CANDIDATES.join(', ')}`);
   const runs: { data: string; dims: number; count: number; results: CandidateResult[] }[] = [];
   const loadStart = loadavg();
   const self = fileURLToPath(import.meta.url);
   for (const kind of flags.data.split(',')) {
     for (const dims of flags.dims.split(',').map(Number)) {
-      const dir = mkdtempSync(join(tmpdir(), 'svc-bench-vectors-'));
+      const dir = flags.keep === undefined ? mkdtempSync(join(tmpdir(), 'svc-bench-vectors-')) : join(flags.keep, `${kind}-${dims}-${count}-${queryCount}`);
       try {
-        const data = makeDataset(kind, count, dims, queryCount);
-        saveDataset(dir, data);
-        writeFileSync(join(dir, 'truth.json'), JSON.stringify(groundTruth(data)));
+        if (!existsSync(join(dir, 'truth.json'))) {
+          mkdirSync(dir, { recursive: true });
+          const data = makeDataset(kind, count, dims, queryCount);
+          saveDataset(dir, data);
+          writeFileSync(join(dir, 'truth.json'), JSON.stringify(groundTruth(data)));
+        }
         const results: CandidateResult[] = [];
-        for (const candidate of only) {
+        const jobs = only.flatMap((candidate): { candidate: string; n: number | undefined }[] => (candidate === 'hnsw-svc' && graphCandidates.length > 0 ? graphCandidates.map((n) => ({ candidate, n })) : [{ candidate, n: undefined }]));
+        for (const { candidate, n } of jobs) {
           let result: CandidateResult;
           try {
-            const out = execFileSync(process.execPath, ['--expose-gc', self, '--child', candidate, '--cache', dir, '--k', String(k)], {
-              encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'],
-            });
+            const args = ['--expose-gc', self, '--child', candidate, '--cache', dir, '--k', String(k), ...(n === undefined ? [] : ['--candidates', String(n)])];
+            const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
             result = JSON.parse(out.trim().split('\n').at(-1)!) as CandidateResult;
           } catch (error) {
             result = { candidate, skipped: `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}` };
           }
           results.push(result);
-          if (!flags.json) process.stderr.write(`  ${kind} ${dims}d ${candidate}: ${result.skipped ?? `${result.search_p50_ms?.toFixed(2)} ms p50`}\n`);
+          if (!flags.json) process.stderr.write(`  ${kind} ${dims}d ${candidate}${n === undefined ? '' : `@${n}`}: ${result.skipped ?? `${result.search_p50_ms?.toFixed(2)} ms p50, recall@10 ${result.recall_at_10?.toFixed(3)}`}\n`);
         }
         runs.push({ data: kind, dims, count, results });
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        if (flags.keep === undefined) rmSync(dir, { recursive: true, force: true });
       }
     }
   }
@@ -438,7 +457,7 @@ if (flags.child !== undefined) {
           console.log(`| ${r.candidate} | skipped: ${r.skipped} |`);
           continue;
         }
-        console.log(`| ${r.candidate} | ${f(r.build_ms! / 1000)} | ${f(r.memory_mb, 0)} | ${f(r.search_p50_ms)} | ${f(r.search_p99_ms)} | ${f(r.recall_at_10, 3)} | ${f(r.filtered_p50_ms)} | ${f(r.filtered_p99_ms)} | ${f(r.filtered_recall_at_10, 3)} | ${r.filtered_short} | ${f(r.update_ms_per_vector, 3)} | ${f(r.remove_ms_per_vector, 3)} | ${r.removed_seen} |`);
+        console.log(`| ${r.candidate}${r.graph_candidates === undefined ? '' : `@${r.graph_candidates}${r.graph_loaded ? ' (graph loaded)' : ''}`} | ${f(r.build_ms! / 1000)} | ${f(r.memory_mb, 0)} | ${f(r.search_p50_ms)} | ${f(r.search_p99_ms)} | ${f(r.recall_at_10, 3)} | ${f(r.filtered_p50_ms)} | ${f(r.filtered_p99_ms)} | ${f(r.filtered_recall_at_10, 3)} | ${r.filtered_short} | ${f(r.update_ms_per_vector, 3)} | ${f(r.remove_ms_per_vector, 3)} | ${r.removed_seen} |`);
       }
     }
   }
