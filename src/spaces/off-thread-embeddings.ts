@@ -1,5 +1,6 @@
 import type { EmbedResult, LanguageModel, ModelDescriptor, ModelRegistry } from '../inference/language-model.ts';
 import { HASHED_EMBEDDER_DIMENSIONS, HashedEmbedder, hashedEmbedderVersion, type HashedEmbedderVersion } from './hashed-embedder.ts';
+import { ApiError } from '../shared/api-error.ts';
 import type { OffThread } from '../shared/off-thread.ts';
 
 const MODULE = new URL(import.meta.url);
@@ -88,3 +89,55 @@ export async function embedWithHashedEmbedder(version: HashedEmbedderVersion, te
   const promptTokens = texts.reduce((n, t) => n + (t.match(/\S+/g)?.length ?? 0), 0);
   return { vectors: out, dimensions: embedder.dimensions, promptTokens };
 }
+
+/**
+ * The built-in embedder for a space library, hashing document batches on a worker thread.
+ *
+ * Bulk ingest is one thread's work otherwise: embedding took about a quarter of its CPU
+ * (docs/BENCHMARKS.md, "Knowledge spaces"), and the SQLite writes, which must stay on the
+ * event loop, the rest. With the hashing here, addDocuments (space-ingest.ts) embeds the next
+ * group while it writes the current one, so a second core does a quarter of the work. Queries
+ * and small batches stay inline: a thread hop costs more than hashing a few words. The vectors
+ * are the same bits either way (the same code, the same version and dimensions).
+ *
+ * A worker that refuses work (its queue full, or closing) is not an error here: the batch is
+ * hashed inline, as it was before.
+ */
+export class OffThreadHashedEmbedder extends HashedEmbedder {
+  readonly #offThread: OffThread;
+
+  constructor(options: { dimensions?: number; version?: HashedEmbedderVersion }, offThread: OffThread) {
+    super(options);
+    this.#offThread = offThread;
+  }
+
+  override async embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]> {
+    let chars = 0;
+    for (const text of texts) chars += text.length;
+    if (purpose !== 'document' || chars <= INLINE_EMBED_CHARS) return super.embed(texts, purpose);
+    let vectors: Float32Array;
+    try {
+      vectors = await this.#offThread.run<Float32Array>(MODULE, 'embedDocumentsWithHashedEmbedder', [this.version, this.dimensions, texts]);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 503) return super.embed(texts, purpose);
+      throw error;
+    }
+    const d = this.dimensions;
+    return Array.from({ length: texts.length }, (_, i) => vectors.subarray(i * d, (i + 1) * d));
+  }
+}
+
+/** On the worker: the texts' document vectors, one after another in one array. */
+export async function embedDocumentsWithHashedEmbedder(version: HashedEmbedderVersion, dimensions: number, texts: string[]): Promise<Float32Array> {
+  const key = version * 65536 + dimensions;
+  let embedder = documentEmbedders.get(key);
+  if (embedder === undefined) {
+    embedder = new HashedEmbedder({ version, dimensions });
+    documentEmbedders.set(key, embedder);
+  }
+  const out = new Float32Array(texts.length * dimensions);
+  for (const [i, text] of texts.entries()) out.set(embedder.embedText(text), i * dimensions);
+  return out;
+}
+
+const documentEmbedders = new Map<number, HashedEmbedder>();

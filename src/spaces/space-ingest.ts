@@ -50,6 +50,15 @@ export class SpaceIngest {
     const repeats: { index: number; first: number }[] = [];
     let group: PendingDocument[] = [];
     let groupChunks = 0;
+    // Groups are embedded one ahead of the write: while a group's transaction holds the event
+    // loop, the next group's vectors are computed (on a worker thread, for the built-in embedder:
+    // OffThreadHashedEmbedder; a model embeds natively off the loop anyway). Writes stay in order.
+    let writing: Promise<void> = Promise.resolve();
+    const flush = async (pending: readonly PendingDocument[]): Promise<void> => {
+      const embedded = this.#embedGroup(embedder, pending, settle);
+      await writing;
+      writing = embedded.then((documents) => this.#writeGroup(row, embedder, documents, settle));
+    };
     for (const [index, input] of inputs.entries()) {
       let parsed: ParsedDocumentInput;
       try {
@@ -73,12 +82,13 @@ export class SpaceIngest {
       group.push({ index, parsed, contentHash });
       groupChunks += parsed.chunks.length;
       if (groupChunks >= WRITE_BATCH_CHUNKS) {
-        await this.#addGroup(row, embedder, group, settle);
+        await flush(group);
         group = [];
         groupChunks = 0;
       }
     }
-    if (group.length > 0) await this.#addGroup(row, embedder, group, settle);
+    if (group.length > 0) await flush(group);
+    await writing;
     for (const { index, first } of repeats) {
       const result = results[first]!;
       settle(index, result.ok ? { ok: true, document: result.document, created: false } : result);
@@ -86,19 +96,12 @@ export class SpaceIngest {
     return results;
   }
 
-  /**
-   * Embeds a group of new documents, then writes them in one transaction. A group the store
-   * refuses is written again one document per transaction, so only the document at fault fails.
-   */
-  async #addGroup(row: SpaceRow, embedder: Embedder, group: readonly PendingDocument[], settle: (index: number, result: AddDocumentResult) => void): Promise<void> {
-    const access = this.#access;
-    const store = access.store;
-    let documents: GroupDocument[];
+  /** A group's documents with their vectors and new ids; the whole group failed (and is settled) when its embedding did. */
+  async #embedGroup(embedder: Embedder, group: readonly PendingDocument[], settle: (index: number, result: AddDocumentResult) => void): Promise<GroupDocument[]> {
     try {
       const vectors = await embedInBatches(embedder, group.flatMap((pending) => pending.parsed.chunks.map((chunk) => chunk.text)));
-      access.open();
       let next = 0;
-      documents = group.map(({ index, parsed, contentHash }) => ({
+      return group.map(({ index, parsed, contentHash }) => ({
         index,
         contentHash,
         // Time-ordered (same length and alphabet as before): the public_id indexes then take each
@@ -110,6 +113,23 @@ export class SpaceIngest {
       }));
     } catch (error) {
       for (const { index } of group) settle(index, { ok: false, error });
+      return [];
+    }
+  }
+
+  /**
+   * Writes a group of embedded documents in one transaction. A group the store refuses is
+   * written again one document per transaction, so only the document at fault fails.
+   */
+  #writeGroup(row: SpaceRow, embedder: Embedder, documents: readonly GroupDocument[], settle: (index: number, result: AddDocumentResult) => void): void {
+    if (documents.length === 0) return;
+    const access = this.#access;
+    const store = access.store;
+    try {
+      // The library may have been closed while the group was embedded.
+      access.open();
+    } catch (error) {
+      for (const { index } of documents) settle(index, { ok: false, error });
       return;
     }
     // Anything may have happened while embedding: the same text may have arrived since.

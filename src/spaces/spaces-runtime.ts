@@ -12,6 +12,8 @@ import { openSpaceLibrary } from './space-library.ts';
 import { withChangeHook } from './library-change-hook.ts';
 import { withJobLog } from './library-job-log.ts';
 import { NO_JOB_LOG, type JobLog } from '../shared/job-log.ts';
+import { OffThread } from '../shared/off-thread.ts';
+import { OffThreadHashedEmbedder } from './off-thread-embeddings.ts';
 import { spacesRoutes } from './spaces-routes.ts';
 import { chooseReranker } from './space-reranker.ts';
 import type { Embedder, SpaceLibrary } from './space-types.ts';
@@ -46,11 +48,11 @@ export class SpacesEmbedderError extends Error {}
  * Which embedder new spaces use: the built-in one, or `--spaces-embedder <id>`, a model the
  * daemon serves that can embed (its width read from the GGUF header, or asked once).
  */
-async function chooseEmbedder(id: string | undefined, models: ModelRegistry, builtin: HashedEmbedder): Promise<Embedder> {
+async function chooseEmbedder(id: string | undefined, models: ModelRegistry, builtin: HashedEmbedder, embedThread: OffThread): Promise<Embedder> {
   if (id === undefined || id === builtin.id) return builtin;
   // An earlier built-in version by name: new spaces get it (and its vectors), not a model wrapper.
   const version = hashedEmbedderVersion(id);
-  if (version !== undefined) return new HashedEmbedder({ version });
+  if (version !== undefined) return new OffThreadHashedEmbedder({ version }, embedThread);
   const model = models.model(id);
   if (model === undefined) throw new SpacesEmbedderError(`--spaces-embedder ${id}: no such model (svc models list shows the ids; the built-in one is ${builtin.id})`);
   // Every document ingested and every query searched would be sent to it: space contents stay on this machine.
@@ -78,9 +80,12 @@ export interface SpacesRuntimeOptions {
 }
 
 export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<SpacesRuntime> {
-  const builtin = new HashedEmbedder();
+  // Where the built-in embedder hashes the documents of a bulk ingest, beside the event loop's
+  // writes (OffThreadHashedEmbedder); the thread starts on first use and leaves when idle.
+  const embedThread = new OffThread({ maxPending: 8 });
+  const builtin = new OffThreadHashedEmbedder({}, embedThread);
   const builtinModels = new EmbedderModelRegistry(builtin, undefined, [new HashedEmbedder({ version: 1 })]);
-  const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin);
+  const embedder = await chooseEmbedder(options.embedder, { list: () => [...options.models.list(), ...builtinModels.list()], model: (id) => options.models.model(id) ?? builtinModels.model(id) }, builtin, embedThread);
   const opened = await openSpaceLibrary({ dataDir: options.dataDir, embedder });
   const watched = options.onDocumentsChanged === undefined ? opened : withChangeHook(opened, options.onDocumentsChanged);
   const library = withJobLog(watched, options.jobLog ?? NO_JOB_LOG, embedder.id);
@@ -117,6 +122,7 @@ export async function openSpacesRuntime(options: SpacesRuntimeOptions): Promise<
       // An extraction still running would otherwise hold the process until its time limit.
       await sharedExtractionWorker().close();
       await library.close();
+      await embedThread.close();
     },
   };
 }
