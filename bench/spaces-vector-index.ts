@@ -45,6 +45,9 @@ const { values: flags } = parseArgs({
     json: { type: 'boolean', default: false },
     keep: { type: 'string' },
     candidates: { type: 'string' },
+    // svc's graph built with other parameters than its defaults (links per node, depth while building).
+    'graph-connectivity': { type: 'string' },
+    'graph-expansion-add': { type: 'string' },
     // Internal: run one candidate on cached data and print its result as JSON.
     child: { type: 'string' },
     cache: { type: 'string' },
@@ -73,8 +76,10 @@ interface Dataset {
 interface CandidateResult {
   candidate: string;
   skipped?: string;
-  /** For hnsw-svc: graph candidates rescored per search, and whether the graph was loaded from --keep (build_ms is then the load). */
+  /** For hnsw-svc: graph candidates rescored per search, links and build depth, and whether the graph was loaded from --keep (build_ms is then the load). */
   graph_candidates?: number;
+  graph_connectivity?: number;
+  graph_expansion_add?: number;
   graph_loaded?: boolean;
   build_ms?: number;
   memory_mb?: number;
@@ -303,7 +308,14 @@ async function makeIndex(candidate: Candidate, dims: number, dir: string, graphC
   if (candidate === 'js-i8') return new JsScanIndex(dims, 'i8');
   if (candidate === 'int8-js') return new Int8VectorIndex(dims, null);
   // svc's graph-fronted index with the graph from the first vector: what a space past HNSW_THRESHOLD searches.
-  if (candidate === 'hnsw-svc') return new HnswVectorIndex(dims, { threshold: 1, ...(graphCandidates === undefined ? {} : { candidates: graphCandidates }) });
+  if (candidate === 'hnsw-svc') {
+    return new HnswVectorIndex(dims, {
+      threshold: 1,
+      ...(graphCandidates === undefined ? {} : { candidates: graphCandidates }),
+      ...(flags['graph-connectivity'] === undefined ? {} : { connectivity: Number(flags['graph-connectivity']) }),
+      ...(flags['graph-expansion-add'] === undefined ? {} : { expansionAdd: Number(flags['graph-expansion-add']) }),
+    });
+  }
   if (candidate === 'int8-usearch') {
     const index = new Int8VectorIndex(dims);
     return index.native ? index : 'usearch did not load (npm install usearch)';
@@ -330,7 +342,7 @@ async function runChild(candidate: Candidate, dir: string, k: number, graphCandi
   index.upsert(entries(data.rows, dims, count));
   // A graph kept by an earlier run with --keep is loaded; otherwise it is built as the daemon
   // builds it, in slices (here back to back), and kept for the next run.
-  const graphFile = join(dir, 'graph.usearch');
+  const graphFile = join(dir, index instanceof HnswVectorIndex ? `graph-${index.connectivity}-${index.expansionAdd}.usearch` : 'graph.usearch');
   const graphLoaded = index instanceof HnswVectorIndex && existsSync(graphFile) && index.load(graphFile) && index.pendingCount === 0;
   if (!graphLoaded && index.buildSome !== undefined) while (index.buildSome(1024) > 0);
   if (!graphLoaded && index instanceof HnswVectorIndex && index.save(`${graphFile}.part`)) renameSync(`${graphFile}.part`, graphFile);
@@ -377,7 +389,7 @@ async function runChild(candidate: Candidate, dir: string, k: number, graphCandi
   }
   if (index instanceof SqliteVecIndex) index.close();
   return {
-    candidate, ...(index instanceof HnswVectorIndex ? { graph_candidates: index.candidates, graph_loaded: graphLoaded } : {}), build_ms: buildMs, memory_mb: memoryMb,
+    candidate, ...(index instanceof HnswVectorIndex ? { graph_candidates: index.candidates, graph_connectivity: index.connectivity, graph_expansion_add: index.expansionAdd, graph_loaded: graphLoaded } : {}), build_ms: buildMs, memory_mb: memoryMb,
     search_p50_ms: plain.p50, search_p99_ms: plain.p99, recall_at_10: plain.recall,
     filtered_p50_ms: filtered.p50, filtered_p99_ms: filtered.p99, filtered_recall_at_10: filtered.recall, filtered_short: filtered.short,
     update_ms_per_vector: updateMs, remove_ms_per_vector: removeMs, removed_seen: removedSeen,
@@ -427,7 +439,8 @@ if (flags.child !== undefined) {
         for (const { candidate, n } of jobs) {
           let result: CandidateResult;
           try {
-            const args = ['--expose-gc', self, '--child', candidate, '--cache', dir, '--k', String(k), ...(n === undefined ? [] : ['--candidates', String(n)])];
+            const graphFlags = (['graph-connectivity', 'graph-expansion-add'] as const).flatMap((name) => (flags[name] === undefined ? [] : [`--${name}`, flags[name]]));
+            const args = ['--expose-gc', self, '--child', candidate, '--cache', dir, '--k', String(k), ...(n === undefined ? [] : ['--candidates', String(n)]), ...graphFlags];
             const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
             result = JSON.parse(out.trim().split('\n').at(-1)!) as CandidateResult;
           } catch (error) {
@@ -457,7 +470,7 @@ if (flags.child !== undefined) {
           console.log(`| ${r.candidate} | skipped: ${r.skipped} |`);
           continue;
         }
-        console.log(`| ${r.candidate}${r.graph_candidates === undefined ? '' : `@${r.graph_candidates}${r.graph_loaded ? ' (graph loaded)' : ''}`} | ${f(r.build_ms! / 1000)} | ${f(r.memory_mb, 0)} | ${f(r.search_p50_ms)} | ${f(r.search_p99_ms)} | ${f(r.recall_at_10, 3)} | ${f(r.filtered_p50_ms)} | ${f(r.filtered_p99_ms)} | ${f(r.filtered_recall_at_10, 3)} | ${r.filtered_short} | ${f(r.update_ms_per_vector, 3)} | ${f(r.remove_ms_per_vector, 3)} | ${r.removed_seen} |`);
+        console.log(`| ${r.candidate}${r.graph_candidates === undefined ? '' : `@${r.graph_candidates} M${r.graph_connectivity} ef${r.graph_expansion_add}${r.graph_loaded ? ' (graph loaded)' : ''}`} | ${f(r.build_ms! / 1000)} | ${f(r.memory_mb, 0)} | ${f(r.search_p50_ms)} | ${f(r.search_p99_ms)} | ${f(r.recall_at_10, 3)} | ${f(r.filtered_p50_ms)} | ${f(r.filtered_p99_ms)} | ${f(r.filtered_recall_at_10, 3)} | ${r.filtered_short} | ${f(r.update_ms_per_vector, 3)} | ${f(r.remove_ms_per_vector, 3)} | ${r.removed_seen} |`);
       }
     }
   }

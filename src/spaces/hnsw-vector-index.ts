@@ -67,6 +67,9 @@ export interface HnswOptions {
   threshold?: number;
   /** Candidates a search takes from the graph to rescore (CANDIDATES unless told). */
   candidates?: number;
+  /** Links per node and search depth while building (CONNECTIVITY, EXPANSION_ADD unless told: for measuring others). */
+  connectivity?: number;
+  expansionAdd?: number;
 }
 
 /**
@@ -94,6 +97,8 @@ export class HnswVectorIndex implements VectorIndex {
   readonly dimensions: number;
   readonly threshold: number;
   readonly candidates: number;
+  readonly connectivity: number;
+  readonly expansionAdd: number;
   readonly #exact: Int8VectorIndex;
   readonly #usearch: UsearchModule | null;
   #graph: UsearchGraph | null = null;
@@ -107,6 +112,8 @@ export class HnswVectorIndex implements VectorIndex {
     this.dimensions = dimensions;
     this.threshold = options.threshold ?? HNSW_THRESHOLD;
     this.candidates = options.candidates ?? CANDIDATES;
+    this.connectivity = options.connectivity ?? CONNECTIVITY;
+    this.expansionAdd = options.expansionAdd ?? EXPANSION_ADD;
     this.#usearch = loadUsearch();
   }
 
@@ -227,7 +234,7 @@ export class HnswVectorIndex implements VectorIndex {
 
   #newGraph(): UsearchGraph {
     return new this.#usearch!.Index({
-      dimensions: this.dimensions, metric: 'cos', quantization: 'i8', connectivity: CONNECTIVITY, expansion_add: EXPANSION_ADD, expansion_search: this.candidates, multi: false,
+      dimensions: this.dimensions, metric: 'cos', quantization: 'i8', connectivity: this.connectivity, expansion_add: this.expansionAdd, expansion_search: this.candidates, multi: false,
     });
   }
 
