@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { Bm25Index } from './bm25-index.ts';
 import type { SpaceRow } from './space-rows.ts';
 import type { SpaceStore } from './space-store.ts';
@@ -16,6 +16,16 @@ const TEXT_INDEX_SLICE = 200;
  * vectors past 75,000, so 8 is 2–25 ms.
  */
 const GRAPH_SLICE = 8;
+/**
+ * While writes keep coming to a space whose graph is too far behind to answer searches (the
+ * exact scan answers them), its build waits until no write has come for this long. A vector
+ * costs the graph ~0.75 ms of a core at a million (docs/BENCHMARKS.md) against ~0.1 ms to write
+ * it, so building between a bulk ingest's writes cannot keep up; it only took the event loop
+ * from the ingest: 1,000,000 chunks through HTTP went at ~1.3 MB/s, where writes alone go at ~4.
+ * The graph is built once the ingest pauses. A graph that answers (4,096 or fewer vectors
+ * behind) is kept up between writes as before.
+ */
+const GRAPH_WRITE_QUIET_MS = 250;
 
 /** A chunk as the in-memory indexes take it: its row id, vector and text. */
 export interface IndexedChunk {
@@ -50,14 +60,18 @@ export class SpaceIndexes {
   readonly #texts = new Map<number, TextIndexFill>();
   /** The running graph builds (a slice per turn), by space row id: never two for one space. */
   readonly #builds = new Map<number, Promise<void>>();
+  /** When each space last had chunks added (performance.now()), for GRAPH_WRITE_QUIET_MS. */
+  readonly #lastWrite = new Map<number, number>();
   /** Where graphs are saved (`<dataDir>/spaces/graphs`); null: never saved. */
   readonly #graphDir: string | null;
+  readonly #graphWriteQuietMs: number;
   #closed = false;
 
-  constructor(store: SpaceStore, factory: VectorIndexFactory, graphDir: string | null = null) {
+  constructor(store: SpaceStore, factory: VectorIndexFactory, graphDir: string | null = null, graphWriteQuietMs = GRAPH_WRITE_QUIET_MS) {
     this.#store = store;
     this.#factory = factory;
     this.#graphDir = graphDir;
+    this.#graphWriteQuietMs = graphWriteQuietMs;
   }
 
   /**
@@ -111,6 +125,7 @@ export class SpaceIndexes {
 
   /** New chunks of the space (just committed) go into whichever of its indexes exist. */
   upsert(spaceId: number, chunks: readonly IndexedChunk[]): void {
+    this.#lastWrite.set(spaceId, performance.now());
     const index = this.#vectors.get(spaceId);
     if (index === undefined) {
       // The first write since the library opened fills the vector index (which reads the new
@@ -132,6 +147,7 @@ export class SpaceIndexes {
 
   /** A replaced document's chunks: the old ones leave each index before the new ones arrive. */
   replace(spaceId: number, removedIds: readonly number[], chunks: readonly IndexedChunk[]): void {
+    this.#lastWrite.set(spaceId, performance.now());
     const index = this.#vectors.get(spaceId);
     if (index !== undefined) {
       index.remove(removedIds);
@@ -244,6 +260,11 @@ export class SpaceIndexes {
     for (;;) {
       await yieldToEventLoop();
       if (this.#closed || this.#vectors.get(spaceId) !== index) return;
+      const quietFor = performance.now() - (this.#lastWrite.get(spaceId) ?? Number.NEGATIVE_INFINITY);
+      if (quietFor < this.#graphWriteQuietMs && index.approximate === false && index.buildSome!(0) > 0) {
+        await sleep(this.#graphWriteQuietMs - quietFor, undefined, { ref: false });
+        continue;
+      }
       if (index.buildSome!(GRAPH_SLICE) === 0) break;
     }
     if (index.dirty === true) {

@@ -26,12 +26,15 @@ export interface SpaceLibraryOptions {
   embedder?: Embedder;
   /** The in-memory nearest-neighbour index per space; the exact scan, a graph in front past a size (hnsw-vector-index.ts), unless told. */
   vectorIndex?: VectorIndexFactory;
+  /** How long a far-behind graph waits after a space's last write before building (GRAPH_WRITE_QUIET_MS in space-indexes.ts unless told). */
+  graphWriteQuietMs?: number;
 }
 
 /** Opens the knowledge spaces in `dataDir` (creating the store on first use). */
 export async function openSpaceLibrary(options: SpaceLibraryOptions): Promise<SpaceLibrary> {
   const store = SpaceStore.open(join(options.dataDir, 'spaces', 'spaces.db'));
-  return new LocalSpaceLibrary(store, options.embedder ?? new HashedEmbedder(), options.vectorIndex ?? defaultVectorIndex, join(options.dataDir, 'spaces', 'graphs'));
+  const indexes = new SpaceIndexes(store, options.vectorIndex ?? defaultVectorIndex, join(options.dataDir, 'spaces', 'graphs'), options.graphWriteQuietMs);
+  return new LocalSpaceLibrary(store, options.embedder ?? new HashedEmbedder(), indexes);
 }
 
 /**
@@ -54,10 +57,10 @@ class LocalSpaceLibrary implements SpaceLibrary {
   readonly #ingest: SpaceIngest;
   readonly #search: SpaceSearch;
 
-  constructor(store: SpaceStore, embedder: Embedder, indexFactory: VectorIndexFactory, graphDir: string) {
+  constructor(store: SpaceStore, embedder: Embedder, indexes: SpaceIndexes) {
     this.#store = store;
     this.#embedders = new SpaceEmbedders(embedder);
-    this.#indexes = new SpaceIndexes(store, indexFactory, graphDir);
+    this.#indexes = indexes;
     this.#access = new SpaceAccess(store, this.#embedders, this.#indexes);
     this.#ingest = new SpaceIngest(this.#access);
     this.#search = new SpaceSearch(this.#access);

@@ -30,6 +30,8 @@ export interface VectorIndex {
   load?(path: string): boolean;
   /** Whether the structure changed since it was saved or loaded. */
   readonly dirty?: boolean;
+  /** Whether searches use the structure now (false: it is missing or too far behind, an exact scan answers). */
+  readonly approximate?: boolean;
 }
 
 export type VectorIndexFactory = (dimensions: number) => VectorIndex;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { generateBulkDocuments } from '../../src/spaces/eval/labelled-set.ts';
 import { HashedEmbedder, hashedEmbedderVersion } from '../../src/spaces/hashed-embedder.ts';
 import { defaultVectorIndex, HnswVectorIndex } from '../../src/spaces/hnsw-vector-index.ts';
@@ -11,6 +11,7 @@ import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-ve
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder } from '../../src/spaces/space-types.ts';
 import { randomVectors } from '../helpers/random-vectors.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const skip = loadExactSearchKernel() === null ? 'usearch did not load here' : false;
 
@@ -138,9 +139,8 @@ function documents(chunks: number): DocumentInput[] {
 }
 
 async function untilBuilt(index: HnswVectorIndex, file: () => boolean): Promise<void> {
-  // A slice per turn: bounded by turns, not time.
-  for (let turn = 0; turn < 10_000 && (index.pendingCount > 0 || !file()); turn++) await nextTurn();
-  assert.equal(index.pendingCount, 0);
+  // A slice per turn, after the writes have been quiet for a moment (space-indexes.ts).
+  await waitFor(() => index.pendingCount === 0 && file(), 'the graph built and saved');
 }
 
 test('space library: the graph is built on ingest, saved, loaded at the next open without a rebuild, and rebuilt for the new vectors on reindex', { skip }, async () => {
@@ -184,6 +184,42 @@ test('space library: the graph is built on ingest, saved, loaded at the next ope
     assert.deepEqual(readdirSync(graphs), []);
     await library.close();
   } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('space library: a graph too far behind to answer waits for a bulk ingest to pause, then builds', { skip }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-spaces-hnsw-'));
+  const created: HnswVectorIndex[] = [];
+  const vectorIndex = (dims: number) => {
+    const index = new HnswVectorIndex(dims, { threshold: 100 });
+    created.push(index);
+    return index;
+  };
+  // A quiet time far above the gaps between these writes, so no slice can fit between them.
+  const library = await openSpaceLibrary({ dataDir, vectorIndex, graphWriteQuietMs: 3_000 });
+  try {
+    await library.createSpace('kb');
+    const all = documents(5_000);
+    const query = { query: 'maximum operating pressure of the pump', mode: 'dense' as const, top_k: 5 };
+    for (let from = 0; from < all.length; from += 20) {
+      await library.addDocuments('kb', all.slice(from, from + 20));
+      const index = created[0]!;
+      // Every vector still waits: the build stays out of the ingest's way once the graph is too
+      // far behind (more than 4,096 vectors), and before that it had no quiet moment either.
+      assert.equal(index.pendingCount, index.size >= index.threshold ? index.size : 0, `nothing built between writes (${index.size} held)`);
+      await sleep(5);
+    }
+    const index = created[0]!;
+    assert.ok(index.size > 4096 && !index.approximate, 'searches use the exact scan meanwhile');
+    const exact = await library.search('kb', query);
+    assert.ok(exact.length > 0);
+    await waitFor(() => index.pendingCount === 0, 'the graph built once the writes paused', { attempts: 1200, pauseMs: 50 });
+    assert.equal(index.approximate, true);
+    // The same answers from the graph (its 1,024 candidates cover this small space's best).
+    assert.deepEqual((await library.search('kb', query)).map((r) => r.chunk_id), exact.map((r) => r.chunk_id));
+  } finally {
+    await library.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
