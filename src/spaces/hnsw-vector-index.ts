@@ -54,7 +54,10 @@ const EXPANSION_ADD = 200;
 /**
  * Candidates taken from the graph and rescored from the exact rows (usearch searches max(this,
  * count) deep): 1,024 kept recall@10 at 0.994 at 100,000 vectors for 7.7 / 15.9 ms p50 / p99 on
- * two loaded cores, against 17.6 / 55.1 ms for the exact scan beside it.
+ * two loaded cores, against 17.6 / 55.1 ms for the exact scan beside it. At 1,000,000 it finds
+ * 0.950 in 8.2 / 11.9 ms (idle cores); reaching 0.98 there took 3,000–4,000 candidates (48 or 32
+ * links), 23–28 ms p50, what the exact scan costs with recall 1, so more would buy nothing
+ * (docs/BENCHMARKS.md, "Big spaces").
  */
 const CANDIDATES = 1024;
 /** Vectors not yet in the graph are rescored one by one; past this many a search scans everything instead. */
