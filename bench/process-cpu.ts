@@ -2,7 +2,7 @@
  * CPU time another process (or one of its threads) has used, read from /proc (Linux only):
  * user + system time, for CPU per generated token of a server process the bench started.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 /** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every common Linux). */
@@ -41,4 +41,34 @@ export function mainThreadCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The CPU time in ms of a process and every process below it (a daemon and its extraction
+ * child), summed over /proc's current processes: a child that has exited counts no more.
+ */
+export function processTreeCpuMs(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Field 4, the parent's pid, after the `(comm)` that may hold spaces.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(entry));
+    children.set(ppid, list);
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    total += processCpuMs(next) ?? 0;
+    stack.push(...(children.get(next) ?? []));
+  }
+  return total;
 }

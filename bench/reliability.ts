@@ -9,11 +9,11 @@
  *
  * Usage: npm run bench:reliability [-- --requests 20000 --seconds 300 --concurrency 8 --seed N --json]
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { startDaemon } from '../test/helpers/daemon-process.ts';
+import { rssMb } from '../test/helpers/large-bodies.ts';
 import { exchangeViolations } from '../test/fuzz/envelope-violations.ts';
 import { percentile, startHealthProbe } from '../test/fuzz/health-probe.ts';
 import { BODY_ROUTES, FRAMING_CASES, bodyRouteRequest, framingRequest, getRouteRequest, unknownRouteRequest, type FramingCase, type HostileRequest } from '../test/fuzz/hostile-requests.ts';
@@ -76,11 +76,6 @@ function largeBodies(): { label: string; path: string; body: () => Buffer }[] {
     { label: 'malformed JSON 4 MB', path: '/v1/chat/completions', body: malformed(4 * MB) },
     { label: 'body over the limit (17 MB)', path: '/v1/embeddings', body: () => Buffer.alloc(17 * MB, 0x20) },
   ];
-}
-
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match === null ? Number.NaN : Number(match[1]) / 1024;
 }
 
 const daemon = await startDaemon({ args: DAEMON_ARGS });

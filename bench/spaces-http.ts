@@ -15,13 +15,14 @@
  * Usage: npm run bench:spaces-http [-- --chunks 100000 --docs-per-file 16 --files 50
  *        --concurrency 2 --rounds 1 --seed 1 --graph-wait-s 3600 --json]
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { firstRelevantRank, percentile, recallAtK } from '../src/spaces/eval/eval-metrics.ts';
 import { generateBulkDocuments, generateLabelledSet, type LabelledDocument } from '../src/spaces/eval/labelled-set.ts';
 import { startDaemon } from '../test/helpers/daemon-process.ts';
+import { rssMb } from '../test/helpers/large-bodies.ts';
+import { processTreeCpuMs } from './process-cpu.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -47,41 +48,7 @@ const log = (line: string): void => {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 };
 
-/** CPU seconds of a process and every process below it (the extraction child), from /proc. */
-function treeCpuSeconds(pid: number): number {
-  const ticks = 100; // USER_HZ on Linux
-  const children = new Map<number, number[]>();
-  const own = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Fields after the command name (which may hold spaces), from field 3 on.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ppid = Number(fields[1]);
-    own.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / ticks);
-    const list = children.get(ppid) ?? [];
-    list.push(Number(entry));
-    children.set(ppid, list);
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    total += own.get(next) ?? 0;
-    stack.push(...(children.get(next) ?? []));
-  }
-  return total;
-}
-
-function rssMb(pid: number, field = 'VmRSS'): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match === null ? Number.NaN : Number(match[1]) / 1024;
-}
+const treeCpuSeconds = (pid: number): number => processTreeCpuMs(pid) / 1000;
 
 interface UploadFile {
   name: string;

@@ -72,22 +72,28 @@ interface OffThreadEmbedding {
   promptTokens: number;
 }
 
-let embedders: Map<HashedEmbedderVersion, HashedEmbedder> | undefined;
+/** On the worker: the built-in embedders it has made, by version and dimensions. */
+const workerEmbedders = new Map<number, HashedEmbedder>();
+
+/** On the worker: the texts' document vectors, one after another in one array. */
+function embedOnWorker(version: HashedEmbedderVersion, dimensions: number, texts: readonly string[]): Float32Array {
+  const key = version * 65536 + dimensions;
+  let embedder = workerEmbedders.get(key);
+  if (embedder === undefined) {
+    embedder = new HashedEmbedder({ version, dimensions });
+    workerEmbedders.set(key, embedder);
+  }
+  const out = new Float32Array(texts.length * dimensions);
+  for (const [i, text] of texts.entries()) out.set(embedder.embedText(text), i * dimensions);
+  return out;
+}
 
 /** On the intake worker: the texts' vectors, one after another in one array, and their word count. */
 export async function embedWithHashedEmbedder(version: HashedEmbedderVersion, texts: string[]): Promise<OffThreadEmbedding> {
-  embedders ??= new Map();
-  let embedder = embedders.get(version);
-  if (embedder === undefined) {
-    embedder = new HashedEmbedder({ version, dimensions: HASHED_EMBEDDER_DIMENSIONS });
-    embedders.set(version, embedder);
-  }
-  const vectors = await embedder.embed(texts, 'document');
-  const out = new Float32Array(texts.length * embedder.dimensions);
-  vectors.forEach((v, i) => out.set(v, i * embedder.dimensions));
+  const vectors = embedOnWorker(version, HASHED_EMBEDDER_DIMENSIONS, texts);
   // As the built-in model counts them: whitespace-separated words stand in for tokens.
   const promptTokens = texts.reduce((n, t) => n + (t.match(/\S+/g)?.length ?? 0), 0);
-  return { vectors: out, dimensions: embedder.dimensions, promptTokens };
+  return { vectors, dimensions: HASHED_EMBEDDER_DIMENSIONS, promptTokens };
 }
 
 /**
@@ -127,17 +133,7 @@ export class OffThreadHashedEmbedder extends HashedEmbedder {
   }
 }
 
-/** On the worker: the texts' document vectors, one after another in one array. */
+/** On the spaces' embedding thread: a batch's document vectors, one after another in one array. */
 export async function embedDocumentsWithHashedEmbedder(version: HashedEmbedderVersion, dimensions: number, texts: string[]): Promise<Float32Array> {
-  const key = version * 65536 + dimensions;
-  let embedder = documentEmbedders.get(key);
-  if (embedder === undefined) {
-    embedder = new HashedEmbedder({ version, dimensions });
-    documentEmbedders.set(key, embedder);
-  }
-  const out = new Float32Array(texts.length * dimensions);
-  for (const [i, text] of texts.entries()) out.set(embedder.embedText(text), i * dimensions);
-  return out;
+  return embedOnWorker(version, dimensions, texts);
 }
-
-const documentEmbedders = new Map<number, HashedEmbedder>();

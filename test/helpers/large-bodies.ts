@@ -158,10 +158,13 @@ export async function driveLargeBodies(url: string, options: DriveOptions): Prom
   return results;
 }
 
-/** A process's resident set size in MB, from /proc (Linux). */
-export function rssMb(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no VmRSS for pid ${pid}`);
+/**
+ * A process's resident set size in MB, from /proc (Linux); `field` names another of its
+ * /proc/<pid>/status sizes (`RssAnon`, `RssFile`).
+ */
+export function rssMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile' = 'VmRSS'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no ${field} for pid ${pid}`);
   return Number(match[1]) / 1024;
 }
 
