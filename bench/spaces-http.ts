@@ -13,8 +13,11 @@
  * requests in flight (the next request's extraction overlaps the current one's writes).
  *
  * Usage: npm run bench:spaces-http [-- --chunks 100000 --docs-per-file 16 --files 50
- *        --concurrency 2 --rounds 1 --seed 1 --graph-wait-s 3600 --json]
+ *        --concurrency 2 --rounds 1 --seed 1 --graph-wait-s 3600 --keep-data <dir> --json]
+ * `--keep-data <dir>`: the daemon's data dir is <dir> (made if missing) and stays after the run,
+ * the graph saved at shutdown: bench/spaces-dense-recall.ts opens it in process.
  */
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -33,6 +36,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '1' },
     seed: { type: 'string', default: '1' },
     'graph-wait-s': { type: 'string', default: '3600' },
+    'keep-data': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -59,7 +63,9 @@ interface UploadFile {
 
 interface JobFile { filename: string; status: string; document_id: string | null; error: unknown }
 
-const daemon = await startDaemon({ withModel: false });
+const keepData = flags['keep-data'];
+if (keepData !== undefined) mkdirSync(keepData, { recursive: true });
+const daemon = await startDaemon({ withModel: false, dataDir: keepData });
 const pid = daemon.child.pid!;
 const base = `${daemon.url}/api`;
 const post = async (path: string, body: unknown): Promise<Response> =>

@@ -26,8 +26,8 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { HashedEmbedder, hashedEmbedderVersion } from '../src/spaces/hashed-embedder.ts';
 import { firstRelevantRank, percentile, recallAtK } from '../src/spaces/eval/eval-metrics.ts';
-import { alphanumericPieces, foldedWords } from '../src/spaces/word-tokens.ts';
 import { buildLanceDbPeer, loadLanceDb, type PeerHit } from './spaces-lancedb-peer.ts';
+import { spaceQueryVectors } from './space-query-vectors.ts';
 import { DatabaseSync } from 'node:sqlite';
 import { openSpaceLibrary } from '../src/spaces/space-library.ts';
 import type { SpaceLibrary } from '../src/spaces/space-types.ts';
@@ -201,17 +201,7 @@ async function benchPeer(dataDir: string, set: ReturnType<typeof generateLabelle
   try {
     const peer = await buildLanceDbPeer(loaded.lancedb, dbPath, 'bench-scale', peerDir);
     log(`  peer: lancedb table of ${peer.rows.toLocaleString('en-US')} chunks and its FTS index in ${peer.buildSeconds.toFixed(1)} s`);
-    const space = db.prepare("SELECT id, chunk_count FROM spaces WHERE name = 'bench-scale'").get() as { id: number; chunk_count: number };
-    const df = db.prepare('SELECT df FROM space_words WHERE space_id = ? AND word = ?');
-    const embedder = builtinEmbedder();
-    const vectorOf = (query: string) => {
-      const frequencies = new Map<string, number>();
-      for (const word of new Set(foldedWords(query).flatMap((w) => [w, ...alphanumericPieces(w)]))) {
-        frequencies.set(word, (df.get(space.id, word) as { df: number } | undefined)?.df ?? 0);
-      }
-      return embedder.embedText(query, (word) => embedder.queryWordWeight(word, frequencies.get(word) ?? 0, space.chunk_count));
-    };
-    const vectors = set.queries.map((query) => vectorOf(query.text));
+    const vectors = spaceQueryVectors(db, 'bench-scale', builtinEmbedder(), set.queries.map((query) => query.text));
     for (let i = 0; i < 20; i++) await peer.search(set.queries[i]!.text, vectors[i]!, 10);
     const latencies: number[] = [];
     const ranks: (number | null)[] = [];

@@ -211,7 +211,7 @@ export class HnswVectorIndex implements VectorIndex {
     return true;
   }
 
-  search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[] {
+  search(query: Float32Array, k: number, accept?: (id: number) => boolean, alsoConsider?: readonly number[]): VectorHit[] {
     if (query.length !== this.dimensions) throw new RangeError(`vector index: query of ${query.length} entries, index holds ${this.dimensions}`);
     if (k <= 0 || this.size === 0) return [];
     if (!this.approximate) return this.#exact.search(query, k, accept);
@@ -225,6 +225,7 @@ export class HnswVectorIndex implements VectorIndex {
       if (key !== 0xffff_ffff_ffff_ffffn) candidates.add(Number(key));
     }
     for (const id of this.#pending) candidates.add(id);
+    if (alsoConsider !== undefined) for (const id of alsoConsider) candidates.add(id);
     const hits = this.#exact.rescoreIds(query, candidates, k, accept);
     // A filter that kept fewer than k of the candidates: the exact scan of what it accepts.
     if (accept !== undefined && hits.length < k) return this.#exact.search(query, k, accept);

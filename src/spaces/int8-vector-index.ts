@@ -34,6 +34,15 @@ export function loadExactSearchKernel(): ExactSearchKernel | null {
 
 const INITIAL_CAPACITY = 1024;
 /**
+ * Rows live in pages of this many (a power of two), so a growing space never copies the rows it
+ * holds: the arrays used to grow by a quarter past 65,536 rows, and at a million chunks copying
+ * every row so far at each grow took 7.1 s of the event loop during a bulk ingest (a CPU profile:
+ * docs/BENCHMARKS.md) and held old and new arrays at once. 16,384 rows are 6 MB of coarse rows at
+ * 384 dimensions: the last page's unused part stays small, and a scan's call per page (61 at a
+ * million) costs nothing next to reading the rows. The first page doubles until it is full.
+ */
+const PAGE_ROWS = 16_384;
+/**
  * The coarse scan hands this many more candidates than k to the exact rescoring, so that a true
  * neighbour the int8 rounding moved a few places down still makes it back.
  */
@@ -69,8 +78,12 @@ const KERNEL_THREADS = 1;
 export class Int8VectorIndex implements VectorIndex {
   readonly dimensions: number;
   readonly #kernel: ExactSearchKernel | null;
-  #coarse: Int8Array;
-  #remainder: Int8Array;
+  readonly #pageRows: number;
+  /** log2(#pageRows): a slot's page is slot >> #pageShift. */
+  readonly #pageShift: number;
+  /** The coarse rows, page by page (each page its own buffer: usearch reads a buffer from its start). */
+  readonly #coarse: Int8Array[] = [];
+  readonly #remainder: Int8Array[] = [];
   /** Per row: the float value of one unit of (coarse * 256 + remainder). */
   #step: Float32Array;
   /** Per row: the coarse row's length, for the JS scan (the kernel computes its own). */
@@ -81,16 +94,23 @@ export class Int8VectorIndex implements VectorIndex {
   /** Reused for gathering the accepted rows of a narrow filter. */
   #scratch = new Int8Array(0);
 
-  /** `kernel` null forces the JS scan (tests compare the two; platforms without usearch get it). */
-  constructor(dimensions: number, kernel: ExactSearchKernel | null = loadExactSearchKernel()) {
+  /**
+   * `kernel` null forces the JS scan (tests compare the two; platforms without usearch get it);
+   * `pageRows` (a power of two) is for tests that want many pages from few rows.
+   */
+  constructor(dimensions: number, kernel: ExactSearchKernel | null = loadExactSearchKernel(), pageRows = PAGE_ROWS) {
     if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`vector index: bad dimension ${dimensions}`);
+    if (!Number.isInteger(pageRows) || pageRows < 1 || (pageRows & (pageRows - 1)) !== 0) throw new RangeError(`vector index: page of ${pageRows} rows is not a power of two`);
     this.dimensions = dimensions;
     this.#kernel = kernel;
-    this.#coarse = new Int8Array(INITIAL_CAPACITY * dimensions);
-    this.#remainder = new Int8Array(INITIAL_CAPACITY * dimensions);
-    this.#step = new Float32Array(INITIAL_CAPACITY);
-    this.#norm = new Float32Array(INITIAL_CAPACITY);
-    this.#ids = new Float64Array(INITIAL_CAPACITY);
+    this.#pageRows = pageRows;
+    this.#pageShift = Math.log2(pageRows);
+    const first = Math.min(INITIAL_CAPACITY, pageRows);
+    this.#coarse.push(new Int8Array(first * dimensions));
+    this.#remainder.push(new Int8Array(first * dimensions));
+    this.#step = new Float32Array(first);
+    this.#norm = new Float32Array(first);
+    this.#ids = new Float64Array(first);
   }
 
   get size(): number {
@@ -109,15 +129,16 @@ export class Int8VectorIndex implements VectorIndex {
       if (vector.length !== d) throw new RangeError(`vector index: vector of ${vector.length} entries, index holds ${d}`);
       let slot = this.#slotOf.get(id);
       if (slot === undefined) {
-        if (this.#size === this.#ids.length) this.#grow();
+        if (this.#size === this.#ids.length || this.#size === this.#rowCapacity()) this.#grow();
         slot = this.#size++;
         this.#slotOf.set(id, slot);
         this.#ids[slot] = id;
       }
-      const base = slot * d;
+      const page = slot >> this.#pageShift;
+      const base = (slot & (this.#pageRows - 1)) * d;
       // Locals, not the private fields, in the loops: the loops run 384 times a vector.
-      const coarseRow = this.#coarse;
-      const remainderRow = this.#remainder;
+      const coarseRow = this.#coarse[page]!;
+      const remainderRow = this.#remainder[page]!;
       let max = 0;
       for (let j = 0; j < d; j++) {
         const a = Math.abs(vector[j]!);
@@ -155,8 +176,10 @@ export class Int8VectorIndex implements VectorIndex {
       const last = --this.#size;
       if (slot !== last) {
         const movedId = this.#ids[last]!;
-        this.#coarse.copyWithin(slot * d, last * d, last * d + d);
-        this.#remainder.copyWithin(slot * d, last * d, last * d + d);
+        const [toPage, to] = this.#place(slot);
+        const [fromPage, from] = this.#place(last);
+        this.#coarse[toPage]!.set(this.#coarse[fromPage]!.subarray(from, from + d), to);
+        this.#remainder[toPage]!.set(this.#remainder[fromPage]!.subarray(from, from + d), to);
         this.#step[slot] = this.#step[last]!;
         this.#norm[slot] = this.#norm[last]!;
         this.#ids[slot] = movedId;
@@ -178,7 +201,8 @@ export class Int8VectorIndex implements VectorIndex {
   coarseRow(id: number): Int8Array | undefined {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return undefined;
-    return this.#coarse.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
+    const [page, at] = this.#place(slot);
+    return this.#coarse[page]!.subarray(at, at + this.dimensions);
   }
 
   /**
@@ -206,13 +230,13 @@ export class Int8VectorIndex implements VectorIndex {
     if (qNorm === 0) return this.#firstAccepted(k, accept);
     const depth = k + RESCORE_MARGIN;
 
-    if (accept === undefined) return this.#rescore(query, this.#nearest(q, qNorm, this.#coarse, this.#norm, size, Math.min(depth, size)), k);
+    if (accept === undefined) return this.#rescore(query, this.#nearestSlots(q, qNorm, Math.min(depth, size)), k);
 
     // In JS a scan costs far more than calling accept, so the JS scan goes straight to the accepted rows.
     if (this.#kernel !== null) {
       const wide = Math.min(size, Math.max(depth, k * FILTER_WIDENING));
       const passing: number[] = [];
-      for (const slot of this.#nearest(q, qNorm, this.#coarse, this.#norm, size, wide)) {
+      for (const slot of this.#nearestSlots(q, qNorm, wide)) {
         if (accept(this.#ids[slot]!)) passing.push(slot);
         if (passing.length === depth) break;
       }
@@ -228,40 +252,60 @@ export class Int8VectorIndex implements VectorIndex {
     const scratch = this.#scratch;
     const norms = new Float32Array(accepted.length);
     for (let i = 0; i < accepted.length; i++) {
-      const from = accepted[i]! * d;
-      scratch.set(this.#coarse.subarray(from, from + d), i * d);
+      const [page, from] = this.#place(accepted[i]!);
+      scratch.set(this.#coarse[page]!.subarray(from, from + d), i * d);
       norms[i] = this.#norm[accepted[i]!]!;
     }
-    const nearest = this.#nearest(q, qNorm, scratch, norms, accepted.length, Math.min(depth, accepted.length));
-    return this.#rescore(query, Array.from(nearest, (i) => accepted[i]!), k);
+    const best = new BestRows(Math.min(depth, accepted.length));
+    this.#scanInto(best, q, qNorm, scratch, norms, accepted.length, 0);
+    return this.#rescore(query, Array.from(best.nearestFirst(), (i) => accepted[i]!), k);
   }
 
-  /** The rows (indexes into `matrix`) of the `count` nearest of its first `rows` rows by int8 cosine, nearest first. */
-  #nearest(q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, count: number): ArrayLike<number> & Iterable<number> {
+  /** The slots of the `count` nearest rows by int8 cosine, nearest first: every page scanned into one bounded heap. */
+  #nearestSlots(q: Int8Array, qNorm: number, count: number): Int32Array {
+    const best = new BestRows(count);
+    const pageRows = this.#pageRows;
+    for (let page = 0, first = 0; first < this.#size; page++, first += pageRows) {
+      const rows = Math.min(pageRows, this.#size - first);
+      this.#scanInto(best, q, qNorm, this.#coarse[page]!, this.#norm.subarray(first, first + rows), rows, first);
+    }
+    return best.nearestFirst();
+  }
+
+  /** Offers the first `rows` rows of `matrix` (slot `first` + row) to `best` by int8 cosine. */
+  #scanInto(best: BestRows, q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, first: number): void {
     const d = this.dimensions;
+    if (this.#kernel === null) {
+      jsScanInto(best, matrix, norms, q, qNorm, d, rows, first);
+      return;
+    }
     // usearch's binding reads a typed array from the start of its buffer (it ignores a view's
     // byteOffset), so the matrix always goes in as a view at offset 0.
     const view = new Int8Array(matrix.buffer, 0, rows * d);
-    if (this.#kernel === null) return jsNearest(view, norms, q, qNorm, d, rows, count);
-    const { keys } = this.#kernel.exactSearch(view, q, d, count, this.#kernel.MetricKind.Cos, KERNEL_THREADS);
-    return Array.from(keys, Number);
+    const { keys, distances } = this.#kernel.exactSearch(view, q, d, Math.min(best.capacity, rows), this.#kernel.MetricKind.Cos, KERNEL_THREADS);
+    for (let i = 0; i < keys.length; i++) best.offer(1 - distances[i]!, first + Number(keys[i]!));
   }
 
   /** Exact-enough similarities (15-bit rows against the float query) for `slots`; the best k, best first. */
   #rescore(query: Float32Array, slots: ArrayLike<number>, k: number): VectorHit[] {
     const d = this.dimensions;
-    const coarse = this.#coarse;
-    const remainder = this.#remainder;
     const hits: VectorHit[] = [];
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
-      const base = slot * d;
+      const [page, base] = this.#place(slot);
+      const coarse = this.#coarse[page]!;
+      const remainder = this.#remainder[page]!;
       let dot = 0;
       for (let j = 0; j < d; j++) dot += query[j]! * (coarse[base + j]! * 256 + remainder[base + j]!);
       hits.push({ id: this.#ids[slot]!, similarity: dot * this.#step[slot]! });
     }
     hits.sort((a, b) => b.similarity - a.similarity);
     return hits.length > k ? hits.slice(0, k) : hits;
+  }
+
+  /** A slot's page and the offset of its row in that page's arrays. */
+  #place(slot: number): [page: number, offset: number] {
+    return [slot >> this.#pageShift, (slot & (this.#pageRows - 1)) * this.dimensions];
   }
 
   #firstAccepted(k: number, accept?: (id: number) => boolean): VectorHit[] {
@@ -273,24 +317,73 @@ export class Int8VectorIndex implements VectorIndex {
     return hits;
   }
 
+  /** Rows the pages have room for. */
+  #rowCapacity(): number {
+    const pages = this.#coarse.length;
+    return (pages - 1) * this.#pageRows + this.#coarse[pages - 1]!.length / this.dimensions;
+  }
+
+  /** Room for one more row: the only page doubles until it is a whole page, then a new page; the per-row numbers (16 bytes a row) grow as one array each. */
   #grow(): void {
-    const capacity = grownCapacity(this.#ids.length);
     const d = this.dimensions;
-    const coarse = new Int8Array(capacity * d);
-    coarse.set(this.#coarse);
-    this.#coarse = coarse;
-    const remainder = new Int8Array(capacity * d);
-    remainder.set(this.#remainder);
-    this.#remainder = remainder;
-    const step = new Float32Array(capacity);
-    step.set(this.#step);
-    this.#step = step;
-    const norm = new Float32Array(capacity);
-    norm.set(this.#norm);
-    this.#norm = norm;
-    const ids = new Float64Array(capacity);
-    ids.set(this.#ids);
-    this.#ids = ids;
+    if (this.#size === this.#rowCapacity()) {
+      const lastRows = this.#coarse[this.#coarse.length - 1]!.length / d;
+      if (this.#coarse.length === 1 && lastRows < this.#pageRows) {
+        const rows = Math.min(lastRows * 2, this.#pageRows);
+        const coarse = new Int8Array(rows * d);
+        coarse.set(this.#coarse[0]!);
+        this.#coarse[0] = coarse;
+        const remainder = new Int8Array(rows * d);
+        remainder.set(this.#remainder[0]!);
+        this.#remainder[0] = remainder;
+      } else {
+        this.#coarse.push(new Int8Array(this.#pageRows * d));
+        this.#remainder.push(new Int8Array(this.#pageRows * d));
+      }
+    }
+    if (this.#size === this.#ids.length) {
+      const capacity = grownCapacity(this.#ids.length);
+      const step = new Float32Array(capacity);
+      step.set(this.#step);
+      this.#step = step;
+      const norm = new Float32Array(capacity);
+      norm.set(this.#norm);
+      this.#norm = norm;
+      const ids = new Float64Array(capacity);
+      ids.set(this.#ids);
+      this.#ids = ids;
+    }
+  }
+}
+
+/** The best `capacity` (similarity, slot) pairs offered, in a bounded min-heap (top-k-heap.ts). */
+class BestRows {
+  readonly capacity: number;
+  readonly #score: Float64Array;
+  readonly #slots: Int32Array;
+  #filled = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.#score = new Float64Array(capacity);
+    this.#slots = new Int32Array(capacity);
+  }
+
+  /** The lowest similarity held once full (-Infinity until then): a row must beat it to get in. */
+  get floor(): number {
+    return this.#filled < this.capacity ? -Infinity : this.#score[0]!;
+  }
+
+  offer(similarity: number, slot: number): void {
+    if (this.#filled < this.capacity) siftUp(this.#score, this.#slots, this.#filled++, similarity, slot);
+    else if (similarity > this.#score[0]!) siftDown(this.#score, this.#slots, this.#filled, similarity, slot);
+  }
+
+  /** The slots held, nearest first. */
+  nearestFirst(): Int32Array {
+    const score = this.#score;
+    const order = Array.from({ length: this.#filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
+    return Int32Array.from(order, (i) => this.#slots[i]!);
   }
 }
 
@@ -314,13 +407,10 @@ export function quantizeQuery(query: Float32Array, out: Int8Array): number {
 }
 
 /**
- * The kernel's scan in JS, for platforms without it: the same int8 cosine, a bounded min-heap of
- * the best `count` rows, returned nearest first.
+ * The kernel's scan in JS, for platforms without it: the same int8 cosine of each of the first
+ * `rows` rows of `matrix`, offered to `best` as slot `first` + row.
  */
-function jsNearest(matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, count: number): Int32Array {
-  const score = new Float64Array(count);
-  const at = new Int32Array(count);
-  let filled = 0;
+function jsScanInto(best: BestRows, matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, first: number): void {
   for (let row = 0; row < rows; row++) {
     const base = row * d;
     let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
@@ -334,10 +424,6 @@ function jsNearest(matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: 
     for (; j < d; j++) a0 += matrix[base + j]! * q[j]!;
     const norm = norms[row]!;
     const similarity = norm === 0 ? 0 : (a0 + a1 + a2 + a3) / (norm * qNorm);
-    if (filled < count) siftUp(score, at, filled++, similarity, row);
-    else if (similarity > score[0]!) siftDown(score, at, filled, similarity, row);
+    if (similarity > best.floor) best.offer(similarity, first + row);
   }
-  // Heap order is not nearest-first: sort the filled part by score, descending.
-  const order = Array.from({ length: filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
-  return Int32Array.from(order, (i) => at[i]!);
 }

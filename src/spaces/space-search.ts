@@ -122,7 +122,9 @@ export class SpaceSearch {
       const vector = modelVector ?? this.#hashedQueryVector(row, request.query, frequency);
       // A query without a single word has no direction: nothing is near it.
       if (vector.some((value) => value !== 0)) {
-        lists.dense = indexes.vectorIndex(row).search(vector, depth, accept).map((hit) => ({ id: hit.id, score: hit.similarity }));
+        // Hybrid: BM25's list is a hint to an approximate index (vector-index.ts, `alsoConsider`).
+        const hint = lists.bm25?.map((item) => item.id);
+        lists.dense = indexes.vectorIndex(row).search(vector, depth, accept, hint).map((hit) => ({ id: hit.id, score: hit.similarity }));
       }
     }
     return lists;

@@ -16,8 +16,14 @@ export interface VectorIndex {
   /** Adds or replaces vectors by id (a chunk's row id). Each vector has `dimensions` entries, unit length. */
   upsert(entries: Iterable<{ id: number; vector: Float32Array }>): void;
   remove(ids: Iterable<number>): void;
-  /** The `k` nearest, best first; `accept` (document and metadata filters) drops ids before they count. */
-  search(query: Float32Array, k: number, accept?: (id: number) => boolean): VectorHit[];
+  /**
+   * The `k` nearest, best first; `accept` (document and metadata filters) drops ids before they
+   * count. `alsoConsider`: ids another ranking of the same query found (hybrid search passes its
+   * BM25 list); an approximate index rescores them beside its own candidates, so a near passage
+   * its walk missed still makes the list. They are a hint: an exact index ignores them, and ids
+   * it does not hold are skipped.
+   */
+  search(query: Float32Array, k: number, accept?: (id: number) => boolean, alsoConsider?: readonly number[]): VectorHit[];
   /**
    * An index that builds a structure over time (hnsw-vector-index.ts): adds up to `count` more
    * vectors to it and returns how many still wait. space-indexes.ts calls it a batch per

@@ -104,16 +104,19 @@ export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>, 
   }
 }
 
-export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean; wrap?: readonly string[]; onSpawn?: (child: ChildProcessWithoutNullStreams) => void } = {}): Promise<DaemonProcess & { dataDir: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+/** `dataDir`: use this data dir and keep it after the daemon exits (benches that reuse a filled one); a fresh one removed at exit otherwise. */
+export async function startDaemon(options: { args?: string[]; env?: Record<string, string>; withModel?: boolean; wrap?: readonly string[]; onSpawn?: (child: ChildProcessWithoutNullStreams) => void; dataDir?: string } = {}): Promise<DaemonProcess & { dataDir: string }> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const modelArgs = options.withModel === false ? [] : ['--model', `tiny=${tinyModelPath()}`];
   const daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, ...modelArgs, ...(options.args ?? [])], {
     env: options.env,
     wrap: options.wrap,
     onSpawn: options.onSpawn,
-    onExit: () => rmSync(dataDir, { recursive: true, force: true }),
+    onExit: () => {
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
   });
-  // The daemon's own data dir (removed when it exits): where its key files, logs and spaces are.
+  // The daemon's own data dir (removed when it exits unless the caller gave it): where its key files, logs and spaces are.
   return Object.assign(daemon, { dataDir });
 }
 

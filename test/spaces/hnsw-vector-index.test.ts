@@ -10,6 +10,7 @@ import { defaultVectorIndex, HnswVectorIndex } from '../../src/spaces/hnsw-vecto
 import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder } from '../../src/spaces/space-types.ts';
+import type { VectorIndex } from '../../src/spaces/vector-index.ts';
 import { randomVectors } from '../helpers/random-vectors.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -117,6 +118,34 @@ test('hnsw index: a saved graph loads without a rebuild; vectors it lacks are pe
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('hnsw index: ids another ranking found (alsoConsider) are rescored beside the graph\'s candidates', { skip }, () => {
+  // Random vectors and a graph asked for just k candidates: its walk misses some of the exact top 10.
+  const { index, exact } = built(4000, 32, 1, randomVectors(4000, 32, 11), 10);
+  let missed: { query: Float32Array; id: number } | undefined;
+  for (const query of randomVectors(200, 32, 12)) {
+    const found = new Set(index.search(query, 10).map((hit) => hit.id));
+    const lost = exact.search(query, 10).find((hit) => !found.has(hit.id));
+    if (lost !== undefined) {
+      missed = { query, id: lost.id };
+      break;
+    }
+  }
+  assert.ok(missed !== undefined, 'the graph found every exact neighbour: the test needs a miss');
+  const { query, id } = missed;
+  const exactTop = exact.search(query, 10);
+  // Given the id, the search ranks it where the exact scan does; an id the index lacks is skipped.
+  const hinted = index.search(query, 10, undefined, [id, 999_999]);
+  assert.ok(hinted.some((hit) => hit.id === id));
+  assert.ok(hinted.every((hit) => hit.id !== 999_999));
+  const place = exactTop.findIndex((hit) => hit.id === id);
+  assert.equal(hinted.findIndex((hit) => hit.id === id) <= place, true);
+  // A filter still applies to hinted ids.
+  assert.ok(index.search(query, 10, (candidate) => candidate !== id, [id]).every((hit) => hit.id !== id));
+  // The exact scan needs no hint: the same answer with or without one.
+  const asIndex: VectorIndex = exact;
+  assert.deepEqual(asIndex.search(query, 10, undefined, [id]), exactTop);
 });
 
 test('defaultVectorIndex: the graph-fronted index at the documented threshold', () => {

@@ -10,6 +10,9 @@ const kernel = loadExactSearchKernel();
 const variants: { name: string; make: (dims: number) => Int8VectorIndex; skip: string | false }[] = [
   { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, kernel), skip: kernel === null ? 'usearch did not load here' : false },
   { name: 'JS scan', make: (dims) => new Int8VectorIndex(dims, null), skip: false },
+  // Pages of 64 rows: every test below then crosses many pages (the default's pages are 16,384 rows).
+  { name: 'native kernel, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, kernel, 64), skip: kernel === null ? 'usearch did not load here' : false },
+  { name: 'JS scan, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, null, 64), skip: false },
 ];
 
 /** How far the index's similarities may be from float32's: its rows keep 15 bits (1e-5 measured). */
@@ -120,14 +123,14 @@ for (const { name, make, skip } of variants) {
     assert.equal(hits.filter((h) => h.id === 1000).length, 1);
   });
 
-  test(`int8 index (${name}): past the size where it grows by a quarter, every row is still the one upserted`, { skip }, () => {
+  test(`int8 index (${name}): past a whole page and past the size where the per-row numbers grow by a quarter, every row is still the one upserted`, { skip }, () => {
     const index = make(4);
     const count = GROW_BY_QUARTER_FROM + GROW_BY_QUARTER_FROM / 2;
     const vectors = randomVectors(count, 4, 5);
     index.upsert(vectors.map((vector, i) => ({ id: i + 1, vector })));
     assert.equal(index.size, count);
     assert.equal(index.ids().length, count);
-    for (const at of [0, 1023, GROW_BY_QUARTER_FROM - 1, GROW_BY_QUARTER_FROM, count - 1]) {
+    for (const at of [0, 63, 64, 1023, 16_383, 16_384, GROW_BY_QUARTER_FROM - 1, GROW_BY_QUARTER_FROM, count - 1]) {
       const alone = make(4);
       alone.upsert([{ id: 7, vector: vectors[at]! }]);
       assert.deepEqual(index.coarseRow(at + 1), alone.coarseRow(7));
@@ -161,6 +164,11 @@ for (const { name, make, skip } of variants) {
     assert.deepEqual(zero.map((h) => h.similarity), [0, 0]);
   });
 }
+
+test('int8 index: pages must be a power of two', () => {
+  assert.throws(() => new Int8VectorIndex(4, null, 48), /power of two/);
+  assert.throws(() => new Int8VectorIndex(4, null, 0), /power of two/);
+});
 
 test('int8 index: the native kernel and the JS scan agree', { skip: kernel === null ? 'usearch did not load here' : false }, () => {
   const dims = 64;

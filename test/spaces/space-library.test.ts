@@ -7,6 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { ApiError } from '../../src/shared/api-error.ts';
 import { generateBulkDocuments } from '../../src/spaces/eval/labelled-set.ts';
 import { HashedEmbedder } from '../../src/spaces/hashed-embedder.ts';
+import { Int8VectorIndex } from '../../src/spaces/int8-vector-index.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder, SearchMode, SearchResult, SpaceLibrary } from '../../src/spaces/space-types.ts';
 import { seededRandom } from '../../src/spaces/eval/seeded-random.ts';
@@ -431,6 +432,37 @@ test('search: each mode finds the obvious passage first, with ranks, scores and 
     // A query without a single word finds nothing, in any mode.
     for (const mode of MODES) assert.deepEqual(await library.search('kb', { query: '?!… —', mode }), []);
   });
+});
+
+test('search: hybrid hands its BM25 list to the vector index as a hint (alsoConsider); dense mode gives none', async () => {
+  const hints: (readonly number[] | undefined)[] = [];
+  /** The exact index, recording each search's hint: what an approximate one would rescore beside its own candidates. */
+  class HintSpy extends Int8VectorIndex {
+    override search(query: Float32Array, k: number, accept?: (id: number) => boolean, alsoConsider?: readonly number[]) {
+      hints.push(alsoConsider);
+      return super.search(query, k, accept);
+    }
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-spaces-'));
+  const library = await openSpaceLibrary({ dataDir, vectorIndex: (dims) => new HintSpy(dims) });
+  try {
+    await library.createSpace('kb');
+    await library.addDocument('kb', GARDEN);
+    await library.addDocument('kb', ASTRONOMY);
+    await library.addDocument('kb', COOKING);
+    const bm25 = await library.search('kb', { query: 'sunlight tomatoes stars', mode: 'bm25', top_k: 50 });
+    assert.ok(bm25.length >= 2);
+    await library.search('kb', { query: 'sunlight tomatoes stars', mode: 'hybrid' });
+    const hint = hints.at(-1);
+    assert.ok(hint !== undefined);
+    // The hint is BM25's whole list (row ids), best first: as many as BM25 found.
+    assert.equal(hint.length, bm25.length);
+    await library.search('kb', { query: 'sunlight tomatoes stars', mode: 'dense' });
+    assert.equal(hints.at(-1), undefined);
+  } finally {
+    await library.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('search: FTS5 syntax in a query is plain text, never an error', async () => {
