@@ -41,6 +41,18 @@ export function fts5RowBudget(chunkCount: number): number {
   return Math.min(Math.max(ROW_BUDGET_SHARE * chunkCount, MIN_ROW_BUDGET), MAX_ROW_BUDGET);
 }
 
+/**
+ * The in-memory BM25 index (bm25-index.ts) adds a posting in a few ns where FTS5 scored a row in
+ * 1–2 µs, so it affords 10 times FTS5's budget: common words stay in the query unless they would
+ * add more than twice the space's chunk count, and never more than 200,000 postings (10 times
+ * FTS5's cap). The cap matters from 100,000 chunks on: at a million, common words cost BM25 up to
+ * 2,000,000 postings a query, 37.5 ms p99 in process against 10.5 ms capped, for one answer
+ * in 464 of the labelled set (hybrid recall@10 0.884 → 0.881; docs/BENCHMARKS.md, "Big spaces").
+ */
+export function indexRowBudget(chunkCount: number): number {
+  return Math.min(Math.max(2 * chunkCount, MIN_ROW_BUDGET), 10 * MAX_ROW_BUDGET);
+}
+
 /** Terms in at most this share of the chunks always stay: a rare word is what a query is about. */
 const ALWAYS_KEPT_SHARE = 0.02;
 

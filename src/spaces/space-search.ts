@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer';
 import { quoteInput } from '../shared/quote-input.ts';
-import { bm25Expression, queryTerms, selectiveTerms } from './bm25-query.ts';
+import { bm25Expression, indexRowBudget, queryTerms, selectiveTerms } from './bm25-query.ts';
 import { HashedEmbedder } from './hashed-embedder.ts';
 import { fuseRanks } from './rank-fusion.ts';
 import { markedSnippet } from './search-snippet.ts';
@@ -11,12 +11,6 @@ import type { ChunkRow, SpaceRow } from './space-rows.ts';
 import type { SearchRequest, SearchResult } from './space-types.ts';
 import { alphanumericPieces, foldedWords } from './word-tokens.ts';
 
-/**
- * The in-memory BM25 index adds a posting in a few ns where FTS5 scored a row in 1–2 µs, so it
- * affords 10 times FTS5's row budget (bm25-query.ts): common words stay in the query unless
- * they would add more than twice the space's chunk count.
- */
-const INDEX_ROW_BUDGET = (chunks: number) => Math.max(2 * chunks, 5_000);
 /** How many of each list hybrid search fuses: deep enough that a passage ranked well by one list alone still surfaces. */
 const HYBRID_DEPTH = 50;
 
@@ -112,7 +106,7 @@ export class SpaceSearch {
     if (lists.bm25 !== null) {
       const terms = queryTerms(request.query);
       if (textIndex !== null) {
-        lists.bm25 = textIndex.search(selectiveTerms(terms, frequency, row.chunk_count, INDEX_ROW_BUDGET), depth, accept);
+        lists.bm25 = textIndex.search(selectiveTerms(terms, frequency, row.chunk_count, indexRowBudget), depth, accept);
       } else {
         const expression = bm25Expression(selectiveTerms(terms, frequency, row.chunk_count));
         if (expression !== null) lists.bm25 = store.bm25(row.id, expression, depth, documentIds);

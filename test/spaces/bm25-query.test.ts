@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import fc from 'fast-check';
-import { bm25Expression, MAX_QUERY_TERMS, queryTerms, selectiveTerms } from '../../src/spaces/bm25-query.ts';
+import { bm25Expression, indexRowBudget, MAX_QUERY_TERMS, queryTerms, selectiveTerms } from '../../src/spaces/bm25-query.ts';
 
 function ftsTable(): DatabaseSync {
   const db = new DatabaseSync(':memory:');
@@ -71,4 +71,16 @@ test('selective terms: weightless terms go, then the commonest while over the ro
   assert.deepEqual(selectiveTerms(['the', 'zzz'], frequencies({ the: 90_000 }), 100_000), ['zzz', 'the']);
   assert.deepEqual(selectiveTerms(['a'], () => 7, 7), ['a']);
   assert.deepEqual(selectiveTerms([], () => 0, 7), []);
+});
+
+test('the in-memory index\'s row budget: twice the chunks, at least 5,000, at most 200,000 postings however big the space', () => {
+  assert.equal(indexRowBudget(100), 5_000);
+  assert.equal(indexRowBudget(50_000), 100_000);
+  assert.equal(indexRowBudget(100_000), 200_000);
+  assert.equal(indexRowBudget(1_000_000), 200_000);
+  // At a million chunks, uncapped, every word stays (1,450,040 postings ≤ 2,000,000); capped,
+  // 'pump' (in most chunks, weightless) and then 'the' go, and the query scores 150,040.
+  const df = (term: string) => new Map([['pump', 900_000], ['the', 400_000], ['pressure', 150_000], ['kz25', 40]]).get(term) ?? 0;
+  assert.deepEqual(selectiveTerms(['the', 'pump', 'pressure', 'kz25'], df, 1_000_000, (chunks) => 2 * chunks), ['the', 'pump', 'pressure', 'kz25']);
+  assert.deepEqual(selectiveTerms(['the', 'pump', 'pressure', 'kz25'], df, 1_000_000, indexRowBudget), ['pressure', 'kz25']);
 });
