@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { grownCapacity } from './grown-capacity.ts';
-import { siftDown, siftUp } from './top-k-heap.ts';
+import { BestSlots } from './top-k-heap.ts';
 import type { VectorHit, VectorIndex } from './vector-index.ts';
 
 /**
@@ -256,24 +256,24 @@ export class Int8VectorIndex implements VectorIndex {
       scratch.set(this.#coarse[page]!.subarray(from, from + d), i * d);
       norms[i] = this.#norm[accepted[i]!]!;
     }
-    const best = new BestRows(Math.min(depth, accepted.length));
+    const best = new BestSlots(Math.min(depth, accepted.length));
     this.#scanInto(best, q, qNorm, scratch, norms, accepted.length, 0);
-    return this.#rescore(query, Array.from(best.nearestFirst(), (i) => accepted[i]!), k);
+    return this.#rescore(query, Array.from(best.bestFirst(), (i) => accepted[i]!), k);
   }
 
   /** The slots of the `count` nearest rows by int8 cosine, nearest first: every page scanned into one bounded heap. */
   #nearestSlots(q: Int8Array, qNorm: number, count: number): Int32Array {
-    const best = new BestRows(count);
+    const best = new BestSlots(count);
     const pageRows = this.#pageRows;
     for (let page = 0, first = 0; first < this.#size; page++, first += pageRows) {
       const rows = Math.min(pageRows, this.#size - first);
       this.#scanInto(best, q, qNorm, this.#coarse[page]!, this.#norm.subarray(first, first + rows), rows, first);
     }
-    return best.nearestFirst();
+    return best.bestFirst();
   }
 
   /** Offers the first `rows` rows of `matrix` (slot `first` + row) to `best` by int8 cosine. */
-  #scanInto(best: BestRows, q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, first: number): void {
+  #scanInto(best: BestSlots, q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, first: number): void {
     const d = this.dimensions;
     if (this.#kernel === null) {
       jsScanInto(best, matrix, norms, q, qNorm, d, rows, first);
@@ -356,37 +356,6 @@ export class Int8VectorIndex implements VectorIndex {
   }
 }
 
-/** The best `capacity` (similarity, slot) pairs offered, in a bounded min-heap (top-k-heap.ts). */
-class BestRows {
-  readonly capacity: number;
-  readonly #score: Float64Array;
-  readonly #slots: Int32Array;
-  #filled = 0;
-
-  constructor(capacity: number) {
-    this.capacity = capacity;
-    this.#score = new Float64Array(capacity);
-    this.#slots = new Int32Array(capacity);
-  }
-
-  /** The lowest similarity held once full (-Infinity until then): a row must beat it to get in. */
-  get floor(): number {
-    return this.#filled < this.capacity ? -Infinity : this.#score[0]!;
-  }
-
-  offer(similarity: number, slot: number): void {
-    if (this.#filled < this.capacity) siftUp(this.#score, this.#slots, this.#filled++, similarity, slot);
-    else if (similarity > this.#score[0]!) siftDown(this.#score, this.#slots, this.#filled, similarity, slot);
-  }
-
-  /** The slots held, nearest first. */
-  nearestFirst(): Int32Array {
-    const score = this.#score;
-    const order = Array.from({ length: this.#filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
-    return Int32Array.from(order, (i) => this.#slots[i]!);
-  }
-}
-
 /** The query scaled to ±127 into `out`; returns the int8 query's length (0 for a zero or non-finite vector). */
 export function quantizeQuery(query: Float32Array, out: Int8Array): number {
   const d = query.length;
@@ -410,7 +379,7 @@ export function quantizeQuery(query: Float32Array, out: Int8Array): number {
  * The kernel's scan in JS, for platforms without it: the same int8 cosine of each of the first
  * `rows` rows of `matrix`, offered to `best` as slot `first` + row.
  */
-function jsScanInto(best: BestRows, matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, first: number): void {
+function jsScanInto(best: BestSlots, matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, first: number): void {
   for (let row = 0; row < rows; row++) {
     const base = row * d;
     let a0 = 0, a1 = 0, a2 = 0, a3 = 0;

@@ -33,3 +33,34 @@ export function siftDown(score: Float64Array, slots: Int32Array, count: number, 
   score[i] = value;
   slots[i] = slot;
 }
+
+/** The best `capacity` (score, slot) pairs offered, in the heap above: a scan over many pages or calls keeps one. */
+export class BestSlots {
+  readonly capacity: number;
+  readonly #score: Float64Array;
+  readonly #slots: Int32Array;
+  #filled = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.#score = new Float64Array(capacity);
+    this.#slots = new Int32Array(capacity);
+  }
+
+  /** The lowest score held once full (-Infinity until then): a slot must beat it to get in. */
+  get floor(): number {
+    return this.#filled < this.capacity ? -Infinity : this.#score[0]!;
+  }
+
+  offer(score: number, slot: number): void {
+    if (this.#filled < this.capacity) siftUp(this.#score, this.#slots, this.#filled++, score, slot);
+    else if (score > this.#score[0]!) siftDown(this.#score, this.#slots, this.#filled, score, slot);
+  }
+
+  /** The slots held, best first. */
+  bestFirst(): Int32Array {
+    const score = this.#score;
+    const order = Array.from({ length: this.#filled }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
+    return Int32Array.from(order, (i) => this.#slots[i]!);
+  }
+}
