@@ -1,6 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { HashedEmbedder } from '../src/spaces/hashed-embedder.ts';
-import { alphanumericPieces, foldedWords } from '../src/spaces/word-tokens.ts';
+import { queryWeightWords, type HashedEmbedder } from '../src/spaces/hashed-embedder.ts';
 
 /**
  * Query vectors made as svc's search makes them for a space (space-search.ts): the built-in
@@ -12,10 +11,7 @@ export function spaceQueryVectors(db: DatabaseSync, spaceName: string, embedder:
   if (space === undefined) throw new Error(`no space ${spaceName} in this spaces.db`);
   const df = db.prepare('SELECT df FROM space_words WHERE space_id = ? AND word = ?');
   return queries.map((query) => {
-    const frequencies = new Map<string, number>();
-    for (const word of new Set(foldedWords(query).flatMap((w) => [w, ...alphanumericPieces(w)]))) {
-      frequencies.set(word, (df.get(space.id, word) as { df: number } | undefined)?.df ?? 0);
-    }
-    return embedder.embedText(query, (word) => embedder.queryWordWeight(word, frequencies.get(word) ?? 0, space.chunk_count));
+    const frequencies = new Map(queryWeightWords(query).map((word) => [word, (df.get(space.id, word) as { df: number } | undefined)?.df ?? 0]));
+    return embedder.queryVector(query, (word) => frequencies.get(word) ?? 0, space.chunk_count);
   });
 }

@@ -88,6 +88,15 @@ export class HashedEmbedder implements Embedder {
     return priorWordWeight(word) * idf(Math.max(df, 1), chunks);
   }
 
+  /**
+   * A query's vector in a space of `chunks` chunks, each word weighed by queryWordWeight with
+   * `frequency(word)` chunks holding it (what search does; the words it asks about are
+   * queryWeightWords(query)).
+   */
+  queryVector(query: string, frequency: (word: string) => number, chunks: number): Float32Array {
+    return this.embedText(query, (word) => this.queryWordWeight(word, frequency(word), chunks));
+  }
+
   async embed(texts: readonly string[], _purpose: 'document' | 'query'): Promise<Float32Array[]> {
     return texts.map((text) => this.embedText(text));
   }
@@ -100,6 +109,11 @@ export class HashedEmbedder implements Embedder {
     else addFeaturesV2(features, text, weightOf);
     return features.project(this.dimensions);
   }
+}
+
+/** The distinct words whose document frequencies a query's vector (queryVector) weighs: its folded words and a code's runs ("kz35" → "kz", "35"). */
+export function queryWeightWords(query: string): string[] {
+  return [...new Set(foldedWords(query).flatMap((word) => [word, ...alphanumericPieces(word)]))];
 }
 
 function idf(df: number, chunks: number): number {

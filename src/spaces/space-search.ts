@@ -1,7 +1,7 @@
 import { stemmer } from 'stemmer';
 import { quoteInput } from '../shared/quote-input.ts';
 import { bm25Expression, indexRowBudget, queryTerms, selectiveTerms } from './bm25-query.ts';
-import { HashedEmbedder } from './hashed-embedder.ts';
+import { HashedEmbedder, queryWeightWords } from './hashed-embedder.ts';
 import { fuseRanks } from './rank-fusion.ts';
 import { markedSnippet } from './search-snippet.ts';
 import type { SpaceAccess } from './space-access.ts';
@@ -9,7 +9,6 @@ import { reindexRequired } from './space-errors.ts';
 import { metadataValueKey, parseSearchRequest, type ParsedSearchRequest } from './space-input.ts';
 import type { ChunkRow, SpaceRow } from './space-rows.ts';
 import type { SearchRequest, SearchResult } from './space-types.ts';
-import { alphanumericPieces, foldedWords } from './word-tokens.ts';
 
 /** How many of each list hybrid search fuses: deep enough that a passage ranked well by one list alone still surfaces. */
 const HYBRID_DEPTH = 50;
@@ -96,9 +95,7 @@ export class SpaceSearch {
       if (documentIds.length === 0) return lists;
     }
     const depth = searchDepth(request);
-    // The built-in embedder weighs a code's runs too ("kz35" → "kz", "35").
-    const words = [...new Set(foldedWords(request.query).flatMap((word) => [word, ...alphanumericPieces(word)]))];
-    const frequencies = store.documentFrequencies(row.id, words);
+    const frequencies = store.documentFrequencies(row.id, queryWeightWords(request.query));
     const frequency = (word: string) => frequencies.get(word) ?? 0;
     const textIndex = lists.bm25 === null ? null : indexes.textIndex(row);
     // The in-memory indexes filter by chunk id; FTS5 joins the documents itself.
@@ -160,7 +157,7 @@ export class SpaceSearch {
   /** The built-in embedder's query vector (the version the space records), each word weighed by its idf in this space (hashed-embedder.ts says why). */
   #hashedQueryVector(row: SpaceRow, query: string, frequency: (word: string) => number): Float32Array {
     const embedder = this.#access.embedders.require(row) as HashedEmbedder;
-    return embedder.embedText(query, (word) => embedder.queryWordWeight(word, frequency(word), row.chunk_count));
+    return embedder.queryVector(query, frequency, row.chunk_count);
   }
 }
 
