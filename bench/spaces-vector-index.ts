@@ -55,7 +55,7 @@ const { values: flags } = parseArgs({
 });
 
 const CANDIDATES = [
-  'exact-f32', 'js-f32x4', 'js-i8', 'int8-js', 'int8-usearch', 'hnsw-svc', 'usearch-exact-f32',
+  'exact-f32', 'js-f32x4', 'js-i8', 'int8-js', 'int8-svc', 'hnsw-svc', 'usearch-exact-f32',
   'usearch-hnsw-f32', 'usearch-hnsw-i8', 'sqlite-vec-f32', 'sqlite-vec-i8', 'sqlite-vec-bit',
 ] as const;
 type Candidate = (typeof CANDIDATES)[number];
@@ -316,9 +316,9 @@ async function makeIndex(candidate: Candidate, dims: number, dir: string, graphC
       ...(flags['graph-expansion-add'] === undefined ? {} : { expansionAdd: Number(flags['graph-expansion-add']) }),
     });
   }
-  if (candidate === 'int8-usearch') {
+  if (candidate === 'int8-svc') {
     const index = new Int8VectorIndex(dims);
-    return index.native ? index : 'usearch did not load (npm install usearch)';
+    return index.native ? index : 'the scan kernel (src/spaces/wasm/column-scan.wasm) did not compile here';
   }
   if (candidate.startsWith('usearch')) {
     const usearch = await loadOptional<{ default: UsearchModule }>('usearch');

@@ -1,8 +1,14 @@
 import { createRequire } from 'node:module';
 import { Int8VectorIndex, quantizeQuery } from './int8-vector-index.ts';
-import type { VectorHit, VectorIndex, VectorIndexFactory } from './vector-index.ts';
+import type { VectorHit, VectorIndex, VectorIndexFactory, VectorIndexTraits } from './vector-index.ts';
 
-/** The part of usearch's Index class this file calls (typed here: see int8-vector-index.ts on loading usearch). */
+/**
+ * The part of usearch's Index class this file calls. Typed here rather than imported so that a
+ * platform where its binary does not load still runs (on the exact scan). usearch is a regular
+ * dependency, not an optional one: npm skips an optional package whose `engines` (node >= 22)
+ * the installing Node does not meet, and `npm install` often runs on an older system Node while
+ * the `node` package runs svc on Node 24.
+ */
 interface UsearchGraph {
   add(keys: BigUint64Array, vectors: Int8Array, threads?: number): void;
   search(vector: Int8Array, k: number, threads: number): { keys: BigUint64Array; distances: Float32Array };
@@ -19,6 +25,11 @@ interface UsearchModule {
 }
 
 let usearch: UsearchModule | null | undefined;
+
+/** Whether usearch's graph loads here (false: every space is scanned exactly). */
+export function usearchLoads(): boolean {
+  return loadUsearch() !== null;
+}
 
 function loadUsearch(): UsearchModule | null {
   if (usearch === undefined) {
@@ -64,7 +75,7 @@ const EXPANSION_ADD = 200;
 const CANDIDATES = 1024;
 /** Vectors not yet in the graph are rescored one by one; past this many a search scans everything instead. */
 const PENDING_SCAN_LIMIT = 4096;
-/** One graph thread: see KERNEL_THREADS in int8-vector-index.ts (two shared cores). */
+/** One graph thread: on the two-core machines this runs on, a second thread was slower under load (it competes with the daemon's own work). */
 const GRAPH_THREADS = 1;
 
 export interface HnswOptions {
@@ -252,8 +263,13 @@ export class HnswVectorIndex implements VectorIndex {
 }
 
 /**
- * The index a space gets unless told otherwise: the exact int8 scan below HNSW_THRESHOLD vectors,
- * the graph in front of it from there (the exact scan throughout where usearch does not load).
- * Chosen by measurement: docs/BENCHMARKS.md, "Knowledge spaces: vector index".
+ * The index a space gets unless told otherwise. Spaces whose queries are sparse (the built-in
+ * embedder's) get the exact column scan at any size: it reads only the query's columns, which at
+ * a million chunks takes about what the graph took, finds the exact top 10 where the graph found
+ * 0.61 of it on questions, and costs no graph (~0.7 KB a chunk, a 10–16-minute build). Spaces with
+ * dense queries (model embedders) get the exact scan below HNSW_THRESHOLD vectors and the graph in
+ * front of it from there (the exact scan throughout where usearch does not load).
+ * Chosen by measurement: docs/BENCHMARKS.md, "Knowledge spaces: vector index" and "Big spaces".
  */
-export const defaultVectorIndex: VectorIndexFactory = (dimensions) => new HnswVectorIndex(dimensions);
+export const defaultVectorIndex: VectorIndexFactory = (dimensions: number, traits?: VectorIndexTraits) =>
+  traits?.sparseQueries === true ? new Int8VectorIndex(dimensions) : new HnswVectorIndex(dimensions);

@@ -1,35 +1,32 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { grownCapacity } from './grown-capacity.ts';
 import { BestSlots } from './top-k-heap.ts';
 import type { VectorHit, VectorIndex } from './vector-index.ts';
 
-/**
- * The part of usearch this index calls: its exact search, a SIMD brute-force scan in C++. Typed
- * here rather than imported so that a platform where its binary does not load still runs (on
- * the plain JS scan). usearch is a regular dependency, not an optional one: npm skips an
- * optional package whose `engines` (node >= 22) the installing Node does not meet, and `npm
- * install` often runs on an older system Node while the `node` package runs svc on Node 24.
- */
-interface ExactSearchKernel {
-  exactSearch(
-    dataset: Int8Array, queries: Int8Array, dimensions: number, count: number, metric: string, threads?: number,
-  ): { keys: BigUint64Array; distances: Float32Array };
-  MetricKind: { Cos: string };
+/** What column-scan.wasm exports (wasm/column-scan.as.ts says what each argument is). */
+interface ColumnScanExports {
+  scanPage(
+    page: number, stride: number, rows: number, invNorm: number, columns: number, weights: number, groups: number,
+    bias: number, floor: number, acc: number, outRows: number, outScores: number,
+  ): number;
 }
 
-let kernel: ExactSearchKernel | null | undefined;
+let compiled: WebAssembly.Module | null | undefined;
 
-/** usearch's native kernel, or null where it cannot be loaded (no prebuilt binary, not installed). */
-export function loadExactSearchKernel(): ExactSearchKernel | null {
-  if (kernel === undefined) {
+/**
+ * The compiled scan kernel (wasm/column-scan.wasm, SIMD and relaxed SIMD), or null where this
+ * runtime cannot compile it: the index then scans in JS, with the same results. Compiled once
+ * per thread, on first use.
+ */
+export function columnScanModule(): WebAssembly.Module | null {
+  if (compiled === undefined) {
     try {
-      const loaded = createRequire(import.meta.url)('usearch') as Partial<ExactSearchKernel>;
-      kernel = typeof loaded.exactSearch === 'function' && loaded.MetricKind !== undefined ? (loaded as ExactSearchKernel) : null;
+      compiled = new WebAssembly.Module(readFileSync(new URL('./wasm/column-scan.wasm', import.meta.url)));
     } catch {
-      kernel = null;
+      compiled = null;
     }
   }
-  return kernel;
+  return compiled;
 }
 
 const INITIAL_CAPACITY = 1024;
@@ -37,87 +34,116 @@ const INITIAL_CAPACITY = 1024;
  * Rows live in pages of this many (a power of two), so a growing space never copies the rows it
  * holds: the arrays used to grow by a quarter past 65,536 rows, and at a million chunks copying
  * every row so far at each grow took 7.1 s of the event loop during a bulk ingest (a CPU profile:
- * docs/BENCHMARKS.md) and held old and new arrays at once. 16,384 rows are 6 MB of coarse rows at
- * 384 dimensions: the last page's unused part stays small, and a scan's call per page (61 at a
- * million) costs nothing next to reading the rows. The first page doubles until it is full.
+ * docs/BENCHMARKS.md) and held old and new arrays at once. A page of 16,384 rows is 6.4 MB of
+ * columns at 384 dimensions and its scan's accumulators (64 KB) stay in the core's cache. The
+ * first page doubles until it is full.
  */
 const PAGE_ROWS = 16_384;
 /**
  * The coarse scan hands this many more candidates than k to the exact rescoring, so that a true
- * neighbour the int8 rounding moved a few places down still makes it back.
+ * neighbour the 7-bit rounding moved a few places down still makes it back.
  */
 const RESCORE_MARGIN = 32;
 /**
  * A filtered search first takes the nearest 16 k of all rows and filters those; only when fewer
  * than k of them pass (a filter passing less than roughly 1 in 16) does it call accept on every
- * id and scan just the accepted rows.
+ * id and score just the accepted rows.
  */
 const FILTER_WIDENING = 16;
-/**
- * One thread: on the two-core machines this runs on, a second scan thread was slower under load
- * (it competes with the daemon's own work), and a 100k-vector scan takes a few ms.
- */
-const KERNEL_THREADS = 1;
+/** The fine rows' scale: each row's largest component is ±FINE_MAX (16 bits). */
+const FINE_MAX = 32_767;
+/** The coarse rows' scale: ±COARSE_MAX, stored as value + COARSE_OFFSET (1 to 127: the kernel's 7-bit operand). */
+const COARSE_MAX = 63;
+const COARSE_OFFSET = 64;
+/** WebAssembly memory grows in pages of 64 KiB, to at most 65,536 of them (4 GiB). */
+const WASM_PAGE = 65_536;
+const WASM_MAX_PAGES = 65_536;
 
 /**
- * Nearest neighbours by an int8 scan and an exact rescoring. Each row is scaled by 127 over its
- * largest component and rounded (the coarse row, which is all a scan reads: a quarter of the
- * bytes of float32, and bytes are what bounds a brute-force scan of 100k rows); the rounding's
- * remainder is kept at 1/256 of a step in a second int8 row. A search scans the coarse rows for
- * the nearest k + 32 by cosine (per-row scales cancel out of a cosine), in usearch's native SIMD
- * kernel where it loads and in JS otherwise, then rescores those from coarse and remainder
- * together (15 bits, similarity within about 1e-5 of float32) and keeps the best k.
+ * Nearest neighbours by an exact scan of 7-bit columns and a rescoring from 16-bit rows.
  *
- * Every space's vectors are held here. Below HNSW_THRESHOLD this scan is the whole dense search;
- * above it hnsw-vector-index.ts puts a graph in front and rescores the graph's candidates here
- * (a first graph, built without this rescoring and from usearch's own int8 cast, lost recall on
- * the built-in embedder's vectors and took minutes to build at start: docs/BENCHMARKS.md).
+ * Each vector is kept twice, scaled by its largest component (which a cosine ignores):
+ *  - as 7-bit coarse values in columns (dimension j of every row in a page side by side), in a
+ *    WebAssembly memory the scan kernel reads (wasm/column-scan.as.ts). A search scans only the
+ *    columns of the query's nonzero dimensions for the nearest k + 32 by cosine. The built-in
+ *    embedder's questions have 52–116 of 384 (p10–p90), so the scan reads a fifth of the bytes
+ *    a row-by-row scan does: exact search at a million chunks in about the time the HNSW graph
+ *    took, with nothing to build (docs/BENCHMARKS.md, "Big spaces"). A dense query (a model
+ *    embedder's) reads every column, as fast as usearch's row scan did;
+ *  - as 16-bit rows (row-major, so a candidate's row is one read), from which those candidates
+ *    are rescored against the float query: similarity within about 1e-5 of float32.
+ * 7 bits and not 8 for the coarse values: the kernel's dot product (relaxed SIMD) is exact and
+ * the same on every platform only when one operand's top bit is clear. The coarse scan only has
+ * to bring the true top k into its top k + 32; the 16-bit rescoring ranks them.
  *
- * Ids are any safe integers (held in a Float64Array), so every SQLite row id up to 2^53.
+ * Below HNSW_THRESHOLD this scan is every space's dense search. Above it, spaces whose queries
+ * are dense (model embedders) put a graph in front (hnsw-vector-index.ts), which rescores the
+ * graph's candidates here; the built-in embedder's spaces scan exactly at any size.
+ *
+ * Where the kernel does not compile, a JS scan computes the same scores bit for bit (integer
+ * sums, one f32 product), so the same rows come back. Ids are any safe integers (held in a
+ * Float64Array), so every SQLite row id up to 2^53. One WebAssembly memory per index bounds it
+ * to 4 GiB of columns: about 10.9 million vectors of 384 dimensions.
  */
 export class Int8VectorIndex implements VectorIndex {
   readonly dimensions: number;
-  readonly #kernel: ExactSearchKernel | null;
+  readonly #kernel: ColumnScanExports | null;
+  readonly #memory: WebAssembly.Memory;
+  #bytes: Uint8Array;
+  #floats: Float32Array;
   readonly #pageRows: number;
   /** log2(#pageRows): a slot's page is slot >> #pageShift. */
   readonly #pageShift: number;
-  /** The coarse rows, page by page (each page its own buffer: usearch reads a buffer from its start). */
-  readonly #coarse: Int8Array[] = [];
-  readonly #remainder: Int8Array[] = [];
-  /** Per row: the float value of one unit of (coarse * 256 + remainder). */
+  /** Bytes of a full page in the memory: its columns, then each row's 1 / |coarse row| as f32. */
+  readonly #pageSpan: number;
+  /** Where the scratch the kernel uses lies in the memory (see #scratchLayout), and where pages start. */
+  readonly #scratch: { columns: number; weights: number; acc: number; outRows: number; outScores: number };
+  readonly #pagesBase: number;
+  /** Rows page 0 has room for: doubles from INITIAL_CAPACITY while it is the only page, then #pageRows. */
+  #firstStride: number;
+  #pageCount = 1;
+  /** The fine rows, page by page (row-major, #pageRows rows a page; the first page doubles). */
+  readonly #fine: Int16Array[] = [];
+  /** Per row: the float value of one unit of its fine row. */
   #step: Float32Array;
-  /** Per row: the coarse row's length, for the JS scan (the kernel computes its own). */
-  #norm: Float32Array;
   #ids: Float64Array;
   #slotOf = new Map<number, number>();
   #size = 0;
-  /** Reused for gathering the accepted rows of a narrow filter. */
-  #scratch = new Int8Array(0);
 
   /**
-   * `kernel` null forces the JS scan (tests compare the two; platforms without usearch get it);
-   * `pageRows` (a power of two) is for tests that want many pages from few rows.
+   * `kernel` null forces the JS scan (tests compare the two; runtimes without relaxed SIMD get
+   * it); `pageRows` (a power of two, at least 16) is for tests that want many pages from few rows.
    */
-  constructor(dimensions: number, kernel: ExactSearchKernel | null = loadExactSearchKernel(), pageRows = PAGE_ROWS) {
+  constructor(dimensions: number, kernel: WebAssembly.Module | null = columnScanModule(), pageRows = PAGE_ROWS) {
     if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`vector index: bad dimension ${dimensions}`);
-    if (!Number.isInteger(pageRows) || pageRows < 1 || (pageRows & (pageRows - 1)) !== 0) throw new RangeError(`vector index: page of ${pageRows} rows is not a power of two`);
+    if (!Number.isInteger(pageRows) || pageRows < 16 || (pageRows & (pageRows - 1)) !== 0) throw new RangeError(`vector index: page of ${pageRows} rows is not a power of two of at least 16`);
     this.dimensions = dimensions;
-    this.#kernel = kernel;
     this.#pageRows = pageRows;
     this.#pageShift = Math.log2(pageRows);
-    const first = Math.min(INITIAL_CAPACITY, pageRows);
-    this.#coarse.push(new Int8Array(first * dimensions));
-    this.#remainder.push(new Int8Array(first * dimensions));
-    this.#step = new Float32Array(first);
-    this.#norm = new Float32Array(first);
-    this.#ids = new Float64Array(first);
+    this.#pageSpan = pageRows * (dimensions + 4);
+    const groups = Math.ceil(dimensions / 4);
+    const columns = 0;
+    const weights = columns + groups * 16;
+    const acc = weights + groups * 16;
+    const outRows = acc + (pageRows + 16) * 4;
+    const outScores = outRows + pageRows * 4;
+    this.#scratch = { columns, weights, acc, outRows, outScores };
+    this.#pagesBase = align16(outScores + pageRows * 4);
+    this.#firstStride = Math.min(INITIAL_CAPACITY, pageRows);
+    this.#memory = new WebAssembly.Memory({ initial: wasmPages(this.#pagesBase + this.#firstStride * (dimensions + 4)), maximum: WASM_MAX_PAGES });
+    this.#bytes = new Uint8Array(this.#memory.buffer);
+    this.#floats = new Float32Array(this.#memory.buffer);
+    this.#kernel = kernel === null ? null : (new WebAssembly.Instance(kernel, { env: { memory: this.#memory } }).exports as unknown as ColumnScanExports);
+    this.#fine.push(new Int16Array(this.#firstStride * dimensions));
+    this.#step = new Float32Array(this.#firstStride);
+    this.#ids = new Float64Array(this.#firstStride);
   }
 
   get size(): number {
     return this.#size;
   }
 
-  /** Whether scans run in the native kernel (false: in JS, same results, slower). */
+  /** Whether scans run in the WebAssembly kernel (false: in JS, same results, slower). */
   get native(): boolean {
     return this.#kernel !== null;
   }
@@ -135,35 +161,37 @@ export class Int8VectorIndex implements VectorIndex {
         this.#ids[slot] = id;
       }
       const page = slot >> this.#pageShift;
-      const base = (slot & (this.#pageRows - 1)) * d;
-      // Locals, not the private fields, in the loops: the loops run 384 times a vector.
-      const coarseRow = this.#coarse[page]!;
-      const remainderRow = this.#remainder[page]!;
+      const row = slot & (this.#pageRows - 1);
+      const fineRow = this.#fine[page]!;
+      const fineBase = row * d;
+      const stride = this.#stride(page);
+      const columns = this.#columnsAt(page) + row;
+      // Locals, not the private fields, in the loops: they run 384 times a vector.
+      const bytes = this.#bytes;
       let max = 0;
       for (let j = 0; j < d; j++) {
         const a = Math.abs(vector[j]!);
         if (a > max) max = a;
       }
       if (!(max > 0 && max < Infinity)) {
-        coarseRow.fill(0, base, base + d);
-        remainderRow.fill(0, base, base + d);
+        fineRow.fill(0, fineBase, fineBase + d);
+        for (let j = 0; j < d; j++) bytes[columns + j * stride] = COARSE_OFFSET;
         this.#step[slot] = 0;
-        this.#norm[slot] = 0;
+        this.#floats[this.#invNormAt(page) / 4 + row] = 0;
         continue;
       }
-      const scale = 127 / max;
+      const fineScale = FINE_MAX / max;
+      const coarseScale = COARSE_MAX / max;
       let norm = 0;
       for (let j = 0; j < d; j++) {
-        const exact = vector[j]! * scale;
-        const coarse = Math.round(exact);
-        coarseRow[base + j] = coarse;
-        // The remainder is within ±0.5 of a step; 128/256 of it clamps to 127 (an error of 1/65536 of max).
-        const rest = Math.round((exact - coarse) * 256);
-        remainderRow[base + j] = rest > 127 ? 127 : rest < -128 ? -128 : rest;
+        const value = vector[j]!;
+        fineRow[fineBase + j] = Math.round(value * fineScale);
+        const coarse = Math.round(value * coarseScale);
+        bytes[columns + j * stride] = coarse + COARSE_OFFSET;
         norm += coarse * coarse;
       }
-      this.#step[slot] = 1 / (scale * 256);
-      this.#norm[slot] = Math.sqrt(norm);
+      this.#step[slot] = 1 / fineScale;
+      this.#floats[this.#invNormAt(page) / 4 + row] = 1 / Math.sqrt(norm);
     }
   }
 
@@ -174,17 +202,19 @@ export class Int8VectorIndex implements VectorIndex {
       if (slot === undefined) continue;
       this.#slotOf.delete(id);
       const last = --this.#size;
-      if (slot !== last) {
-        const movedId = this.#ids[last]!;
-        const [toPage, to] = this.#place(slot);
-        const [fromPage, from] = this.#place(last);
-        this.#coarse[toPage]!.set(this.#coarse[fromPage]!.subarray(from, from + d), to);
-        this.#remainder[toPage]!.set(this.#remainder[fromPage]!.subarray(from, from + d), to);
-        this.#step[slot] = this.#step[last]!;
-        this.#norm[slot] = this.#norm[last]!;
-        this.#ids[slot] = movedId;
-        this.#slotOf.set(movedId, slot);
-      }
+      if (slot === last) continue;
+      const movedId = this.#ids[last]!;
+      const toPage = slot >> this.#pageShift, to = slot & (this.#pageRows - 1);
+      const fromPage = last >> this.#pageShift, from = last & (this.#pageRows - 1);
+      this.#fine[toPage]!.set(this.#fine[fromPage]!.subarray(from * d, from * d + d), to * d);
+      const bytes = this.#bytes;
+      const toColumns = this.#columnsAt(toPage) + to, toStride = this.#stride(toPage);
+      const fromColumns = this.#columnsAt(fromPage) + from, fromStride = this.#stride(fromPage);
+      for (let j = 0; j < d; j++) bytes[toColumns + j * toStride] = bytes[fromColumns + j * fromStride]!;
+      this.#floats[this.#invNormAt(toPage) / 4 + to] = this.#floats[this.#invNormAt(fromPage) / 4 + from]!;
+      this.#step[slot] = this.#step[last]!;
+      this.#ids[slot] = movedId;
+      this.#slotOf.set(movedId, slot);
     }
   }
 
@@ -197,16 +227,20 @@ export class Int8VectorIndex implements VectorIndex {
     return this.#ids.slice(0, this.#size);
   }
 
-  /** The held row of `id` as int8 (the coarse row), or undefined; what an approximate index builds from. */
+  /** The held row of `id` as int8 (its fine row scaled to ±127), or undefined: what an approximate index builds from. */
   coarseRow(id: number): Int8Array | undefined {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return undefined;
-    const [page, at] = this.#place(slot);
-    return this.#coarse[page]!.subarray(at, at + this.dimensions);
+    const d = this.dimensions;
+    const base = (slot & (this.#pageRows - 1)) * d;
+    const fine = this.#fine[slot >> this.#pageShift]!;
+    const row = new Int8Array(d);
+    for (let j = 0; j < d; j++) row[j] = Math.round(fine[base + j]! * 127 / FINE_MAX);
+    return row;
   }
 
   /**
-   * Exact-enough similarities (the same 15-bit rescoring a scan ends with) of the held ones among
+   * Exact-enough similarities (the same 16-bit rescoring a scan ends with) of the held ones among
    * `ids` that `accept` passes, the best k, best first: how an approximate index's candidates are ranked.
    */
   rescoreIds(query: Float32Array, ids: Iterable<number>, k: number, accept?: (id: number) => boolean): VectorHit[] {
@@ -225,18 +259,18 @@ export class Int8VectorIndex implements VectorIndex {
     const size = this.#size;
     if (k <= 0 || size === 0) return [];
     const q = new Int8Array(d);
-    const qNorm = quantizeQuery(query, q);
-    // A zero query is orthogonal to everything (the kernel would call it identical to a zero row).
-    if (qNorm === 0) return this.#firstAccepted(k, accept);
+    // A zero query is orthogonal to everything.
+    if (quantizeQuery(query, q) === 0) return this.#firstAccepted(k, accept);
+    const sparse = sparseQuery(q);
     const depth = k + RESCORE_MARGIN;
 
-    if (accept === undefined) return this.#rescore(query, this.#nearestSlots(q, qNorm, Math.min(depth, size)), k);
+    if (accept === undefined) return this.#rescore(query, this.#nearestSlots(sparse, Math.min(depth, size)), k);
 
     // In JS a scan costs far more than calling accept, so the JS scan goes straight to the accepted rows.
     if (this.#kernel !== null) {
       const wide = Math.min(size, Math.max(depth, k * FILTER_WIDENING));
       const passing: number[] = [];
-      for (const slot of this.#nearestSlots(q, qNorm, wide)) {
+      for (const slot of this.#nearestSlots(sparse, wide)) {
         if (accept(this.#ids[slot]!)) passing.push(slot);
         if (passing.length === depth) break;
       }
@@ -244,68 +278,79 @@ export class Int8VectorIndex implements VectorIndex {
       if (passing.length >= k || wide === size) return this.#rescore(query, passing, k);
     }
 
-    // A narrow filter: gather the accepted rows and scan only those.
-    const accepted: number[] = [];
-    for (let slot = 0; slot < size; slot++) if (accept(this.#ids[slot]!)) accepted.push(slot);
-    if (accepted.length === 0) return [];
-    if (this.#scratch.length < accepted.length * d) this.#scratch = new Int8Array(Math.max(accepted.length, INITIAL_CAPACITY) * d);
-    const scratch = this.#scratch;
-    const norms = new Float32Array(accepted.length);
-    for (let i = 0; i < accepted.length; i++) {
-      const [page, from] = this.#place(accepted[i]!);
-      scratch.set(this.#coarse[page]!.subarray(from, from + d), i * d);
-      norms[i] = this.#norm[accepted[i]!]!;
+    // A narrow filter: score only the accepted rows.
+    const best = new BestSlots(depth);
+    for (let slot = 0; slot < size; slot++) {
+      if (!accept(this.#ids[slot]!)) continue;
+      const score = this.#score(sparse, slot);
+      if (score > best.floor) best.offer(score, slot);
     }
-    const best = new BestSlots(Math.min(depth, accepted.length));
-    this.#scanInto(best, q, qNorm, scratch, norms, accepted.length, 0);
-    return this.#rescore(query, Array.from(best.bestFirst(), (i) => accepted[i]!), k);
+    return this.#rescore(query, best.bestFirst(), k);
   }
 
-  /** The slots of the `count` nearest rows by int8 cosine, nearest first: every page scanned into one bounded heap. */
-  #nearestSlots(q: Int8Array, qNorm: number, count: number): Int32Array {
+  /** The slots of the `count` nearest rows by 7-bit cosine, nearest first: every page scanned into one bounded heap. */
+  #nearestSlots(query: SparseQuery, count: number): Int32Array {
     const best = new BestSlots(count);
+    const kernel = this.#kernel;
+    if (kernel === null) {
+      for (let slot = 0; slot < this.#size; slot++) {
+        const score = this.#score(query, slot);
+        if (score > best.floor) best.offer(score, slot);
+      }
+      return best.bestFirst();
+    }
+    const { columns, weights, acc, outRows, outScores } = this.#scratch;
+    const groups = Math.ceil(query.dims.length / 4);
+    // The query's columns in groups of four, the last padded with its group's first column at weight 0 (read anyway, so cached).
+    const view = new DataView(this.#memory.buffer);
+    for (let g = 0; g < groups; g++) {
+      for (let i = 0; i < 4; i++) {
+        const at = g * 4 + i;
+        const present = at < query.dims.length;
+        view.setInt32(columns + at * 4, query.dims[present ? at : g * 4]!, true);
+        const weight = present ? query.weights[at]! : 0;
+        for (let copy = 0; copy < 4; copy++) view.setInt8(weights + g * 16 + copy * 4 + i, weight);
+      }
+    }
+    const bias = -COARSE_OFFSET * query.weightSum;
+    const floats = this.#floats;
+    const rowsFound = new Int32Array(this.#memory.buffer, outRows, this.#pageRows);
     const pageRows = this.#pageRows;
     for (let page = 0, first = 0; first < this.#size; page++, first += pageRows) {
-      const rows = Math.min(pageRows, this.#size - first);
-      this.#scanInto(best, q, qNorm, this.#coarse[page]!, this.#norm.subarray(first, first + rows), rows, first);
+      const rows = Math.min(this.#stride(page), this.#size - first);
+      const found = kernel.scanPage(this.#columnsAt(page), this.#stride(page), rows, this.#invNormAt(page), columns, weights, groups, bias, best.floor, acc, outRows, outScores);
+      for (let i = 0; i < found; i++) best.offer(floats[outScores / 4 + i]!, first + rowsFound[i]!);
     }
     return best.bestFirst();
   }
 
-  /** Offers the first `rows` rows of `matrix` (slot `first` + row) to `best` by int8 cosine. */
-  #scanInto(best: BestSlots, q: Int8Array, qNorm: number, matrix: Int8Array, norms: Float32Array, rows: number, first: number): void {
-    const d = this.dimensions;
-    if (this.#kernel === null) {
-      jsScanInto(best, matrix, norms, q, qNorm, d, rows, first);
-      return;
-    }
-    // usearch's binding reads a typed array from the start of its buffer (it ignores a view's
-    // byteOffset), so the matrix always goes in as a view at offset 0.
-    const view = new Int8Array(matrix.buffer, 0, rows * d);
-    const { keys, distances } = this.#kernel.exactSearch(view, q, d, Math.min(best.capacity, rows), this.#kernel.MetricKind.Cos, KERNEL_THREADS);
-    for (let i = 0; i < keys.length; i++) best.offer(1 - distances[i]!, first + Number(keys[i]!));
+  /** One row's coarse score, as the kernel computes it: the exact integer dot product, times 1 / |row| in f32. */
+  #score(query: SparseQuery, slot: number): number {
+    const page = slot >> this.#pageShift;
+    const row = slot & (this.#pageRows - 1);
+    const columns = this.#columnsAt(page) + row;
+    const stride = this.#stride(page);
+    const bytes = this.#bytes;
+    const { dims, weights } = query;
+    let dot = 0;
+    for (let i = 0; i < dims.length; i++) dot += weights[i]! * (bytes[columns + dims[i]! * stride]! - COARSE_OFFSET);
+    return Math.fround(dot * this.#floats[this.#invNormAt(page) / 4 + row]!);
   }
 
-  /** Exact-enough similarities (15-bit rows against the float query) for `slots`; the best k, best first. */
+  /** Exact-enough similarities (16-bit rows against the float query) for `slots`; the best k, best first. */
   #rescore(query: Float32Array, slots: ArrayLike<number>, k: number): VectorHit[] {
     const d = this.dimensions;
     const hits: VectorHit[] = [];
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
-      const [page, base] = this.#place(slot);
-      const coarse = this.#coarse[page]!;
-      const remainder = this.#remainder[page]!;
+      const fine = this.#fine[slot >> this.#pageShift]!;
+      const base = (slot & (this.#pageRows - 1)) * d;
       let dot = 0;
-      for (let j = 0; j < d; j++) dot += query[j]! * (coarse[base + j]! * 256 + remainder[base + j]!);
+      for (let j = 0; j < d; j++) dot += query[j]! * fine[base + j]!;
       hits.push({ id: this.#ids[slot]!, similarity: dot * this.#step[slot]! });
     }
     hits.sort((a, b) => b.similarity - a.similarity);
     return hits.length > k ? hits.slice(0, k) : hits;
-  }
-
-  /** A slot's page and the offset of its row in that page's arrays. */
-  #place(slot: number): [page: number, offset: number] {
-    return [slot >> this.#pageShift, (slot & (this.#pageRows - 1)) * this.dimensions];
   }
 
   #firstAccepted(k: number, accept?: (id: number) => boolean): VectorHit[] {
@@ -317,28 +362,35 @@ export class Int8VectorIndex implements VectorIndex {
     return hits;
   }
 
-  /** Rows the pages have room for. */
-  #rowCapacity(): number {
-    const pages = this.#coarse.length;
-    return (pages - 1) * this.#pageRows + this.#coarse[pages - 1]!.length / this.dimensions;
+  /** Rows a page's columns hold. */
+  #stride(page: number): number {
+    return page === 0 ? this.#firstStride : this.#pageRows;
   }
 
-  /** Room for one more row: the only page doubles until it is a whole page, then a new page; the per-row numbers (16 bytes a row) grow as one array each. */
+  /** Where a page's columns start in the memory. */
+  #columnsAt(page: number): number {
+    return this.#pagesBase + page * this.#pageSpan;
+  }
+
+  /** Where a page's per-row 1 / |coarse row| start in the memory (after its columns). */
+  #invNormAt(page: number): number {
+    return this.#columnsAt(page) + this.dimensions * this.#stride(page);
+  }
+
+  /** Rows the pages have room for. */
+  #rowCapacity(): number {
+    return this.#pageCount === 1 ? this.#firstStride : this.#pageCount * this.#pageRows;
+  }
+
+  /** Room for one more row: the only page doubles until it is a whole page, then a new page; the per-row numbers grow as one array each. */
   #grow(): void {
     const d = this.dimensions;
     if (this.#size === this.#rowCapacity()) {
-      const lastRows = this.#coarse[this.#coarse.length - 1]!.length / d;
-      if (this.#coarse.length === 1 && lastRows < this.#pageRows) {
-        const rows = Math.min(lastRows * 2, this.#pageRows);
-        const coarse = new Int8Array(rows * d);
-        coarse.set(this.#coarse[0]!);
-        this.#coarse[0] = coarse;
-        const remainder = new Int8Array(rows * d);
-        remainder.set(this.#remainder[0]!);
-        this.#remainder[0] = remainder;
-      } else {
-        this.#coarse.push(new Int8Array(this.#pageRows * d));
-        this.#remainder.push(new Int8Array(this.#pageRows * d));
+      if (this.#pageCount === 1 && this.#firstStride < this.#pageRows) this.#widenFirstPage(Math.min(this.#firstStride * 2, this.#pageRows));
+      else {
+        this.#ensureMemory(this.#pagesBase + (this.#pageCount + 1) * this.#pageSpan, this.#size + 1);
+        this.#pageCount++;
+        this.#fine.push(new Int16Array(this.#pageRows * d));
       }
     }
     if (this.#size === this.#ids.length) {
@@ -346,14 +398,65 @@ export class Int8VectorIndex implements VectorIndex {
       const step = new Float32Array(capacity);
       step.set(this.#step);
       this.#step = step;
-      const norm = new Float32Array(capacity);
-      norm.set(this.#norm);
-      this.#norm = norm;
       const ids = new Float64Array(capacity);
       ids.set(this.#ids);
       this.#ids = ids;
     }
   }
+
+  /**
+   * Gives the only page `stride` rows: the memory grows, then its 1 / |row| move up, then its
+   * columns, last first, each to its new place (never over a column not moved yet).
+   */
+  #widenFirstPage(stride: number): void {
+    const d = this.dimensions;
+    const old = this.#firstStride;
+    const base = this.#pagesBase;
+    this.#ensureMemory(base + stride * (d + 4), this.#size + 1);
+    const bytes = this.#bytes;
+    bytes.copyWithin(base + d * stride, base + d * old, base + d * old + old * 4);
+    for (let j = d - 1; j > 0; j--) bytes.copyWithin(base + j * stride, base + j * old, base + j * old + old);
+    this.#firstStride = stride;
+    const fine = new Int16Array(stride * d);
+    fine.set(this.#fine[0]!);
+    this.#fine[0] = fine;
+  }
+
+  /** Grows the memory to at least `bytes` (and the views with it). */
+  #ensureMemory(bytes: number, rows: number): void {
+    const have = this.#memory.buffer.byteLength;
+    if (bytes <= have) return;
+    const pages = wasmPages(bytes) - have / WASM_PAGE;
+    try {
+      this.#memory.grow(pages);
+    } catch {
+      throw new RangeError(`vector index: no room for ${rows} vectors of ${this.dimensions} dimensions in one index (4 GiB of columns at most)`);
+    }
+    this.#bytes = new Uint8Array(this.#memory.buffer);
+    this.#floats = new Float32Array(this.#memory.buffer);
+  }
+}
+
+/** A query's nonzero int8 components: their dimensions, weights, and the weights' sum. */
+interface SparseQuery {
+  dims: Int32Array;
+  weights: Int8Array;
+  weightSum: number;
+}
+
+function sparseQuery(q: Int8Array): SparseQuery {
+  let count = 0;
+  for (let j = 0; j < q.length; j++) if (q[j] !== 0) count++;
+  const dims = new Int32Array(count);
+  const weights = new Int8Array(count);
+  let weightSum = 0;
+  for (let j = 0, at = 0; j < q.length; j++) {
+    if (q[j] === 0) continue;
+    dims[at] = j;
+    weights[at++] = q[j]!;
+    weightSum += q[j]!;
+  }
+  return { dims, weights, weightSum };
 }
 
 /** The query scaled to ±127 into `out`; returns the int8 query's length (0 for a zero or non-finite vector). */
@@ -375,24 +478,10 @@ export function quantizeQuery(query: Float32Array, out: Int8Array): number {
   return Math.sqrt(norm);
 }
 
-/**
- * The kernel's scan in JS, for platforms without it: the same int8 cosine of each of the first
- * `rows` rows of `matrix`, offered to `best` as slot `first` + row.
- */
-function jsScanInto(best: BestSlots, matrix: Int8Array, norms: Float32Array, q: Int8Array, qNorm: number, d: number, rows: number, first: number): void {
-  for (let row = 0; row < rows; row++) {
-    const base = row * d;
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    let j = 0;
-    for (; j + 3 < d; j += 4) {
-      a0 += matrix[base + j]! * q[j]!;
-      a1 += matrix[base + j + 1]! * q[j + 1]!;
-      a2 += matrix[base + j + 2]! * q[j + 2]!;
-      a3 += matrix[base + j + 3]! * q[j + 3]!;
-    }
-    for (; j < d; j++) a0 += matrix[base + j]! * q[j]!;
-    const norm = norms[row]!;
-    const similarity = norm === 0 ? 0 : (a0 + a1 + a2 + a3) / (norm * qNorm);
-    if (similarity > best.floor) best.offer(similarity, first + row);
-  }
+function align16(bytes: number): number {
+  return (bytes + 15) & ~15;
+}
+
+function wasmPages(bytes: number): number {
+  return Math.ceil(bytes / WASM_PAGE);
 }

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { Bm25Index } from './bm25-index.ts';
+import { hashedEmbedderVersion } from './hashed-embedder.ts';
 import type { SpaceRow } from './space-rows.ts';
 import type { SpaceStore } from './space-store.ts';
 import type { VectorIndex, VectorIndexFactory } from './vector-index.ts';
@@ -81,7 +82,7 @@ export class SpaceIndexes {
   vectorIndex(row: SpaceRow): VectorIndex {
     let index = this.#vectors.get(row.id);
     if (index === undefined) {
-      index = this.#factory(row.dimensions);
+      index = this.#factory(row.dimensions, { sparseQueries: hashedEmbedderVersion(row.embedder) !== undefined });
       index.upsert(this.#store.vectors(row.id));
       const path = this.#graphPath(row);
       if (path !== null && index.load !== undefined) {
@@ -90,6 +91,9 @@ export class SpaceIndexes {
         } catch {
           // No file yet, or one usearch cannot read: the graph is built from the vectors instead.
         }
+      } else if (index.load === undefined) {
+        // An index without a graph (the built-in embedder's spaces scan exactly since 2026-11-29): a graph saved before is dead weight.
+        this.#deleteGraphs(row.id);
       }
       this.#vectors.set(row.id, index);
       this.#startGraphBuild(row);

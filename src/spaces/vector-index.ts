@@ -40,4 +40,13 @@ export interface VectorIndex {
   readonly approximate?: boolean;
 }
 
-export type VectorIndexFactory = (dimensions: number) => VectorIndex;
+/** What a space's index may rely on about its queries. */
+export interface VectorIndexTraits {
+  /**
+   * Query vectors have few nonzero components: the built-in embedder's (hashed features of a
+   * short text: 52–116 of 384 on questions, p10–p90), not a model's (every component nonzero).
+   */
+  sparseQueries: boolean;
+}
+
+export type VectorIndexFactory = (dimensions: number, traits?: VectorIndexTraits) => VectorIndex;

@@ -1,20 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateBulkDocuments } from '../../src/spaces/eval/labelled-set.ts';
 import { HashedEmbedder, hashedEmbedderVersion } from '../../src/spaces/hashed-embedder.ts';
-import { defaultVectorIndex, HnswVectorIndex } from '../../src/spaces/hnsw-vector-index.ts';
-import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
+import { defaultVectorIndex, HnswVectorIndex, usearchLoads } from '../../src/spaces/hnsw-vector-index.ts';
+import { Int8VectorIndex } from '../../src/spaces/int8-vector-index.ts';
 import { openSpaceLibrary } from '../../src/spaces/space-library.ts';
 import type { DocumentInput, Embedder } from '../../src/spaces/space-types.ts';
-import type { VectorIndex } from '../../src/spaces/vector-index.ts';
+import type { VectorIndex, VectorIndexTraits } from '../../src/spaces/vector-index.ts';
 import { randomVectors } from '../helpers/random-vectors.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
-const skip = loadExactSearchKernel() === null ? 'usearch did not load here' : false;
+const skip = usearchLoads() ? false : 'usearch did not load here';
 
 /** Clustered unit vectors (a few hundred centres, each row a centre plus noise), seeded: text embeddings are clustered like this. */
 function clusteredVectors(count: number, dims: number, seed: number): Float32Array[] {
@@ -148,11 +148,17 @@ test('hnsw index: ids another ranking found (alsoConsider) are rescored beside t
   assert.deepEqual(asIndex.search(query, 10, undefined, [id]), exactTop);
 });
 
-test('defaultVectorIndex: the graph-fronted index at the documented threshold', () => {
-  const index = defaultVectorIndex(256);
-  assert.ok(index instanceof HnswVectorIndex);
-  assert.equal(index.threshold, 200_000);
-  assert.equal(index.dimensions, 256);
+test('defaultVectorIndex: the graph-fronted index at the documented threshold for dense queries, the exact column scan for sparse ones', () => {
+  for (const traits of [undefined, { sparseQueries: false }]) {
+    const index = defaultVectorIndex(256, traits);
+    assert.ok(index instanceof HnswVectorIndex);
+    assert.equal(index.threshold, 200_000);
+    assert.equal(index.dimensions, 256);
+  }
+  const sparse = defaultVectorIndex(384, { sparseQueries: true });
+  assert.ok(sparse instanceof Int8VectorIndex);
+  assert.equal((sparse as VectorIndex).buildSome, undefined, 'no graph to build');
+  assert.equal(sparse.dimensions, 384);
 });
 
 /** Generated documents until `chunks` chunks. */
@@ -211,6 +217,47 @@ test('space library: the graph is built on ingest, saved, loaded at the next ope
     assert.notEqual(readdirSync(graphs)[0], v1Graph);
     await library.deleteSpace('kb');
     assert.deepEqual(readdirSync(graphs), []);
+    await library.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('space library: the built-in embedder\'s spaces get the exact scan (sparse queries) and lose a graph an earlier version saved; a model\'s get the graph-fronted index', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-spaces-hnsw-'));
+  const graphs = join(dataDir, 'spaces', 'graphs');
+  const asked: (VectorIndexTraits | undefined)[] = [];
+  const made: VectorIndex[] = [];
+  const vectorIndex = (dims: number, traits?: VectorIndexTraits) => {
+    asked.push(traits);
+    const index = defaultVectorIndex(dims, traits);
+    made.push(index);
+    return index;
+  };
+  const query = { query: 'the quarterly report on water treatment', mode: 'dense' as const, top_k: 5 };
+  try {
+    let library = await openSpaceLibrary({ dataDir, vectorIndex });
+    await library.createSpace('kb');
+    await library.addDocuments('kb', documents(120));
+    await library.close();
+    // What a version that built graphs for these spaces left (the space is the first, id 1).
+    mkdirSync(graphs, { recursive: true });
+    writeFileSync(join(graphs, 'space-1-0123456789abcdef.usearch'), 'an old graph');
+    library = await openSpaceLibrary({ dataDir, vectorIndex });
+    assert.ok((await library.search('kb', query)).length > 0);
+    assert.deepEqual(readdirSync(graphs), [], 'the old graph is gone');
+    await library.close();
+    assert.deepEqual(asked, [{ sparseQueries: true }, { sparseQueries: true }]);
+    assert.ok(made.every((index) => index instanceof Int8VectorIndex));
+
+    // A model's vectors (any other embedder id): dense queries, the graph-fronted index.
+    const hashed = new HashedEmbedder();
+    const model: Embedder = { id: 'acme/dense-embedder', dimensions: hashed.dimensions, embed: (texts, purpose) => hashed.embed(texts, purpose) };
+    library = await openSpaceLibrary({ dataDir, embedder: model, vectorIndex });
+    await library.createSpace('models');
+    await library.addDocuments('models', documents(20));
+    assert.deepEqual(asked.at(-1), { sparseQueries: false });
+    assert.ok(made.at(-1) instanceof HnswVectorIndex);
     await library.close();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

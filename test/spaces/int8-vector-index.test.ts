@@ -1,21 +1,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
 import { GROW_BY_QUARTER_FROM } from '../../src/spaces/grown-capacity.ts';
-import { Int8VectorIndex, loadExactSearchKernel } from '../../src/spaces/int8-vector-index.ts';
+import { columnScanModule, Int8VectorIndex } from '../../src/spaces/int8-vector-index.ts';
 import { type VectorIndex } from '../../src/spaces/vector-index.ts';
 import { randomVectors, unit } from '../helpers/random-vectors.ts';
 
-const kernel = loadExactSearchKernel();
+const kernel = columnScanModule();
+const noKernel = kernel === null ? 'the scan kernel (wasm/column-scan.wasm) did not compile here' : false;
 const variants: { name: string; make: (dims: number) => Int8VectorIndex; skip: string | false }[] = [
-  { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, kernel), skip: kernel === null ? 'usearch did not load here' : false },
+  { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, kernel), skip: noKernel },
   { name: 'JS scan', make: (dims) => new Int8VectorIndex(dims, null), skip: false },
   // Pages of 64 rows: every test below then crosses many pages (the default's pages are 16,384 rows).
-  { name: 'native kernel, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, kernel, 64), skip: kernel === null ? 'usearch did not load here' : false },
+  { name: 'native kernel, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, kernel, 64), skip: noKernel },
   { name: 'JS scan, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, null, 64), skip: false },
 ];
 
-/** How far the index's similarities may be from float32's: its rows keep 15 bits (1e-5 measured). */
+/** How far the index's similarities may be from float32's: its fine rows keep 16 bits (1e-5 measured). */
 const TOLERANCE = 1e-4;
 
 /**
@@ -54,6 +59,21 @@ for (const { name, make, skip } of variants) {
       // A stored vector is its own nearest neighbour.
       assert.equal(index.search(vectors[1234]!, 1)[0]!.id, 1235);
     }
+  });
+
+  test(`int8 index (${name}): sparse queries (few nonzero dimensions, as the built-in embedder's questions) find what the exact scan finds`, { skip }, () => {
+    const dims = 384;
+    const vectors = randomVectors(3000, dims, 11);
+    const index = make(dims);
+    const exact = new ExactVectorIndex(dims);
+    const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+    index.upsert(entries);
+    exact.upsert(entries);
+    // 1 (one column), 3 (a group of four padded), 4, 5, 79 (the questions' median) and 383 nonzero dimensions.
+    for (const nonzero of [1, 3, 4, 5, 79, 383]) assertSameAsExact(index, exact, sparseVectors(8, dims, nonzero, 100 + nonzero), 10);
+    // Negative weights only, and a query that is one row's own nonzero part.
+    assertSameAsExact(index, exact, sparseVectors(4, dims, 40, 7).map((v) => v.map((x) => -Math.abs(x))), 10);
+    assert.equal(index.search(vectors[77]!, 1)[0]!.id, 78);
   });
 
   test(`int8 index (${name}): removed ids never come back, replaced vectors move, accept filters`, { skip }, () => {
@@ -165,12 +185,13 @@ for (const { name, make, skip } of variants) {
   });
 }
 
-test('int8 index: pages must be a power of two', () => {
+test('int8 index: pages must be a power of two of at least 16 rows', () => {
   assert.throws(() => new Int8VectorIndex(4, null, 48), /power of two/);
   assert.throws(() => new Int8VectorIndex(4, null, 0), /power of two/);
+  assert.throws(() => new Int8VectorIndex(4, null, 8), /at least 16/);
 });
 
-test('int8 index: the native kernel and the JS scan agree', { skip: kernel === null ? 'usearch did not load here' : false }, () => {
+test('int8 index: the native kernel and the JS scan agree', { skip: noKernel }, () => {
   const dims = 64;
   const vectors = randomVectors(2000, dims, 21);
   const native = new Int8VectorIndex(dims, kernel);
@@ -178,8 +199,48 @@ test('int8 index: the native kernel and the JS scan agree', { skip: kernel === n
   const entries = vectors.map((vector, i) => ({ id: (i + 1) * 7, vector }));
   native.upsert(entries);
   js.upsert(entries);
-  for (const query of randomVectors(20, dims, 22)) {
+  for (const query of [...randomVectors(20, dims, 22), ...sparseVectors(20, dims, 9, 23)]) {
     assert.deepEqual(native.search(query, 30), js.search(query, 30));
     assert.deepEqual(native.search(query, 30, (id) => id % 3 === 0), js.search(query, 30, (id) => id % 3 === 0));
+  }
+});
+
+test('int8 index: the kernel and the JS scan agree across pages, after removals move rows between them', { skip: noKernel }, () => {
+  const dims = 24;
+  const vectors = randomVectors(1000, dims, 31);
+  const native = new Int8VectorIndex(dims, kernel, 16);
+  const js = new Int8VectorIndex(dims, null, 16);
+  const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+  native.upsert(entries);
+  js.upsert(entries);
+  const gone = Array.from({ length: 300 }, (_, i) => i * 3 + 1);
+  native.remove(gone);
+  js.remove(gone);
+  native.upsert(entries.slice(0, 50));
+  js.upsert(entries.slice(0, 50));
+  for (const query of [...randomVectors(10, dims, 32), ...sparseVectors(10, dims, 5, 33)]) assert.deepEqual(native.search(query, 40), js.search(query, 40));
+});
+
+/** Unit vectors with `nonzero` random dimensions set (the rest zero). */
+function sparseVectors(count: number, dims: number, nonzero: number, seed: number): Float32Array[] {
+  const dense = randomVectors(count, dims, seed);
+  const picks = randomVectors(count, dims, seed + 1);
+  return dense.map((vector, i) => {
+    const keep = new Set([...picks[i]!.keys()].sort((a, b) => picks[i]![a]! - picks[i]![b]!).slice(0, nonzero));
+    return unit(Array.from(vector, (x, j) => (keep.has(j) ? x : 0)));
+  });
+}
+
+test('the committed column-scan.wasm is what the AssemblyScript source compiles to (npm run build:kernels)', { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-kernels-'));
+  try {
+    const root = new URL('../../', import.meta.url).pathname;
+    const out = join(dir, 'column-scan.wasm');
+    const asc = join(root, 'node_modules', 'assemblyscript', 'bin', 'asc.js');
+    execFileSync(process.execPath, [asc, 'src/spaces/wasm/column-scan.as.ts', '--config', 'src/spaces/wasm/asconfig.json', '-o', out], { cwd: root, stdio: 'pipe' });
+    const committed = readFileSync(new URL('../../src/spaces/wasm/column-scan.wasm', import.meta.url));
+    assert.ok(readFileSync(out).equals(committed), 'the committed column-scan.wasm differs from a fresh build: run npm run build:kernels and commit it');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
