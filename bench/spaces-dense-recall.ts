@@ -61,7 +61,14 @@ const space = db.prepare('SELECT id, chunk_count FROM spaces WHERE name = ?').ge
 const embedder = new HashedEmbedder();
 const dims = embedder.dimensions;
 const truth = new ExactVectorIndex(dims);
-const scan = new Int8VectorIndex(dims);
+// Rescoring from the stored vectors, as a space of the built-in embedder does (space-indexes.ts).
+const selectVector = db.prepare('SELECT vector FROM chunk_vectors WHERE chunk_id = ?');
+const scan = new Int8VectorIndex(dims, {
+  storedVectors: (ids) => ids.map((id) => {
+    const row = selectVector.get(id) as { vector: Uint8Array } | undefined;
+    return row === undefined ? undefined : new Float32Array(row.vector.slice().buffer);
+  }),
+});
 const graph = new HnswVectorIndex(dims, flags.candidates === undefined ? {} : { candidates: Number(flags.candidates) });
 const graphDir = join(dataDir, 'spaces', 'graphs');
 const graphPath = flags.graph ?? (existsSync(graphDir) ? readdirSync(graphDir).filter((name) => !name.endsWith('.partial')).map((name) => join(graphDir, name))[0] : undefined);

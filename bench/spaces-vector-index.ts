@@ -306,7 +306,7 @@ async function makeIndex(candidate: Candidate, dims: number, dir: string, graphC
   if (candidate === 'exact-f32') return new ExactVectorIndex(dims);
   if (candidate === 'js-f32x4') return new JsScanIndex(dims, 'f32x4');
   if (candidate === 'js-i8') return new JsScanIndex(dims, 'i8');
-  if (candidate === 'int8-js') return new Int8VectorIndex(dims, null);
+  if (candidate === 'int8-js') return new Int8VectorIndex(dims, { kernel: null });
   // svc's graph-fronted index with the graph from the first vector: what a space past HNSW_THRESHOLD searches.
   if (candidate === 'hnsw-svc') {
     return new HnswVectorIndex(dims, {

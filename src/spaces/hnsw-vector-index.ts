@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Int8VectorIndex, quantizeQuery } from './int8-vector-index.ts';
+import { quantizeQuery } from './int8-query.ts';
+import { Int8VectorIndex } from './int8-vector-index.ts';
 import type { VectorHit, VectorIndex, VectorIndexFactory, VectorIndexTraits } from './vector-index.ts';
 
 /**
@@ -266,10 +267,13 @@ export class HnswVectorIndex implements VectorIndex {
  * The index a space gets unless told otherwise. Spaces whose queries are sparse (the built-in
  * embedder's) get the exact column scan at any size: it reads only the query's columns, which at
  * a million chunks takes about what the graph took, finds the exact top 10 where the graph found
- * 0.61 of it on questions, and costs no graph (~0.7 KB a chunk, a 10–16-minute build). Spaces with
+ * 0.61 of it on questions, and costs no graph (~0.7 KB a chunk, a 10–16-minute build); it rescores
+ * from the store's vectors (traits.storedVectors) rather than keep 16-bit rows. Spaces with
  * dense queries (model embedders) get the exact scan below HNSW_THRESHOLD vectors and the graph in
  * front of it from there (the exact scan throughout where usearch does not load).
  * Chosen by measurement: docs/BENCHMARKS.md, "Knowledge spaces: vector index" and "Big spaces".
  */
 export const defaultVectorIndex: VectorIndexFactory = (dimensions: number, traits?: VectorIndexTraits) =>
-  traits?.sparseQueries === true ? new Int8VectorIndex(dimensions) : new HnswVectorIndex(dimensions);
+  traits?.sparseQueries === true
+    ? new Int8VectorIndex(dimensions, traits.storedVectors === undefined ? {} : { storedVectors: traits.storedVectors })
+    : new HnswVectorIndex(dimensions);

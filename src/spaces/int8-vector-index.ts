@@ -1,33 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { columnScanModule, WASM_MAX_PAGES, WASM_PAGE, wasmPages, type ColumnScanExports } from './column-scan-kernel.ts';
 import { grownCapacity } from './grown-capacity.ts';
+import { quantizeQuery, sparseQuery, type SparseQuery } from './int8-query.ts';
 import { BestSlots } from './top-k-heap.ts';
-import type { VectorHit, VectorIndex } from './vector-index.ts';
-
-/** What column-scan.wasm exports (wasm/column-scan.as.ts says what each argument is). */
-interface ColumnScanExports {
-  scanPage(
-    page: number, stride: number, rows: number, invNorm: number, columns: number, weights: number, groups: number,
-    bias: number, floor: number, acc: number, outRows: number, outScores: number,
-  ): number;
-}
-
-let compiled: WebAssembly.Module | null | undefined;
-
-/**
- * The compiled scan kernel (wasm/column-scan.wasm, SIMD and relaxed SIMD), or null where this
- * runtime cannot compile it: the index then scans in JS, with the same results. Compiled once
- * per thread, on first use.
- */
-export function columnScanModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    try {
-      compiled = new WebAssembly.Module(readFileSync(new URL('./wasm/column-scan.wasm', import.meta.url)));
-    } catch {
-      compiled = null;
-    }
-  }
-  return compiled;
-}
+import type { StoredVectors, VectorHit, VectorIndex } from './vector-index.ts';
 
 const INITIAL_CAPACITY = 1024;
 /**
@@ -55,30 +30,32 @@ const FINE_MAX = 32_767;
 /** The coarse rows' scale: ±COARSE_MAX, stored as value + COARSE_OFFSET (1 to 127: the kernel's 7-bit operand). */
 const COARSE_MAX = 63;
 const COARSE_OFFSET = 64;
-/** WebAssembly memory grows in pages of 64 KiB, to at most 65,536 of them (4 GiB). */
-const WASM_PAGE = 65_536;
-const WASM_MAX_PAGES = 65_536;
+
+export interface Int8VectorIndexOptions {
+  /** The scan kernel; null forces the JS scan (tests compare the two; runtimes without relaxed SIMD get it). */
+  kernel?: WebAssembly.Module | null;
+  /** Rows a page holds (a power of two, at least 16): for tests that want many pages from few rows. */
+  pageRows?: number;
+  /**
+   * Where the float vectors are kept (the space's store): given, the index keeps no 16-bit rows
+   * and rescores its candidates from the vectors read back through it, exactly.
+   */
+  storedVectors?: StoredVectors;
+}
 
 /**
- * Nearest neighbours by an exact scan of 7-bit columns and a rescoring from 16-bit rows.
+ * Nearest neighbours by an exact scan of 7-bit columns and a rescoring of the best k + 32.
  *
- * Each vector is kept twice, scaled by its largest component (which a cosine ignores):
- *  - as 7-bit coarse values in columns (dimension j of every row in a page side by side), in a
- *    WebAssembly memory the scan kernel reads (wasm/column-scan.as.ts). A search scans only the
- *    columns of the query's nonzero dimensions for the nearest k + 32 by cosine. The built-in
- *    embedder's questions have 52–116 of 384 (p10–p90), so the scan reads a fifth of the bytes
- *    a row-by-row scan does: exact search at a million chunks in about the time the HNSW graph
- *    took, with nothing to build (docs/BENCHMARKS.md, "Big spaces"). A dense query (a model
- *    embedder's) reads every column, as fast as usearch's row scan did;
- *  - as 16-bit rows (row-major, so a candidate's row is one read), from which those candidates
- *    are rescored against the float query: similarity within about 1e-5 of float32.
- * 7 bits and not 8 for the coarse values: the kernel's dot product (relaxed SIMD) is exact and
- * the same on every platform only when one operand's top bit is clear. The coarse scan only has
- * to bring the true top k into its top k + 32; the 16-bit rescoring ranks them.
- *
- * Below HNSW_THRESHOLD this scan is every space's dense search. Above it, spaces whose queries
- * are dense (model embedders) put a graph in front (hnsw-vector-index.ts), which rescores the
- * graph's candidates here; the built-in embedder's spaces scan exactly at any size.
+ * Each vector is kept scaled by its largest component (which a cosine ignores) as 7-bit values in
+ * columns (dimension j of every row in a page side by side) in a WebAssembly memory the kernel
+ * scans (wasm/column-scan.as.ts), reading only the columns of the query's nonzero dimensions: a
+ * fifth of the bytes for the built-in embedder's questions, every column for a model's dense
+ * query. 7 bits because the kernel's relaxed-SIMD dot product is exact and the same on every
+ * platform only when one operand's top bit is clear. The best k + 32 are then rescored against
+ * the float query: from 16-bit rows the index keeps (row-major: one read a candidate; within about
+ * 1e-5 of float32), or, given `storedVectors` (the space's store), from the stored vectors, exactly,
+ * keeping no rows (768 B a vector at 384 dimensions). An index behind a graph keeps its rows: it
+ * rescores 1,024+ candidates a search (hnsw-vector-index.ts). docs/spaces.md has the figures.
  *
  * Where the kernel does not compile, a JS scan computes the same scores bit for bit (integer
  * sums, one f32 product), so the same rows come back. Ids are any safe integers (held in a
@@ -102,19 +79,18 @@ export class Int8VectorIndex implements VectorIndex {
   /** Rows page 0 has room for: doubles from INITIAL_CAPACITY while it is the only page, then #pageRows. */
   #firstStride: number;
   #pageCount = 1;
-  /** The fine rows, page by page (row-major, #pageRows rows a page; the first page doubles). */
-  readonly #fine: Int16Array[] = [];
-  /** Per row: the float value of one unit of its fine row. */
+  /** The fine rows, page by page (row-major, #pageRows rows a page; the first page doubles); null with storedVectors. */
+  readonly #fine: Int16Array[] | null;
+  readonly #stored: StoredVectors | null;
+  /** Per row: the float value of one unit of its fine row (empty with storedVectors). */
   #step: Float32Array;
   #ids: Float64Array;
   #slotOf = new Map<number, number>();
   #size = 0;
 
-  /**
-   * `kernel` null forces the JS scan (tests compare the two; runtimes without relaxed SIMD get
-   * it); `pageRows` (a power of two, at least 16) is for tests that want many pages from few rows.
-   */
-  constructor(dimensions: number, kernel: WebAssembly.Module | null = columnScanModule(), pageRows = PAGE_ROWS) {
+  constructor(dimensions: number, options: Int8VectorIndexOptions = {}) {
+    const kernel = options.kernel === undefined ? columnScanModule() : options.kernel;
+    const pageRows = options.pageRows ?? PAGE_ROWS;
     if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`vector index: bad dimension ${dimensions}`);
     if (!Number.isInteger(pageRows) || pageRows < 16 || (pageRows & (pageRows - 1)) !== 0) throw new RangeError(`vector index: page of ${pageRows} rows is not a power of two of at least 16`);
     this.dimensions = dimensions;
@@ -134,8 +110,9 @@ export class Int8VectorIndex implements VectorIndex {
     this.#bytes = new Uint8Array(this.#memory.buffer);
     this.#floats = new Float32Array(this.#memory.buffer);
     this.#kernel = kernel === null ? null : (new WebAssembly.Instance(kernel, { env: { memory: this.#memory } }).exports as unknown as ColumnScanExports);
-    this.#fine.push(new Int16Array(this.#firstStride * dimensions));
-    this.#step = new Float32Array(this.#firstStride);
+    this.#stored = options.storedVectors ?? null;
+    this.#fine = this.#stored === null ? [new Int16Array(this.#firstStride * dimensions)] : null;
+    this.#step = new Float32Array(this.#stored === null ? this.#firstStride : 0);
     this.#ids = new Float64Array(this.#firstStride);
   }
 
@@ -162,7 +139,7 @@ export class Int8VectorIndex implements VectorIndex {
       }
       const page = slot >> this.#pageShift;
       const row = slot & (this.#pageRows - 1);
-      const fineRow = this.#fine[page]!;
+      const fineRow = this.#fine?.[page];
       const fineBase = row * d;
       const stride = this.#stride(page);
       const columns = this.#columnsAt(page) + row;
@@ -174,9 +151,9 @@ export class Int8VectorIndex implements VectorIndex {
         if (a > max) max = a;
       }
       if (!(max > 0 && max < Infinity)) {
-        fineRow.fill(0, fineBase, fineBase + d);
+        fineRow?.fill(0, fineBase, fineBase + d);
         for (let j = 0; j < d; j++) bytes[columns + j * stride] = COARSE_OFFSET;
-        this.#step[slot] = 0;
+        if (fineRow !== undefined) this.#step[slot] = 0;
         this.#floats[this.#invNormAt(page) / 4 + row] = 0;
         continue;
       }
@@ -184,13 +161,14 @@ export class Int8VectorIndex implements VectorIndex {
       const coarseScale = COARSE_MAX / max;
       let norm = 0;
       for (let j = 0; j < d; j++) {
-        const value = vector[j]!;
-        fineRow[fineBase + j] = Math.round(value * fineScale);
-        const coarse = Math.round(value * coarseScale);
+        const coarse = Math.round(vector[j]! * coarseScale);
         bytes[columns + j * stride] = coarse + COARSE_OFFSET;
         norm += coarse * coarse;
       }
-      this.#step[slot] = 1 / fineScale;
+      if (fineRow !== undefined) {
+        for (let j = 0; j < d; j++) fineRow[fineBase + j] = Math.round(vector[j]! * fineScale);
+        this.#step[slot] = 1 / fineScale;
+      }
       this.#floats[this.#invNormAt(page) / 4 + row] = 1 / Math.sqrt(norm);
     }
   }
@@ -206,13 +184,15 @@ export class Int8VectorIndex implements VectorIndex {
       const movedId = this.#ids[last]!;
       const toPage = slot >> this.#pageShift, to = slot & (this.#pageRows - 1);
       const fromPage = last >> this.#pageShift, from = last & (this.#pageRows - 1);
-      this.#fine[toPage]!.set(this.#fine[fromPage]!.subarray(from * d, from * d + d), to * d);
+      if (this.#fine !== null) {
+        this.#fine[toPage]!.set(this.#fine[fromPage]!.subarray(from * d, from * d + d), to * d);
+        this.#step[slot] = this.#step[last]!;
+      }
       const bytes = this.#bytes;
       const toColumns = this.#columnsAt(toPage) + to, toStride = this.#stride(toPage);
       const fromColumns = this.#columnsAt(fromPage) + from, fromStride = this.#stride(fromPage);
       for (let j = 0; j < d; j++) bytes[toColumns + j * toStride] = bytes[fromColumns + j * fromStride]!;
       this.#floats[this.#invNormAt(toPage) / 4 + to] = this.#floats[this.#invNormAt(fromPage) / 4 + from]!;
-      this.#step[slot] = this.#step[last]!;
       this.#ids[slot] = movedId;
       this.#slotOf.set(movedId, slot);
     }
@@ -227,15 +207,22 @@ export class Int8VectorIndex implements VectorIndex {
     return this.#ids.slice(0, this.#size);
   }
 
-  /** The held row of `id` as int8 (its fine row scaled to ±127), or undefined: what an approximate index builds from. */
+  /** The held row of `id` as int8 (scaled to ±127), or undefined: what an approximate index builds from. */
   coarseRow(id: number): Int8Array | undefined {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return undefined;
     const d = this.dimensions;
-    const base = (slot & (this.#pageRows - 1)) * d;
-    const fine = this.#fine[slot >> this.#pageShift]!;
+    const page = slot >> this.#pageShift;
+    const at = slot & (this.#pageRows - 1);
     const row = new Int8Array(d);
-    for (let j = 0; j < d; j++) row[j] = Math.round(fine[base + j]! * 127 / FINE_MAX);
+    if (this.#fine !== null) {
+      const fine = this.#fine[page]!;
+      for (let j = 0; j < d; j++) row[j] = Math.round(fine[at * d + j]! * 127 / FINE_MAX);
+    } else {
+      const columns = this.#columnsAt(page) + at;
+      const stride = this.#stride(page);
+      for (let j = 0; j < d; j++) row[j] = Math.round((this.#bytes[columns + j * stride]! - COARSE_OFFSET) * 127 / COARSE_MAX);
+    }
     return row;
   }
 
@@ -337,17 +324,30 @@ export class Int8VectorIndex implements VectorIndex {
     return Math.fround(dot * this.#floats[this.#invNormAt(page) / 4 + row]!);
   }
 
-  /** Exact-enough similarities (16-bit rows against the float query) for `slots`; the best k, best first. */
+  /** Exact-enough similarities (16-bit rows, or the stored vectors, against the float query) for `slots`; the best k, best first. */
   #rescore(query: Float32Array, slots: ArrayLike<number>, k: number): VectorHit[] {
     const d = this.dimensions;
     const hits: VectorHit[] = [];
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      const fine = this.#fine[slot >> this.#pageShift]!;
-      const base = (slot & (this.#pageRows - 1)) * d;
-      let dot = 0;
-      for (let j = 0; j < d; j++) dot += query[j]! * fine[base + j]!;
-      hits.push({ id: this.#ids[slot]!, similarity: dot * this.#step[slot]! });
+    if (this.#stored !== null) {
+      const ids = Array.from(slots, (slot) => this.#ids[slot]!);
+      const vectors = this.#stored(ids);
+      for (const [i, id] of ids.entries()) {
+        const vector = vectors[i];
+        // Not in the store any more (deleted since the index learnt of it): not a result.
+        if (vector === undefined || vector.length !== d) continue;
+        let dot = 0;
+        for (let j = 0; j < d; j++) dot += query[j]! * vector[j]!;
+        hits.push({ id, similarity: dot });
+      }
+    } else {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i]!;
+        const fine = this.#fine![slot >> this.#pageShift]!;
+        const base = (slot & (this.#pageRows - 1)) * d;
+        let dot = 0;
+        for (let j = 0; j < d; j++) dot += query[j]! * fine[base + j]!;
+        hits.push({ id: this.#ids[slot]!, similarity: dot * this.#step[slot]! });
+      }
     }
     hits.sort((a, b) => b.similarity - a.similarity);
     return hits.length > k ? hits.slice(0, k) : hits;
@@ -390,14 +390,16 @@ export class Int8VectorIndex implements VectorIndex {
       else {
         this.#ensureMemory(this.#pagesBase + (this.#pageCount + 1) * this.#pageSpan, this.#size + 1);
         this.#pageCount++;
-        this.#fine.push(new Int16Array(this.#pageRows * d));
+        this.#fine?.push(new Int16Array(this.#pageRows * d));
       }
     }
     if (this.#size === this.#ids.length) {
       const capacity = grownCapacity(this.#ids.length);
-      const step = new Float32Array(capacity);
-      step.set(this.#step);
-      this.#step = step;
+      if (this.#fine !== null) {
+        const step = new Float32Array(capacity);
+        step.set(this.#step);
+        this.#step = step;
+      }
       const ids = new Float64Array(capacity);
       ids.set(this.#ids);
       this.#ids = ids;
@@ -417,9 +419,11 @@ export class Int8VectorIndex implements VectorIndex {
     bytes.copyWithin(base + d * stride, base + d * old, base + d * old + old * 4);
     for (let j = d - 1; j > 0; j--) bytes.copyWithin(base + j * stride, base + j * old, base + j * old + old);
     this.#firstStride = stride;
-    const fine = new Int16Array(stride * d);
-    fine.set(this.#fine[0]!);
-    this.#fine[0] = fine;
+    if (this.#fine !== null) {
+      const fine = new Int16Array(stride * d);
+      fine.set(this.#fine[0]!);
+      this.#fine[0] = fine;
+    }
   }
 
   /** Grows the memory to at least `bytes` (and the views with it). */
@@ -437,51 +441,6 @@ export class Int8VectorIndex implements VectorIndex {
   }
 }
 
-/** A query's nonzero int8 components: their dimensions, weights, and the weights' sum. */
-interface SparseQuery {
-  dims: Int32Array;
-  weights: Int8Array;
-  weightSum: number;
-}
-
-function sparseQuery(q: Int8Array): SparseQuery {
-  let count = 0;
-  for (let j = 0; j < q.length; j++) if (q[j] !== 0) count++;
-  const dims = new Int32Array(count);
-  const weights = new Int8Array(count);
-  let weightSum = 0;
-  for (let j = 0, at = 0; j < q.length; j++) {
-    if (q[j] === 0) continue;
-    dims[at] = j;
-    weights[at++] = q[j]!;
-    weightSum += q[j]!;
-  }
-  return { dims, weights, weightSum };
-}
-
-/** The query scaled to ±127 into `out`; returns the int8 query's length (0 for a zero or non-finite vector). */
-export function quantizeQuery(query: Float32Array, out: Int8Array): number {
-  const d = query.length;
-  let max = 0;
-  for (let j = 0; j < d; j++) {
-    const a = Math.abs(query[j]!);
-    if (a > max) max = a;
-  }
-  if (!(max > 0 && max < Infinity)) return 0;
-  const scale = 127 / max;
-  let norm = 0;
-  for (let j = 0; j < d; j++) {
-    const v = Math.round(query[j]! * scale);
-    out[j] = v;
-    norm += v * v;
-  }
-  return Math.sqrt(norm);
-}
-
 function align16(bytes: number): number {
   return (bytes + 15) & ~15;
-}
-
-function wasmPages(bytes: number): number {
-  return Math.ceil(bytes / WASM_PAGE);
 }

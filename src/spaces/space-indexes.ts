@@ -82,7 +82,10 @@ export class SpaceIndexes {
   vectorIndex(row: SpaceRow): VectorIndex {
     let index = this.#vectors.get(row.id);
     if (index === undefined) {
-      index = this.#factory(row.dimensions, { sparseQueries: hashedEmbedderVersion(row.embedder) !== undefined });
+      index = this.#factory(row.dimensions, {
+        sparseQueries: hashedEmbedderVersion(row.embedder) !== undefined,
+        storedVectors: (ids) => this.#store.vectorsOf(ids),
+      });
       index.upsert(this.#store.vectors(row.id));
       const path = this.#graphPath(row);
       if (path !== null && index.load !== undefined) {

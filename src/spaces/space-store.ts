@@ -357,6 +357,15 @@ export class SpaceStore {
     }
   }
 
+  /** The stored vectors of these chunk ids, in order (undefined for one not held): what an index rescores from. */
+  vectorsOf(ids: readonly number[]): (Float32Array | undefined)[] {
+    const select = this.#prepare('SELECT vector FROM chunk_vectors WHERE chunk_id = ?');
+    return ids.map((id) => {
+      const row = select.get(id) as { vector: Uint8Array } | undefined;
+      return row === undefined ? undefined : bytesVector(row.vector);
+    });
+  }
+
   // --- reindex (vectors of another embedder written aside, then swapped in at once) ---
 
   clearReindexVectors(spaceId: number): void {

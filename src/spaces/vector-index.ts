@@ -40,13 +40,18 @@ export interface VectorIndex {
   readonly approximate?: boolean;
 }
 
-/** What a space's index may rely on about its queries. */
+/** The float vectors of `ids` as the store keeps them, in order; undefined for an id it no longer holds. */
+export type StoredVectors = (ids: readonly number[]) => (Float32Array | undefined)[];
+
+/** What a space's index may rely on about its queries and vectors. */
 export interface VectorIndexTraits {
   /**
    * Query vectors have few nonzero components: the built-in embedder's (hashed features of a
    * short text: 52–116 of 384 on questions, p10–p90), not a model's (every component nonzero).
    */
   sparseQueries: boolean;
+  /** Reads vectors back from the space's store: an index may rescore from them instead of keeping its own fine copy. */
+  storedVectors?: StoredVectors;
 }
 
 export type VectorIndexFactory = (dimensions: number, traits?: VectorIndexTraits) => VectorIndex;

@@ -6,19 +6,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExactVectorIndex } from '../../src/spaces/exact-vector-index.ts';
 import { GROW_BY_QUARTER_FROM } from '../../src/spaces/grown-capacity.ts';
-import { columnScanModule, Int8VectorIndex } from '../../src/spaces/int8-vector-index.ts';
+import { columnScanModule } from '../../src/spaces/column-scan-kernel.ts';
+import { Int8VectorIndex, type Int8VectorIndexOptions } from '../../src/spaces/int8-vector-index.ts';
 import { type VectorIndex } from '../../src/spaces/vector-index.ts';
 import { randomVectors, unit } from '../helpers/random-vectors.ts';
 
 const kernel = columnScanModule();
 const noKernel = kernel === null ? 'the scan kernel (wasm/column-scan.wasm) did not compile here' : false;
 const variants: { name: string; make: (dims: number) => Int8VectorIndex; skip: string | false }[] = [
-  { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, kernel), skip: noKernel },
-  { name: 'JS scan', make: (dims) => new Int8VectorIndex(dims, null), skip: false },
+  { name: 'native kernel', make: (dims) => new Int8VectorIndex(dims, { kernel }), skip: noKernel },
+  { name: 'JS scan', make: (dims) => new Int8VectorIndex(dims, { kernel: null }), skip: false },
   // Pages of 64 rows: every test below then crosses many pages (the default's pages are 16,384 rows).
-  { name: 'native kernel, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, kernel, 64), skip: noKernel },
-  { name: 'JS scan, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, null, 64), skip: false },
+  { name: 'native kernel, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, { kernel, pageRows: 64 }), skip: noKernel },
+  { name: 'JS scan, pages of 64 rows', make: (dims) => new Int8VectorIndex(dims, { kernel: null, pageRows: 64 }), skip: false },
+  // No 16-bit rows: candidates rescored from the vectors a store keeps (what the built-in embedder's spaces do).
+  { name: 'native kernel, rescored from stored vectors', make: (dims) => withStore(dims, { kernel, pageRows: 64 }), skip: noKernel },
+  { name: 'JS scan, rescored from stored vectors', make: (dims) => withStore(dims, { kernel: null }), skip: false },
 ];
+
+/** An index that rescores from a Map standing in for the space's store, which its upserts and removals keep up to date. */
+function withStore(dims: number, options: Int8VectorIndexOptions): Int8VectorIndex {
+  const kept = new Map<number, Float32Array>();
+  const index = new Int8VectorIndex(dims, { ...options, storedVectors: (ids) => ids.map((id) => kept.get(id)) });
+  const upsert = index.upsert.bind(index);
+  const remove = index.remove.bind(index);
+  index.upsert = (entries) => {
+    const list = [...entries];
+    for (const { id, vector } of list) kept.set(id, Float32Array.from(vector));
+    upsert(list);
+  };
+  index.remove = (ids) => {
+    const list = [...ids];
+    for (const id of list) kept.delete(id);
+    remove(list);
+  };
+  return index;
+}
 
 /** How far the index's similarities may be from float32's: its fine rows keep 16 bits (1e-5 measured). */
 const TOLERANCE = 1e-4;
@@ -186,16 +209,16 @@ for (const { name, make, skip } of variants) {
 }
 
 test('int8 index: pages must be a power of two of at least 16 rows', () => {
-  assert.throws(() => new Int8VectorIndex(4, null, 48), /power of two/);
-  assert.throws(() => new Int8VectorIndex(4, null, 0), /power of two/);
-  assert.throws(() => new Int8VectorIndex(4, null, 8), /at least 16/);
+  assert.throws(() => new Int8VectorIndex(4, { kernel: null, pageRows: 48 }), /power of two/);
+  assert.throws(() => new Int8VectorIndex(4, { kernel: null, pageRows: 0 }), /power of two/);
+  assert.throws(() => new Int8VectorIndex(4, { kernel: null, pageRows: 8 }), /at least 16/);
 });
 
 test('int8 index: the native kernel and the JS scan agree', { skip: noKernel }, () => {
   const dims = 64;
   const vectors = randomVectors(2000, dims, 21);
-  const native = new Int8VectorIndex(dims, kernel);
-  const js = new Int8VectorIndex(dims, null);
+  const native = new Int8VectorIndex(dims, { kernel });
+  const js = new Int8VectorIndex(dims, { kernel: null });
   const entries = vectors.map((vector, i) => ({ id: (i + 1) * 7, vector }));
   native.upsert(entries);
   js.upsert(entries);
@@ -208,8 +231,8 @@ test('int8 index: the native kernel and the JS scan agree', { skip: noKernel }, 
 test('int8 index: the kernel and the JS scan agree across pages, after removals move rows between them', { skip: noKernel }, () => {
   const dims = 24;
   const vectors = randomVectors(1000, dims, 31);
-  const native = new Int8VectorIndex(dims, kernel, 16);
-  const js = new Int8VectorIndex(dims, null, 16);
+  const native = new Int8VectorIndex(dims, { kernel, pageRows: 16 });
+  const js = new Int8VectorIndex(dims, { kernel: null, pageRows: 16 });
   const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
   native.upsert(entries);
   js.upsert(entries);
@@ -219,6 +242,25 @@ test('int8 index: the kernel and the JS scan agree across pages, after removals 
   native.upsert(entries.slice(0, 50));
   js.upsert(entries.slice(0, 50));
   for (const query of [...randomVectors(10, dims, 32), ...sparseVectors(10, dims, 5, 33)]) assert.deepEqual(native.search(query, 40), js.search(query, 40));
+});
+
+test('int8 index rescored from stored vectors: exact similarities, and an id the store no longer holds is not a result', () => {
+  const dims = 48;
+  const vectors = randomVectors(500, dims, 41);
+  const kept = new Map(vectors.map((vector, i) => [i + 1, vector] as const));
+  const index = new Int8VectorIndex(dims, { storedVectors: (ids) => ids.map((id) => kept.get(id)) });
+  index.upsert([...kept].map(([id, vector]) => ({ id, vector })));
+  const exact = new ExactVectorIndex(dims);
+  exact.upsert([...kept].map(([id, vector]) => ({ id, vector })));
+  const query = vectors[9]!;
+  const expected = exact.search(query, 5);
+  const hits = index.search(query, 5);
+  assert.deepEqual(hits.map((h) => h.id), expected.map((h) => h.id));
+  for (const [i, hit] of hits.entries()) assert.ok(Math.abs(hit.similarity - expected[i]!.similarity) < 1e-6);
+  // Deleted from the store before the index heard of it: never surfaces.
+  kept.delete(10);
+  assert.ok(index.search(query, 5).every((h) => h.id !== 10));
+  assert.equal(index.search(query, 5).length, 5);
 });
 
 /** Unit vectors with `nonzero` random dimensions set (the rest zero). */
