@@ -4,7 +4,8 @@ import { quantizeQuery, sparseQuery, type SparseQuery } from './int8-query.ts';
 import { BestSlots } from './top-k-heap.ts';
 import type { StoredVectors, VectorHit, VectorIndex } from './vector-index.ts';
 
-const INITIAL_CAPACITY = 1024;
+/** The first page's rows, doubling from here: a row writes into every column (1,024 rows: ~400 KB touched for one passage; 64: 24 KB). */
+const INITIAL_CAPACITY = 64;
 /**
  * Rows live in pages of this many (a power of two), so a growing space never copies the rows it
  * holds: the arrays used to grow by a quarter past 65,536 rows, and at a million chunks copying
@@ -60,7 +61,9 @@ export interface Int8VectorIndexOptions {
  * Where the kernel does not compile, a JS scan computes the same scores bit for bit (integer
  * sums, one f32 product), so the same rows come back. Ids are any safe integers (held in a
  * Float64Array), so every SQLite row id up to 2^53. One WebAssembly memory per index bounds it
- * to 4 GiB of columns: about 10.9 million vectors of 384 dimensions.
+ * to 4 GiB of columns: about 10.9 million vectors of 384 dimensions. Each memory reserves address
+ * space (V8: ~8 GiB of a process's 128 TiB), so about 16,000 indexes can be alive at once in one
+ * process: the daemon holds one per space searched since it started.
  */
 export class Int8VectorIndex implements VectorIndex {
   readonly dimensions: number;
