@@ -76,8 +76,9 @@ export class Int8VectorIndex implements VectorIndex {
   readonly #pageShift: number;
   /** Bytes of a full page in the memory: its columns, then each row's 1 / |coarse row| as f32. */
   readonly #pageSpan: number;
-  /** Where the scratch the kernel uses lies in the memory (see #scratchLayout), and where pages start. */
+  /** Where the kernel's scratch lies in the memory: the query's columns and weights, the accumulators, the rows found and their scores. */
   readonly #scratch: { columns: number; weights: number; acc: number; outRows: number; outScores: number };
+  /** Where the pages start, after the scratch. */
   readonly #pagesBase: number;
   /** Rows page 0 has room for: doubles from INITIAL_CAPACITY while it is the only page, then #pageRows. */
   #firstStride: number;
