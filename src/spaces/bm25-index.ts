@@ -148,6 +148,9 @@ export class Bm25Index {
         scores[slot] = previous + weight * tf / (tf + base + norm * lengths[slot]!);
       }
     }
+    // The heap inline rather than through BestSlots (top-k-heap.ts): this loop runs once per
+    // touched chunk, up to 200,000 a query, and the method call per chunk cost 3–4% of a search
+    // (200,000 generated chunks, the labelled questions: 0.89–0.95 against 0.93–0.99 ms).
     const limit = Math.min(k, touchedCount);
     const heapScores = new Float64Array(limit);
     const heapSlots = new Int32Array(limit);

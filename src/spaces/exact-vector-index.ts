@@ -1,4 +1,4 @@
-import { siftDown, siftUp } from './top-k-heap.ts';
+import { BestSlots } from './top-k-heap.ts';
 import type { VectorHit, VectorIndex } from './vector-index.ts';
 
 const INITIAL_CAPACITY = 1024;
@@ -61,24 +61,18 @@ export class ExactVectorIndex implements VectorIndex {
     const d = this.dimensions;
     if (query.length !== d) throw new RangeError(`vector index: query of ${query.length} entries, index holds ${d}`);
     if (k <= 0 || this.#size === 0) return [];
-    // A bounded min-heap of the best k (similarity, slot) pairs seen so far.
-    const heapScore = new Float64Array(k);
-    const heapSlot = new Int32Array(k);
-    let count = 0;
+    const best = new BestSlots(k);
     const rows = this.#rows;
     for (let slot = 0; slot < this.#size; slot++) {
       if (accept !== undefined && !accept(this.#ids[slot]!)) continue;
       let dot = 0;
       const base = slot * d;
       for (let j = 0; j < d; j++) dot += rows[base + j]! * query[j]!;
-      if (count < k) {
-        siftUp(heapScore, heapSlot, count++, dot, slot);
-      } else if (dot > heapScore[0]!) {
-        siftDown(heapScore, heapSlot, count, dot, slot);
-      }
+      best.offer(dot, slot);
     }
+    const held = best.held();
     const hits: VectorHit[] = [];
-    for (let i = 0; i < count; i++) hits.push({ id: this.#ids[heapSlot[i]!]!, similarity: heapScore[i]! });
+    for (let i = 0; i < held.slots.length; i++) hits.push({ id: this.#ids[held.slots[i]!]!, similarity: held.scores[i]! });
     return hits.sort((a, b) => b.similarity - a.similarity);
   }
 

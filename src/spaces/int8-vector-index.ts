@@ -273,8 +273,7 @@ export class Int8VectorIndex implements VectorIndex {
     const best = new BestSlots(depth);
     for (let slot = 0; slot < size; slot++) {
       if (!accept(this.#ids[slot]!)) continue;
-      const score = this.#score(sparse, slot);
-      if (score > best.floor) best.offer(score, slot);
+      best.offer(this.#score(sparse, slot), slot);
     }
     return this.#rescore(query, best.bestFirst(), k);
   }
@@ -285,8 +284,7 @@ export class Int8VectorIndex implements VectorIndex {
     const kernel = this.#kernel;
     if (kernel === null) {
       for (let slot = 0; slot < this.#size; slot++) {
-        const score = this.#score(query, slot);
-        if (score > best.floor) best.offer(score, slot);
+        best.offer(this.#score(query, slot), slot);
       }
       return best.bestFirst();
     }

@@ -88,15 +88,15 @@ export class SpaceIndexes {
       });
       index.upsert(this.#store.vectors(row.id));
       const path = this.#graphPath(row);
-      if (path !== null && index.load !== undefined) {
+      if (index.load === undefined) {
+        // An index without a graph (the built-in embedder's spaces scan exactly since 2026-11-29): a graph saved before is dead weight.
+        this.#deleteGraphs(row.id);
+      } else if (path !== null) {
         try {
           index.load(path);
         } catch {
           // No file yet, or one usearch cannot read: the graph is built from the vectors instead.
         }
-      } else if (index.load === undefined) {
-        // An index without a graph (the built-in embedder's spaces scan exactly since 2026-11-29): a graph saved before is dead weight.
-        this.#deleteGraphs(row.id);
       }
       this.#vectors.set(row.id, index);
       this.#startGraphBuild(row);

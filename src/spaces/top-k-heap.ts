@@ -1,6 +1,7 @@
 /**
  * A bounded min-heap of the best k (score, slot) pairs, kept in two typed arrays: the vector
- * scans push every candidate through it, so it allocates nothing per candidate.
+ * scans (through BestSlots, below) and BM25 (inline) push every candidate through it, so it
+ * allocates nothing per candidate.
  */
 
 /** Adds (value, slot) at position `at` (the heap's current size) and restores the heap. */
@@ -55,6 +56,11 @@ export class BestSlots {
   offer(score: number, slot: number): void {
     if (this.#filled < this.capacity) siftUp(this.#score, this.#slots, this.#filled++, score, slot);
     else if (score > this.#score[0]!) siftDown(this.#score, this.#slots, this.#filled, score, slot);
+  }
+
+  /** The pairs held, in heap order (not sorted): views, valid until the next offer. */
+  held(): { slots: Int32Array; scores: Float64Array } {
+    return { slots: this.#slots.subarray(0, this.#filled), scores: this.#score.subarray(0, this.#filled) };
   }
 
   /** The slots held, best first. */
