@@ -67,15 +67,19 @@ function assertSameAsExact(index: VectorIndex, exact: ExactVectorIndex, queries:
   }
 }
 
+/** `index` and a float exact scan beside it, both holding `vectors` as ids 1, 2, …. */
+function filledBeside(index: Int8VectorIndex, vectors: Float32Array[]): { vectors: Float32Array[]; index: Int8VectorIndex; exact: ExactVectorIndex } {
+  const exact = new ExactVectorIndex(index.dimensions);
+  const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
+  index.upsert(entries);
+  exact.upsert(entries);
+  return { vectors, index, exact };
+}
+
 for (const { name, make, skip } of variants) {
   test(`int8 index (${name}): the same k nearest, in the same order, with the same similarities as the exact scan`, { skip }, () => {
     for (const dims of [16, 256]) {
-      const vectors = randomVectors(3000, dims, 7 + dims);
-      const index = make(dims);
-      const exact = new ExactVectorIndex(dims);
-      const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
-      index.upsert(entries);
-      exact.upsert(entries);
+      const { vectors, index, exact } = filledBeside(make(dims), randomVectors(3000, dims, 7 + dims));
       assert.equal(index.size, 3000);
       assertSameAsExact(index, exact, randomVectors(40, dims, 99), 10);
       assertSameAsExact(index, exact, randomVectors(10, dims, 98), 50);
@@ -86,12 +90,7 @@ for (const { name, make, skip } of variants) {
 
   test(`int8 index (${name}): sparse queries (few nonzero dimensions, as the built-in embedder's questions) find what the exact scan finds`, { skip }, () => {
     const dims = 384;
-    const vectors = randomVectors(3000, dims, 11);
-    const index = make(dims);
-    const exact = new ExactVectorIndex(dims);
-    const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
-    index.upsert(entries);
-    exact.upsert(entries);
+    const { vectors, index, exact } = filledBeside(make(dims), randomVectors(3000, dims, 11));
     // 1 (one column), 3 (a group of four padded), 4, 5, 79 (the questions' median) and 383 nonzero dimensions.
     for (const nonzero of [1, 3, 4, 5, 79, 383]) assertSameAsExact(index, exact, sparseVectors(8, dims, nonzero, 100 + nonzero), 10);
     // Negative weights only, and a query that is one row's own nonzero part.
@@ -123,12 +122,7 @@ for (const { name, make, skip } of variants) {
 
   test(`int8 index (${name}): filters return k results whenever k pass, broad or narrow, equal to the exact filtered search`, { skip }, () => {
     const dims = 32;
-    const vectors = randomVectors(4000, dims, 5);
-    const index = make(dims);
-    const exact = new ExactVectorIndex(dims);
-    const entries = vectors.map((vector, i) => ({ id: i + 1, vector }));
-    index.upsert(entries);
-    exact.upsert(entries);
+    const { index, exact } = filledBeside(make(dims), randomVectors(4000, dims, 5));
     const queries = randomVectors(15, dims, 6);
     // About half pass; one in ten (still found among the widened nearest); one in a hundred and
     // one in a thousand (both need the scan of the accepted rows alone).
