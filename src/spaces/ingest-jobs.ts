@@ -44,8 +44,21 @@ export type JobWork = (report: (index: number, outcome: FileOutcome) => void) =>
 const KEEP_MS = 60 * 60 * 1000;
 const MAX_KEPT = 500;
 
+interface JobEntry {
+  job: IngestJob;
+  /**
+   * Null once the job has run: the work function closes over the upload (its files' bytes, their
+   * extracted text and chunks), and a finished job is kept an hour for its record alone. Holding
+   * the closure kept every upload of that hour resident: 2.2 GB more at a million chunks.
+   */
+  work: JobWork | null;
+  done: Promise<void>;
+  resolve: () => void;
+  bytes: number;
+}
+
 export class IngestJobs {
-  readonly #jobs = new Map<string, { job: IngestJob; work: JobWork; done: Promise<void>; resolve: () => void; bytes: number }>();
+  readonly #jobs = new Map<string, JobEntry>();
   readonly #queue: string[] = [];
   readonly #maxQueuedBytes: number;
   #queuedBytes = 0;
@@ -127,8 +140,9 @@ export class IngestJobs {
     }
   }
 
-  async #run(entry: { job: IngestJob; work: JobWork; resolve: () => void; bytes: number }): Promise<void> {
-    const { job } = entry;
+  async #run(entry: JobEntry): Promise<void> {
+    const { job, work } = entry;
+    entry.work = null;
     job.status = 'running';
     job.started_at = new Date().toISOString();
     for (const file of job.files) file.status = 'running';
@@ -146,7 +160,8 @@ export class IngestJobs {
       job.progress.text_bytes_done += file.text_bytes;
     };
     try {
-      await entry.work(settle);
+      // Never null here: only queued jobs run, and close() takes the rest out of the queue.
+      if (work !== null) await work(settle);
     } catch (error) {
       for (const index of job.files.keys()) settle(index, { error });
     }
@@ -154,7 +169,8 @@ export class IngestJobs {
     this.#finish(entry, job.files.every((f) => f.status === 'failed') ? 'failed' : 'completed');
   }
 
-  #finish(entry: { job: IngestJob; resolve: () => void; bytes: number }, status: JobStatus): void {
+  #finish(entry: JobEntry, status: JobStatus): void {
+    entry.work = null;
     entry.job.status = status;
     entry.job.finished_at = new Date().toISOString();
     this.#queuedBytes -= entry.bytes;
