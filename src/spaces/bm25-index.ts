@@ -42,6 +42,17 @@ interface Postings {
   length: number;
 }
 
+/**
+ * `text` in memory of its own. V8 keeps a slice of 13 or more characters (what the tokenizer's
+ * `slice` and `split` return, and a stem cut from such a word) as a view of the string it was cut
+ * from, so a word kept as a key of the index's maps kept the whole lowercased chunk it first came
+ * from: as much again as the text itself in a space full of ids, hashes and timestamps. Only new
+ * keys are copied; a lookup needs none.
+ */
+function ownCopy(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
+}
+
 /** FTS5's token for a folded word: its Porter stem. */
 export function bm25Token(word: string): string {
   return word.length > MAX_STEMMED ? word : stemmer(word);
@@ -226,14 +237,15 @@ export class Bm25Index {
     this.#poolFreed = 0;
   }
 
-  #term(word: string): number {
-    let term = this.#wordTerms.get(word);
+  #term(found: string): number {
+    let term = this.#wordTerms.get(found);
     if (term !== undefined) return term;
+    const word = ownCopy(found);
     const token = bm25Token(word);
     term = this.#terms.get(token);
     if (term === undefined) {
       term = this.#postings.length;
-      this.#terms.set(token, term);
+      this.#terms.set(token === word ? word : ownCopy(token), term);
       this.#postings.push({ slots: new Int32Array(4), tfs: new Uint16Array(4), length: 0 });
       if (term === this.#termCounts.length) this.#termCounts = grown(this.#termCounts, new Uint32Array(term * 2));
     }

@@ -4,6 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Bm25Index, type Bm25Hit } from '../../src/spaces/bm25-index.ts';
 import { bm25Expression, queryTerms } from '../../src/spaces/bm25-query.ts';
 import { seededRandom, type SeededRandom } from '../../src/spaces/eval/seeded-random.ts';
+import { reduceMemoryNow } from '../../src/shared/memory-reducing-gc.ts';
 
 /** The space store's FTS5 table (space-store.ts), the ranking the index must reproduce. */
 function ftsTable(): DatabaseSync {
@@ -155,4 +156,18 @@ test('bm25 index: after most chunks are removed (their term lists compacted away
     const words = queryTerms(randomText(random, random.int(1, 4)));
     assertSameRanking(index.search(words, 30), fresh.search(words, 10_000), 30, `query ${q}`);
   }
+});
+
+test('bm25 index: the words it keeps hold no memory of the chunks they came from', () => {
+  // A word of 13 or more characters cut from a text is, in V8, a view of that text: kept as a
+  // key, it kept the whole chunk. Each 1 MiB chunk here brings one new long word (an id).
+  const chunks = 32;
+  const index = new Bm25Index();
+  assert.ok(reduceMemoryNow(), 'this runtime gives no gc()');
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < chunks; i++) index.upsert([{ id: i + 1, text: `${'request served '.repeat(1 << 16)}ident${String(i).padStart(12, '0')}` }]);
+  reduceMemoryNow();
+  const held = process.memoryUsage().heapUsed - before;
+  assert.ok(held < 4 * 2 ** 20, `the index holds ${(held / 2 ** 20).toFixed(1)} MiB after ${chunks} MiB of text`);
+  assert.deepEqual(index.search(['ident000000000007'], 5, undefined).map((hit) => hit.id), [8]);
 });
