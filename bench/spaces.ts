@@ -185,6 +185,8 @@ interface PeerReport {
   recallAt10?: number;
   p50Ms?: number;
   p99Ms?: number;
+  /** Per labelled query, the rank of its first relevant hit (null: not in the top 10), as svc's modes report theirs. */
+  ranks?: (number | null)[];
 }
 
 /**
@@ -216,7 +218,7 @@ async function benchPeer(dataDir: string, set: ReturnType<typeof generateLabelle
       }
     }
     latencies.sort((a, b) => a - b);
-    return { peer: 'lancedb', rows: peer.rows, buildSeconds: peer.buildSeconds, recallAt10: recallAtK(ranks, 10), p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+    return { peer: 'lancedb', rows: peer.rows, buildSeconds: peer.buildSeconds, recallAt10: recallAtK(ranks, 10), p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), ranks };
   } finally {
     db.close();
     rmSync(peerDir, { recursive: true, force: true });
