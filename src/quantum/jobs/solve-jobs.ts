@@ -105,9 +105,11 @@ export class SolveJobs {
     const jobs = new SolveJobs(options);
     // Taken up in the background: a shared queue whose Redis is away must not hold the start
     // (the jobs stay queued in the store and are taken up again at the next start).
-    const unfinished = await options.store.unfinished();
+    // Only the queue entries are kept: the records hold each request body (up to 11 MB), and the
+    // loop below may wait as long as Redis stays away.
+    const unfinished = (await options.store.unfinished()).map(entryOf);
     void (async () => {
-      for (const job of unfinished) await jobs.#queue.add(entryOf(job));
+      for (const entry of unfinished) await jobs.#queue.add(entry);
     })().catch(() => undefined);
     return jobs;
   }
