@@ -179,7 +179,7 @@ interface RankedLists {
   dense: Ranked[] | null;
 }
 
-/** How deep each list goes: hybrid fuses deep lists so a passage ranked well by one list alone still surfaces. */
+/** How deep each list goes: top_k for one list; for hybrid, max(HYBRID_DEPTH, 2 × top_k) of each (HYBRID_DEPTH says why not deeper). */
 function searchDepth(request: ParsedSearchRequest): number {
   return request.mode === 'hybrid' ? Math.max(HYBRID_DEPTH, 2 * request.top_k) : request.top_k;
 }

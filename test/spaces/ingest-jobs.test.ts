@@ -65,10 +65,12 @@ test('ingest jobs: a finished job keeps its record but not its work, nor the upl
   const jobs = new IngestJobs({ maxQueuedBytes: 1e9 });
   const ran = heldUpload();
   const job = jobs.submit('kb', files.slice(0, 1), ran.work);
-  // A job still queued when the daemon shuts down fails without running; it lets go too.
+  // A second job keeps the queue busy, so the third is still queued when the daemon shuts down:
+  // it fails without running, and must let go too.
   jobs.submit('kb', files.slice(0, 1), () => new Promise<void>((resolve) => setTimeout(resolve, 50)));
   const queued = heldUpload();
   const never = jobs.submit('kb', files.slice(1, 2), queued.work);
+  // The test drops its own references to the work functions; only the jobs could still hold them.
   delete (ran as { work?: unknown }).work;
   delete (queued as { work?: unknown }).work;
   assert.equal((await jobs.wait(job.id))?.files[0]?.document_id, `doc_${1 << 20}`);
