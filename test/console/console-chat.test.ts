@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, closeBrowser, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 interface SentBody { model: string; max_tokens: number; messages: { role: string; content: string }[] }
@@ -68,7 +68,7 @@ async function curlBody(page: Page): Promise<SentBody> {
 test('the chat page in headless Chromium: composer, Markdown, markers, limits, snippet, errors', { timeout: 240_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const daemon = await startDaemon();
   t.after(() => daemon.stop());
   const models = await (await fetch(`${daemon.url}/v1/models`)).json() as { data: { id: string; max_context_length: number | null }[] };

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
+import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, closeBrowser, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { startMockHub } from '../helpers/mock-hub.ts';
 import { buildTinyGguf } from '../helpers/tiny-gguf.ts';
@@ -30,7 +30,7 @@ test('console models: pull with a progress bar, the new row, cancel, a bad refer
   const daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, '--model', `tiny=${tinyModelPath()}`], { env: { HF_ENDPOINT: hub.url, HF_TOKEN: '' } });
   t.after(() => daemon.stop());
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const { context, page, errors } = await openPage(browser, { width: 1280, height: 800 });
   t.after(() => context.close());
   await page.goto(`${daemon.url}/`);

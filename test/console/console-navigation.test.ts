@@ -9,14 +9,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, launch, openPage } from '../helpers/console-browser.ts';
+import { ARTIFACTS, axeViolations, fitsWidth, keepScreenshots, closeBrowser, launch, openPage } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 
 const PAGES = ['Runtime', 'Chat', 'Spaces', 'Route solver', 'Portfolio solver', 'Grover search', 'Clustering', 'Classification'];
 
 test('console navigation: every page one link away on a desktop, behind one Menu button on a phone', { timeout: 120_000 }, async (t) => {
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-console-nav-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const daemon = await startServerProcess(['serve', '--port', '0', '--data-dir', dataDir, '--model', `tiny=${tinyModelPath()}`]);

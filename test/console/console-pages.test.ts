@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/console/console-routes.ts';
-import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations, solveOnPage, watchErrors } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, closeBrowser, launch, openPage, axeViolations, solveOnPage, watchErrors } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -61,7 +61,7 @@ async function chatOnce(page: Page, daemon: DaemonProcess): Promise<void> {
 test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 1100 and 360 px', { timeout: 180_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const daemon: DaemonProcess = await startDaemon();
   t.after(() => daemon.stop());
 
@@ -237,7 +237,7 @@ test('in headless Chromium: runtime, chat, route and portfolio solver pages, at 
 
 test('over --pqc-transport: Chromium negotiates X25519MLKEM768 and the runtime page says so', { timeout: 120_000 }, async (t) => {
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   // An ECDSA certificate: Chromium verifies no ML-DSA signature yet; the key exchange is what is post-quantum.
   const daemon = await startDaemon({ args: ['--pqc-transport', 'ml-kem-768', '--host', '127.0.0.1'], withModel: false });
   t.after(() => daemon.stop());
@@ -256,7 +256,7 @@ test('over --pqc-transport: Chromium negotiates X25519MLKEM768 and the runtime p
 
 test('with --require-developer-key: the page loads, asks for a key once, keeps it for the tab and sends it', { timeout: 120_000 }, async (t) => {
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const hosted = await prepareHostedDataDir(t, 'console-keys');
   const account = await hosted.store.createAccount({ name: 'console', plan: { monthlyJouleAllowance: 0, hostedEntitlement: false, enterprise: false } });
   const { secret } = await hosted.store.issueKey(account.id, { scope: 'developer_runtime', name: 'console' });

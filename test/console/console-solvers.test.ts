@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page, Request } from 'playwright-core';
-import { axeViolations, axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, solveOnPage, waitForExpression } from '../helpers/console-browser.ts';
+import { axeViolations, axeViolationsAtWindows, fitsWidth, keepScreenshots, closeBrowser, launch, openPage, solveOnPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 interface Counts {
@@ -61,7 +61,7 @@ async function checkOptimalCount(page: Page, histogram: string, counts: Counts, 
 
 test('in headless Chromium: the five solver pages\' forms, figures, optimal count, map labels and phone axes', { timeout: 300_000 }, async (t) => {
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const daemon: DaemonProcess = await startDaemon({ withModel: false });
   t.after(() => daemon.stop());
 

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations, solveOnPage } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, closeBrowser, launch, openPage, axeViolations, solveOnPage } from '../helpers/console-browser.ts';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.ts';
 
 const PUMP_MANUAL = [
@@ -85,7 +85,7 @@ function retrievalOf(sse: string): { status: string; citations: Citation[] } {
 test('in headless Chromium: spaces, chat with citations, Grover, clustering and classification pages', { timeout: 240_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const daemon: DaemonProcess = await startDaemon();
   t.after(() => daemon.stop());
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { axeViolationsAtWindows, fitsWidth, keepScreenshots, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
+import { axeViolationsAtWindows, fitsWidth, keepScreenshots, closeBrowser, launch, openPage, waitForExpression } from '../helpers/console-browser.ts';
 import { startDaemon } from '../helpers/daemon-process.ts';
 
 /** Several paragraphs of a few hundred characters each: more than one chunk. */
@@ -65,7 +65,7 @@ async function checkAccessible(page: Page): Promise<void> {
 
 test('in headless Chromium: the Spaces page deletes, numbers from 1, explains scores and keeps long queries whole', { timeout: 180_000 }, async (t) => {
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const daemon = await startDaemon({ withModel: false });
   t.after(() => daemon.stop());
   const { context, page, errors } = await openPage(browser, { width: 1280, height: 900 });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, fitsWidth, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, closeBrowser, launch, openPage, axeViolations } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath, type DaemonProcess } from '../helpers/daemon-process.ts';
 import { freePort } from '../helpers/free-port.ts';
 
@@ -31,7 +31,7 @@ async function headers(page: Page): Promise<string[]> {
 test('console status: runtime table labels, Load on a phone, an outage said on every page and recovered from', { timeout: 240_000 }, async (t) => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   // A fixed port and data dir, so a second daemon can take the first one's place.
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-console-status-'));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 import { CONSOLE_CSP, HOSTED_CONSOLE_PREFIX } from '../../src/console/console-routes.ts';
-import { ARTIFACTS, fitsWidth, keepScreenshots, launch, openPage, axeViolations, waitForExpression } from '../helpers/console-browser.ts';
+import { ARTIFACTS, fitsWidth, keepScreenshots, closeBrowser, launch, openPage, axeViolations, waitForExpression } from '../helpers/console-browser.ts';
 import { startServerProcess, tinyModelPath } from '../helpers/daemon-process.ts';
 import { prepareHostedDataDir } from '../helpers/hosted-stores.ts';
 
@@ -66,7 +66,7 @@ test('in headless Chromium: after metered chats the usage page shows the ledger\
     evidence.push((completion as unknown as { svc_route: { evidence_id: string } }).svc_route.evidence_id);
   }
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const { context, page, errors } = await openPage(browser, { width: 1280, height: 800 }, { clipboardOrigin: hosted.url });
   // Not signed in: the page says so and points at the key page; the 401 Chromium logs is expected.
   await page.goto(`${hosted.url}${HOSTED_CONSOLE_PREFIX}/usage`);

@@ -4,7 +4,7 @@
  * console error, script error and failed request a page produces, axe-core's findings of any level,
  * whether a page fits its window, and a solve clicked on a solver page.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -120,4 +120,41 @@ export async function launch(): Promise<Browser> {
     executablePath, headless: true, env: { ...process.env, ...env },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/**
+ * Closes the browser; if Chromium has not exited after `ms`, kills it, and close() then returns.
+ * A full run once waited 15 minutes in browser.close() after its test had passed (the test
+ * runner's timeout does not cover `t.after`), holding up the whole suite.
+ */
+export async function closeBrowser(browser: Browser, ms = 30_000): Promise<void> {
+  const closed = browser.close();
+  let timer: NodeJS.Timeout | undefined;
+  const hung = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)))]);
+  clearTimeout(timer);
+  if (!hung) return;
+  for (const pid of chromiumChildren()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  await closed;
+}
+
+/** This process's child processes that are Chromium (playwright starts it as a direct child); none where /proc does not say. */
+export function chromiumChildren(): number[] {
+  try {
+    const children = readdirSync('/proc/self/task').flatMap((task) => readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter((pid) => pid !== ''));
+    return [...new Set(children)].map(Number).filter((pid) => {
+      try {
+        return /chrom|headless/i.test(readFileSync(`/proc/${pid}/comm`, 'utf8'));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return [];
+  }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { axeViolations, fitsWidth, keepScreenshots, launch } from '../../helpers/console-browser.ts';
+import { axeViolations, fitsWidth, keepScreenshots, closeBrowser, launch } from '../../helpers/console-browser.ts';
 import { buildTestHostedApp, FREE_PLAN } from '../../helpers/hosted-app-fixture.ts';
 
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', 'test-artifacts');
@@ -37,7 +37,7 @@ test('in headless Chromium: sign in by link, create a key, copy its secret, revo
 
   // The console tests' Chromium and flags (no background networking: this machine has no route out).
   const browser = await launch();
-  t.after(() => browser.close());
+  t.after(() => closeBrowser(browser));
   const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
