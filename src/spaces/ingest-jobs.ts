@@ -141,8 +141,7 @@ export class IngestJobs {
   }
 
   async #run(entry: JobEntry): Promise<void> {
-    const { job, work } = entry;
-    entry.work = null;
+    const { job } = entry;
     job.status = 'running';
     job.started_at = new Date().toISOString();
     for (const file of job.files) file.status = 'running';
@@ -161,7 +160,7 @@ export class IngestJobs {
     };
     try {
       // Never null here: only queued jobs run, and close() takes the rest out of the queue.
-      if (work !== null) await work(settle);
+      await entry.work?.(settle);
     } catch (error) {
       for (const index of job.files.keys()) settle(index, { error });
     }

@@ -144,7 +144,7 @@ export async function closeBrowser(browser: Browser, ms = 30_000): Promise<void>
 }
 
 /** This process's child processes that are Chromium (playwright starts it as a direct child); none where /proc does not say. */
-export function chromiumChildren(): number[] {
+function chromiumChildren(): number[] {
   try {
     const children = readdirSync('/proc/self/task').flatMap((task) => readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter((pid) => pid !== ''));
     return [...new Set(children)].map(Number).filter((pid) => {
